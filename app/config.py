@@ -1,0 +1,39 @@
+"""Settings: the only place that reads the environment (prefix MDBOOST_)."""
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app import PROJECT_ROOT
+
+
+class Settings(BaseSettings):
+    """Every knob of mdboost itself; tests build their own instance."""
+
+    model_config = SettingsConfigDict(env_prefix="MDBOOST_")
+
+    proc_root: Path = Path("/proc")
+    sys_root: Path = Path("/sys")
+    db: Path = Path("data/mdboost.db")
+    # Seconds between samples; None = 5 while any array syncs, 60 when all are idle.
+    sample_seconds: float | None = Field(default=None, gt=0)
+    busy_sample_seconds: float = 5.0
+    idle_sample_seconds: float = 60.0
+    # Samples of finished runs older than this are thinned to one per minute.
+    downsample_after_days: float = 7.0
+    migrations_dir: Path = PROJECT_ROOT / "migrations"
+    templates_dir: Path = PROJECT_ROOT / "templates"
+    static_dir: Path = PROJECT_ROOT / "static"
+    # Simulator mode ("mdboost demo"): the page says so, and changes need no login.
+    demo: bool = False
+
+    @property
+    def data_dir(self) -> Path:
+        return self.db.parent
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,351 @@
+"""Pure parser (and renderer) for /proc/mdstat: text in, frozen dataclasses out; no I/O.
+
+The format is whatever md_seq_show() and the personalities' status() print (drivers/md/md.c,
+raid1.c, raid5.c, raid10.c, raid0.c): lines are matched by content, never by column, because real
+files differ in indentation, blank lines and trailing lines (DESIGN.md "/proc/mdstat facts").
+"""
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Numbers larger than this are not a real array; they would also overflow SQLite's INTEGER.
+MAX_NUMBER = 2**62
+
+_HEADER = re.compile(r"^\s*(?P<name>md[\w/]*)\s*:\s*(?P<rest>.*)$")
+_PERSONALITIES = re.compile(r"^\s*Personalities\s*:(?P<rest>.*)$")
+_UNUSED = re.compile(r"^\s*unused devices\s*:")
+_DEVICE = re.compile(r"^(?P<name>\S+?)\[(?P<index>\d+)\](?P<flags>(?:\([A-Z]\))*)$")
+_BLOCKS = re.compile(r"^\s*(?P<blocks>\d+) blocks\b(?P<rest>.*)$")
+_SUPER = re.compile(r"\bsuper (?P<super>\S+)")
+_CHUNK = re.compile(r"\b(?P<kb>\d+)[kK] (?:chunks?|rounding)\b")
+_DISKS = re.compile(r"\[(?P<raid>\d+)/(?P<active>\d+)\]")
+_STATUS = re.compile(r"\[(?P<status>[U_]+)\]")
+_BITMAP = re.compile(
+    r"^\s*bitmap:\s*(?P<used>\d+)/(?P<total>\d+) pages \[(?P<kb>\d+)KB\],\s*(?P<chunk>\d+[KMG]?B) chunk"
+)
+_PROGRESS = re.compile(
+    r"^\s*(?:\[[=>.]*\]\s*)?(?P<action>resync|recovery|reshape|check)\s*=\s*"
+    r"(?P<percent>\d+(?:\.\d+)?)%"
+    r"(?:\s*\((?P<done>\d+)/(?P<total>\d+)\))?"
+    r"(?:\s*finish=(?P<finish>\d+(?:\.\d+)?)min)?"
+    r"(?:\s*speed=(?P<speed>\d+)K/sec)?\s*$"
+)
+_QUEUED = re.compile(r"^\s*(?:resync|recovery|reshape|check)\s*=\s*(?P<what>DELAYED|PENDING)\s*$")
+_LOOKS_LIKE_PROGRESS = re.compile(r"\b(?:resync|recovery|reshape|check)\s*=")
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str  # as printed, e.g. "sda5" or "cciss/c0d0p1"
+    index: int  # the number in brackets: the member's slot (or spare number)
+    flags: str  # flag letters in printed order: F faulty, S spare, W write-mostly, J journal, R replacement
+
+
+@dataclass(frozen=True)
+class Bitmap:
+    pages_used: int  # in-memory bitmap pages allocated
+    pages_total: int  # pages the whole bitmap needs
+    kb: int  # KiB of memory those pages use
+    chunk: str  # bitmap chunk as printed, e.g. "65536KB"
+
+
+@dataclass(frozen=True)
+class Sync:
+    action: str  # resync | recovery | reshape | check, or delayed | pending for a queued job
+    percent: float | None = None  # as printed by the kernel (coarse; never recomputed here)
+    done_blocks: int | None = None  # 1 KiB blocks done (per device for recovery/reshape)
+    total_blocks: int | None = None  # 1 KiB blocks in this operation
+    finish_min: float | None = None  # kernel's estimate in minutes, from the last ~30 s only
+    speed_kb_s: int | None = None  # KiB/s over the last ~30 s
+
+    @property
+    def running(self) -> bool:
+        return self.action not in ("delayed", "pending")
+
+
+@dataclass(frozen=True)
+class Array:
+    name: str  # "md2"
+    state: str  # active | inactive
+    read_only: bool
+    auto_read_only: bool
+    level: str | None  # "raid5", "linear", vendor personalities as printed; None when inactive
+    super: str | None  # metadata version as printed ("1.2", "external:imsm"); None for 0.90
+    blocks: int | None  # array size in 1 KiB blocks
+    chunk_kb: int | None  # chunk size in KiB ("64k chunk", "512K chunks", linear "64k rounding")
+    devices: tuple[Device, ...]
+    raid_disks: int | None  # n of [n/m]
+    active_disks: int | None  # m of [n/m]
+    status: str | None  # "UUU_": U in sync, _ missing or rebuilding
+    bitmap: Bitmap | None
+    sync: Sync | None
+
+    @property
+    def degraded(self) -> bool:
+        return self.status is not None and "_" in self.status
+
+
+@dataclass(frozen=True)
+class MdStat:
+    personalities: tuple[str, ...] | None
+    arrays: tuple[Array, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    def array(self, name: str) -> Array | None:
+        return next((a for a in self.arrays if a.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented shape of `mdboost parse` (warnings are not part of it)."""
+        return {
+            "personalities": list(self.personalities) if self.personalities is not None else None,
+            "arrays": [array_to_json(a) for a in self.arrays],
+        }
+
+
+def array_to_json(array: Array) -> dict[str, Any]:
+    out = asdict(array)
+    if array.sync is not None and not array.sync.running:
+        out["sync"] = {"action": array.sync.action}
+    return out
+
+
+class _ArrayBuilder:
+    """Collects one array's lines; turns into an Array at the end."""
+
+    def __init__(self, name: str, header_rest: str, line_no: int, warnings: list[str]) -> None:
+        self.name = name
+        self.warnings = warnings
+        self.blocks: int | None = None
+        self.super: str | None = None
+        self.chunk_kb: int | None = None
+        self.raid_disks: int | None = None
+        self.active_disks: int | None = None
+        self.status: str | None = None
+        self.bitmap: Bitmap | None = None
+        self.sync: Sync | None = None
+        words = header_rest.split()
+        if not words or words[0] not in ("active", "inactive"):
+            raise ValueError(f"line {line_no}: array {name} has no active/inactive state")
+        self.state = words[0]
+        self.read_only = "(read-only)" in words
+        self.auto_read_only = "(auto-read-only)" in words
+        self.level: str | None = None
+        devices = []
+        for word in words[1:]:
+            if word in ("(read-only)", "(auto-read-only)"):
+                continue
+            device = _DEVICE.match(word)
+            if device:
+                devices.append(
+                    Device(
+                        name=device["name"],
+                        index=_number(device["index"], line_no),
+                        flags=device["flags"].replace("(", "").replace(")", ""),
+                    )
+                )
+            elif self.level is None and not devices:
+                self.level = word
+            else:
+                warnings.append(f"line {line_no}: {name}: ignored word {word!r}")
+        self.devices = tuple(devices)
+
+    def add(self, line: str, line_no: int) -> bool:
+        """Consume a detail line; False if it is not one of this array's lines."""
+        if blocks := _BLOCKS.match(line):
+            self.blocks = _number(blocks["blocks"], line_no)
+            rest = blocks["rest"]
+            if sup := _SUPER.search(rest):
+                self.super = sup["super"]
+            if chunk := _CHUNK.search(rest):
+                self.chunk_kb = _number(chunk["kb"], line_no)
+            if disks := _DISKS.search(rest):
+                self.raid_disks = _number(disks["raid"], line_no)
+                self.active_disks = _number(disks["active"], line_no)
+            if status := _STATUS.search(rest):
+                self.status = status["status"]
+            return True
+        if bitmap := _BITMAP.match(line):
+            self.bitmap = Bitmap(
+                pages_used=_number(bitmap["used"], line_no),
+                pages_total=_number(bitmap["total"], line_no),
+                kb=_number(bitmap["kb"], line_no),
+                chunk=bitmap["chunk"],
+            )
+            return True
+        if queued := _QUEUED.match(line):
+            self.sync = Sync(action=queued["what"].lower())
+            return True
+        if progress := _PROGRESS.match(line):
+            try:
+                self.sync = _sync_from(progress, line_no)
+            except ValueError as error:
+                self.sync = None
+                self.warnings.append(f"{self.name}: malformed progress line: {error}")
+            return True
+        if _LOOKS_LIKE_PROGRESS.search(line):
+            self.sync = None
+            self.warnings.append(f"line {line_no}: {self.name}: malformed progress line {line!r}")
+            return True
+        return False
+
+    def build(self) -> Array:
+        return Array(
+            name=self.name,
+            state=self.state,
+            read_only=self.read_only,
+            auto_read_only=self.auto_read_only,
+            level=self.level,
+            super=self.super,
+            blocks=self.blocks,
+            chunk_kb=self.chunk_kb,
+            devices=self.devices,
+            raid_disks=self.raid_disks,
+            active_disks=self.active_disks,
+            status=self.status,
+            bitmap=self.bitmap,
+            sync=self.sync,
+        )
+
+
+def _sync_from(progress: re.Match[str], line_no: int) -> Sync:
+    percent = float(progress["percent"])
+    if percent > 100.0:
+        raise ValueError(f"line {line_no}: percent {percent} > 100")
+    done = _number(progress["done"], line_no) if progress["done"] else None
+    total = _number(progress["total"], line_no) if progress["total"] else None
+    finish = float(progress["finish"]) if progress["finish"] else None
+    if finish is not None and finish > MAX_NUMBER:
+        raise ValueError(f"line {line_no}: absurd finish={finish}")
+    return Sync(
+        action=progress["action"],
+        percent=percent,
+        done_blocks=done,
+        total_blocks=total,
+        finish_min=finish,
+        speed_kb_s=_number(progress["speed"], line_no) if progress["speed"] else None,
+    )
+
+
+def _number(text: str, line_no: int) -> int:
+    value = int(text)
+    if value > MAX_NUMBER:
+        raise ValueError(f"line {line_no}: absurd number {text[:30]}")
+    return value
+
+
+def parse(text: str) -> MdStat:
+    """Parse /proc/mdstat text. Unknown lines are skipped with a warning; raises ValueError
+    naming the line only when the text is not an mdstat at all (binary, or no recognisable line).
+    """
+    if "\x00" in text:
+        raise ValueError("not an mdstat: contains NUL bytes (binary data)")
+    warnings: list[str] = []
+    personalities: tuple[str, ...] | None = None
+    builders: list[_ArrayBuilder] = []
+    current: _ArrayBuilder | None = None
+    recognised = 0
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if match := _PERSONALITIES.match(line):
+            personalities = tuple(re.findall(r"\[([^\]\s]+)\]", match["rest"]))
+            recognised += 1
+            current = None
+            continue
+        if _UNUSED.match(line):
+            recognised += 1
+            current = None
+            continue
+        if header := _HEADER.match(line):
+            try:
+                current = _ArrayBuilder(header["name"], header["rest"], line_no, warnings)
+            except ValueError as error:
+                warnings.append(str(error))
+                current = None
+                continue
+            builders.append(current)
+            recognised += 1
+            continue
+        try:
+            consumed = current is not None and current.add(line, line_no)
+        except ValueError as error:
+            warnings.append(f"{current.name if current else '?'}: {error}")
+            consumed = True
+        if consumed:
+            recognised += 1
+        else:
+            warnings.append(f"line {line_no}: unknown line skipped: {line.strip()[:80]!r}")
+    if recognised == 0 and text.strip():
+        raise ValueError("not an mdstat: no line looks like Personalities, mdN : ... or unused")
+    return MdStat(
+        personalities=personalities,
+        arrays=tuple(b.build() for b in builders),
+        warnings=tuple(warnings),
+    )
+
+
+def render(mdstat: MdStat) -> str:
+    """Render in the kernel's exact layout (md_seq_show); the simulator and tests use it."""
+    lines = []
+    if mdstat.personalities is not None:
+        lines.append(
+            "Personalities : " + "".join(f"[{p}] " for p in mdstat.personalities).rstrip() + " "
+        )
+    for array in mdstat.arrays:
+        lines.extend(_render_array(array))
+        lines.append("")
+    lines.append("unused devices: <none>")
+    return "\n".join(lines) + "\n"
+
+
+def _render_array(array: Array) -> list[str]:
+    head = f"{array.name} : {array.state}"
+    if array.read_only:
+        head += " (read-only)"
+    if array.auto_read_only:
+        head += " (auto-read-only)"
+    if array.level:
+        head += f" {array.level}"
+    for device in array.devices:
+        head += f" {device.name}[{device.index}]" + "".join(f"({f})" for f in device.flags)
+    lines = [head]
+    if array.blocks is not None:
+        detail = f"      {array.blocks} blocks"
+        if array.super:
+            detail += f" super {array.super}"
+        if array.chunk_kb is not None:
+            if array.level in ("raid4", "raid5", "raid6"):
+                detail += f" level {array.level[4:]}, {array.chunk_kb}k chunk, algorithm 2"
+            elif array.level == "linear":
+                detail += f" {array.chunk_kb}k rounding"
+            else:
+                detail += f" {array.chunk_kb}k chunks"
+        if array.raid_disks is not None and array.active_disks is not None:
+            detail += f" [{array.raid_disks}/{array.active_disks}]"
+        if array.status is not None:
+            detail += f" [{array.status}]"
+        lines.append(detail)
+    if array.sync is not None:
+        lines.append(_render_sync(array.sync))
+    if array.bitmap is not None:
+        b = array.bitmap
+        lines.append(f"      bitmap: {b.pages_used}/{b.pages_total} pages [{b.kb}KB], {b.chunk} chunk")
+    return lines
+
+
+def _render_sync(sync: Sync) -> str:
+    if not sync.running:
+        return f"      resync={sync.action.upper()}"
+    per_mille = round((sync.percent or 0.0) * 10)
+    filled = min(per_mille // 50, 20)  # md.c: x = res/50; y = 20 - x
+    bar = "[" + "=" * filled + ">" + "." * (20 - filled) + "]"
+    # md.c status_resync(): " %s =%3u.%u%%"
+    line = f"      {bar}  {sync.action} ={per_mille // 10:3d}.{per_mille % 10}%"
+    if sync.done_blocks is not None and sync.total_blocks is not None:
+        line += f" ({sync.done_blocks}/{sync.total_blocks})"
+    if sync.finish_min is not None:
+        line += f" finish={sync.finish_min:.1f}min"
+    if sync.speed_kb_s is not None:
+        line += f" speed={sync.speed_kb_s}K/sec"
+    return line

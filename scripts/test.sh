@@ -1,0 +1,10 @@
+#!/bin/sh
+# Sets up .venv with the test tools and runs every check: ruff, mypy, pytest.
+set -eu
+cd "$(dirname "$0")/.."
+sh scripts/setup.sh test
+. .venv/bin/activate
+ruff check .
+ruff format --check .
+mypy
+exec pytest "$@"
