@@ -1,0 +1,92 @@
+"""The `mdboost` command: serve, demo, parse (and what later features add)."""
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+from pathlib import Path
+
+from app import mdstat
+from app.config import Settings
+from app.simulator import Simulator
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mdboost", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="serve the real arrays of this machine")
+    _add_listen_args(serve)
+
+    demo = commands.add_parser("demo", help="serve a simulated Synology box with a reshape")
+    _add_listen_args(demo)
+    demo.add_argument("--speedup", type=float, default=1.0, help="simulated seconds per second")
+    demo.add_argument(
+        "--state-dir", type=Path, help="keep the simulated tree here (default: a new temp dir)"
+    )
+
+    parse = commands.add_parser("parse", help="print /proc/mdstat (or FILE, - for stdin) as JSON")
+    parse.add_argument("file", nargs="?", default=None)
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if args.command == "parse":
+        return _parse(args.file)
+    if args.command == "demo":
+        return _demo(args)
+    return _serve(Settings(), args.host, args.port)
+
+
+def _add_listen_args(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--host", default="0.0.0.0", help="address to listen on")
+    command.add_argument("--port", type=int, default=8080)
+
+
+def _parse(file: str | None) -> int:
+    if file == "-":
+        text = sys.stdin.read()
+    else:
+        path = Path(file) if file else Settings().proc_root / "mdstat"
+        try:
+            text = path.read_text(errors="replace")
+        except OSError as error:
+            print(f"mdboost parse: cannot read {path}: {error.strerror}", file=sys.stderr)
+            return 2
+    try:
+        parsed = mdstat.parse(text)
+    except ValueError as error:
+        print(f"mdboost parse: {error}", file=sys.stderr)
+        return 1
+    for warning in parsed.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(json.dumps(parsed.to_json(), indent=2))
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    state_dir: Path = args.state_dir or Path(tempfile.mkdtemp(prefix="mdboost-demo-"))
+    state_dir.mkdir(parents=True, exist_ok=True)
+    sim = Simulator(state_dir / "tree", speedup=args.speedup)
+    overrides: dict[str, object] = {
+        "proc_root": state_dir / "tree" / "proc",
+        "sys_root": state_dir / "tree" / "sys",
+        "demo": True,
+    }
+    if "db" not in Settings().model_fields_set:
+        overrides["db"] = state_dir / "mdboost.db"
+    settings = Settings.model_validate(overrides)
+    logging.getLogger("mdboost").info("simulated box in %s (x%s speed)", state_dir, args.speedup)
+    return _serve(settings, args.host, args.port, sim)
+
+
+def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = None) -> int:
+    import uvicorn
+
+    from app.main import create_app
+
+    app = create_app(settings, sim)
+    uvicorn.run(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
+    return 0

@@ -1,0 +1,40 @@
+"""Named FastAPI dependencies: settings, a per-request database connection, the host, the clock."""
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from app import db
+from app.config import Settings
+from app.host import Host
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_db(request: Request) -> Iterator[sqlite3.Connection]:
+    conn = db.connect(request.app.state.settings.db)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def get_host(request: Request) -> Host:
+    host: Host = request.app.state.host
+    return host
+
+
+def get_clock(request: Request) -> Callable[[], float]:
+    clock: Callable[[], float] = request.app.state.clock
+    return clock
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+DbDep = Annotated[sqlite3.Connection, Depends(get_db)]
+HostDep = Annotated[Host, Depends(get_host)]
+ClockDep = Annotated[Callable[[], float], Depends(get_clock)]

@@ -1,0 +1,128 @@
+"""Read-side queries over samples, runs and events, shaped for the API and the page."""
+
+import json
+import sqlite3
+from typing import Any
+
+SAMPLE_FIELDS = (
+    "ts",
+    "run_id",
+    "action",
+    "percent",
+    "done_blocks",
+    "total_blocks",
+    "speed_kb_s",
+    "finish_min",
+    "sync_speed_kb_s",
+    "degraded",
+    "stripe_cache_size",
+    "speed_min_kb_s",
+    "speed_max_kb_s",
+)
+_COLUMNS = ", ".join(SAMPLE_FIELDS)
+
+
+def array_known(conn: sqlite3.Connection, array: str) -> bool:
+    row = conn.execute("SELECT 1 FROM samples WHERE array = ? LIMIT 1", (array,)).fetchone()
+    return row is not None
+
+
+def samples(
+    conn: sqlite3.Connection,
+    array: str,
+    since: float | None = None,
+    until: float | None = None,
+    points: int = 500,
+) -> list[dict[str, Any]]:
+    """Samples of one array in [since, until], at most `points` of them.
+
+    Downsampling keeps the shape: the range is cut into points/2 buckets and each bucket keeps
+    its slowest and its fastest sample, so dips and bursts survive, and the progress line too.
+    """
+    where = "array = :array AND ts >= :since AND ts <= :until"
+    params = {"array": array, "since": since or 0.0, "until": until or 1e18}
+    count = conn.execute(f"SELECT COUNT(*) FROM samples WHERE {where}", params).fetchone()[0]
+    if count <= points:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM samples WHERE {where} ORDER BY ts", params
+        ).fetchall()
+        return [dict(r) for r in rows]
+    first, last = conn.execute(
+        f"SELECT MIN(ts), MAX(ts) FROM samples WHERE {where}", params
+    ).fetchone()
+    buckets = max(points // 2, 1)
+    params["width"] = max((last - first) / buckets, 1e-9)
+    params["first"] = first
+    picked: dict[float, dict[str, Any]] = {}
+    for extreme in ("MIN", "MAX"):
+        # SQLite returns the bare columns of the row that holds the MIN()/MAX() (lang_select.html).
+        rows = conn.execute(
+            f"""SELECT {extreme}(COALESCE(speed_kb_s, -1)) AS pick, {_COLUMNS} FROM samples
+                WHERE {where} GROUP BY CAST((ts - :first) / :width AS INTEGER)""",
+            params,
+        ).fetchall()
+        for row in rows:
+            sample = dict(row)
+            del sample["pick"]
+            picked[sample["ts"]] = sample
+    ordered = [picked[ts] for ts in sorted(picked)]
+    return ordered[:points]
+
+
+def run_row(row: sqlite3.Row) -> dict[str, Any]:
+    run = dict(row)
+    end = run["finished"]
+    run["duration_s"] = (end - run["started"]) if end is not None else None
+    return run
+
+
+def runs(
+    conn: sqlite3.Connection, array: str | None = None, limit: int = 100
+) -> list[dict[str, Any]]:
+    """Runs newest first, each with its average speed."""
+    query = """
+        SELECT runs.*, AVG(samples.speed_kb_s) AS avg_speed_kb_s,
+               MAX(samples.percent) AS last_percent
+        FROM runs LEFT JOIN samples ON samples.run_id = runs.id
+        WHERE (:array IS NULL OR runs.array = :array)
+        GROUP BY runs.id ORDER BY runs.started DESC LIMIT :limit
+    """
+    return [run_row(r) for r in conn.execute(query, {"array": array, "limit": limit})]
+
+
+def run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
+    row = conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+    if row is None:
+        return None
+    detail = run_row(row)
+    detail["events"] = events(conn, run_id)
+    latest = conn.execute(
+        f"SELECT {_COLUMNS} FROM samples WHERE run_id = ? ORDER BY ts DESC LIMIT 1", (run_id,)
+    ).fetchone()
+    detail["latest_sample"] = dict(latest) if latest else None
+    return detail
+
+
+def open_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT * FROM runs WHERE array = ? AND finished IS NULL", (array,)
+    ).fetchone()
+    return run_row(row) if row else None
+
+
+def events(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT id, ts, array, run_id, kind, detail FROM events WHERE run_id = ? ORDER BY ts",
+        (run_id,),
+    ).fetchall()
+    return [{**dict(r), "detail": json.loads(r["detail"])} for r in rows]
+
+
+def run_samples(conn: sqlite3.Connection, run_id: int) -> list[tuple[float, int, int]]:
+    """(ts, done_blocks, total_blocks) of one run, oldest first: the forecast's input."""
+    rows = conn.execute(
+        "SELECT ts, done_blocks, total_blocks FROM samples "
+        "WHERE run_id = ? AND done_blocks IS NOT NULL ORDER BY ts",
+        (run_id,),
+    ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]

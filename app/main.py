@@ -1,0 +1,55 @@
+"""Build the app; lifespan: connect, migrate, start and stop the sampler (and the simulator)."""
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app import db, sampler, simulator
+from app.config import Settings, get_settings
+from app.host import Host
+from app.routes import arrays, health, runs
+
+
+def create_app(settings: Settings | None = None, sim: simulator.Simulator | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        conn = db.connect(settings.db)
+        db.migrate(conn, settings.migrations_dir)
+        app.state.sampler = sampler.Sampler(
+            app.state.host, conn, app.state.clock, settings.downsample_after_days
+        )
+        stop = asyncio.Event()
+        tasks = [
+            asyncio.create_task(sampler.run_forever(app.state.sampler, stop, _interval(settings)))
+        ]
+        if sim is not None:
+            tasks.append(asyncio.create_task(simulator.run_forever(sim, stop)))
+        yield
+        stop.set()
+        await asyncio.gather(*tasks)
+        conn.close()
+
+    app = FastAPI(title="mdboost", lifespan=lifespan)
+    app.state.settings = settings
+    app.state.host = Host(settings.proc_root, settings.sys_root)
+    app.state.clock = sim.clock if sim is not None else time.time
+    for module in (health, arrays, runs):
+        app.include_router(module.router)
+    return app
+
+
+def _interval(settings: Settings) -> Callable[[sampler.Tick], float]:
+    def next_interval(tick: sampler.Tick) -> float:
+        return sampler.interval_seconds(
+            tick,
+            settings.sample_seconds,
+            settings.busy_sample_seconds,
+            settings.idle_sample_seconds,
+        )
+
+    return next_interval

@@ -1,0 +1,18 @@
+"""Liveness for Docker's HEALTHCHECK and monitors."""
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz")
+def healthz(request: Request) -> dict[str, Any]:
+    latest = request.app.state.sampler.latest
+    return {
+        "status": "ok",
+        "mdstat": request.app.state.host.has_mdstat(),
+        "simulated": request.app.state.settings.demo,
+        "last_sample_error": latest.error,
+    }

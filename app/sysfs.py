@@ -1,0 +1,100 @@
+"""Pure parsers for the small /sys and /proc files beside mdstat (admin-guide/md.rst)."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SpeedLimit:
+    kb_s: int  # KiB/s in effect
+    source: str  # "system" (follows /proc/sys/dev/raid) or "local" (set for this array)
+
+
+@dataclass(frozen=True)
+class DiskStat:
+    reads_completed: int
+    sectors_read: int  # 512-byte sectors
+    writes_completed: int
+    sectors_written: int  # 512-byte sectors
+    io_ticks_ms: int  # time spent doing I/O
+
+
+def parse_int(text: str | None) -> int | None:
+    """An integer attribute ("256\\n"); None when missing or not a number."""
+    if text is None:
+        return None
+    try:
+        return int(text.split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def parse_sync_completed(text: str | None) -> tuple[int, int] | None:
+    """sync_completed is "done / total" in 512-byte sectors, or "none" when idle."""
+    if text is None:
+        return None
+    parts = text.replace(" ", "").strip().split("/")
+    if len(parts) != 2:
+        return None
+    try:
+        return int(parts[0]), int(parts[1])
+    except ValueError:
+        return None
+
+
+def parse_speed_limit(text: str | None) -> SpeedLimit | None:
+    """sync_speed_min/max read as "1000 (system)" or "50000 (local)"."""
+    if text is None:
+        return None
+    words = text.split()
+    if not words:
+        return None
+    try:
+        kb_s = int(words[0])
+    except ValueError:
+        return None
+    source = words[1].strip("()") if len(words) > 1 else "local"
+    return SpeedLimit(kb_s=kb_s, source=source)
+
+
+def parse_raid_disks(text: str | None) -> tuple[int, int | None] | None:
+    """raid_disks reads "4", or "4 (3)" (new, old) while a reshape changes the count."""
+    if text is None:
+        return None
+    words = text.replace("(", " ").replace(")", " ").split()
+    try:
+        new = int(words[0])
+        old = int(words[1]) if len(words) > 1 else None
+    except (ValueError, IndexError):
+        return None
+    return new, old
+
+
+def parse_meminfo(text: str) -> dict[str, int]:
+    """/proc/meminfo as {"MemAvailable": kib, ...}."""
+    values = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        words = rest.split()
+        if words and words[0].isdigit():
+            values[name.strip()] = int(words[0])
+    return values
+
+
+def parse_diskstats(text: str) -> dict[str, DiskStat]:
+    """/proc/diskstats (Documentation/admin-guide/iostats.rst) keyed by device name."""
+    stats = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 14:
+            continue
+        try:
+            stats[fields[2]] = DiskStat(
+                reads_completed=int(fields[3]),
+                sectors_read=int(fields[5]),
+                writes_completed=int(fields[7]),
+                sectors_written=int(fields[9]),
+                io_ticks_ms=int(fields[12]),
+            )
+        except ValueError:
+            continue
+    return stats
