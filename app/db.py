@@ -2,6 +2,8 @@
 
 import logging
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -21,6 +23,20 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+@contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT; rolled back on any error (SQLite may already have done so:
+    SQLITE_FULL ends the transaction itself, and a second ROLLBACK would hide the real error)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
 def migrate(conn: sqlite3.Connection, migrations_dir: Path) -> list[str]:
     """Apply each not-yet-applied NNNN_*.sql in order, with its bookkeeping row, atomically."""
     conn.execute(
@@ -32,17 +48,12 @@ def migrate(conn: sqlite3.Connection, migrations_dir: Path) -> list[str]:
         if script.name in done:
             continue
         # executescript() would commit on its own; run statements one by one inside our transaction.
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(conn):
             for statement in _statements(script.read_text()):
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations VALUES (?, strftime('%s','now'))", (script.name,)
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         log.info("applied migration %s", script.name)
         applied.append(script.name)
     return applied

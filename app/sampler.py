@@ -1,7 +1,8 @@
 """sample_once(): read mdstat + sysfs, keep runs up to date, store one row per array; and the loop.
 
-A failed read or write is logged and retried next tick; rows that could not be written (disk full,
-database locked) wait in memory and are written first on the next tick, so nothing is lost.
+A failed read or write is logged and retried next tick. Ticks that could not be written (disk
+full, database locked) wait in memory and are replayed in order, runs included, before the next
+one, so nothing is lost and every sample still lands in the right run.
 """
 
 import asyncio
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app import mdstat
+from app import db, mdstat
 from app.host import ARRAY_NAME, Host
 
 log = logging.getLogger(__name__)
@@ -21,8 +22,8 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], float]
 # A restart: progress falls back by more than this fraction of the total.
 RESTART_DROP = 0.10
-# Rows kept in memory while the database cannot be written (about a day of 4 arrays at 5 s).
-MAX_BACKLOG = 70_000
+# Ticks kept in memory while the database cannot be written (about a day at 5 s).
+MAX_PENDING_TICKS = 17_280
 DOWNSAMPLE_EVERY_S = 3600.0
 
 _SAMPLE_COLUMNS = (
@@ -58,6 +59,15 @@ class FinishedRun:
     outcome: str
 
 
+@dataclass(frozen=True)
+class PendingTick:
+    """One tick's readings, waiting to be written."""
+
+    now: float
+    parsed: mdstat.MdStat
+    rows: list[dict[str, Any]]
+
+
 @dataclass
 class Tick:
     """What one sample_once() saw and did."""
@@ -70,7 +80,7 @@ class Tick:
 
 
 class Sampler:
-    """Owns the sampler's writes to SQLite: samples, runs, the in-memory backlog."""
+    """Owns the sampler's writes to SQLite: samples, runs, the ticks waiting to be written."""
 
     def __init__(
         self,
@@ -83,7 +93,7 @@ class Sampler:
         self.conn = conn
         self.clock = clock
         self.downsample_after_s = downsample_after_days * 86400
-        self.backlog: list[dict[str, Any]] = []
+        self.pending: list[PendingTick] = []
         self.last_downsample = 0.0
         self.latest: Tick = Tick()
 
@@ -102,14 +112,16 @@ class Sampler:
             log.warning("mdstat: %s", warning)
         tick.parsed = parsed
         tick.any_running = any(a.sync is not None and a.sync.running for a in parsed.arrays)
-        rows = [self._row(array, now) for array in parsed.arrays]
+        self.pending.append(PendingTick(now, parsed, [self._row(a, now) for a in parsed.arrays]))
         try:
-            self._store(parsed, rows, now, tick)
+            self._store(tick)
         except sqlite3.Error as error:
-            log.error("cannot write samples (kept %d in memory): %s", len(self.backlog), error)
+            tick.finished_runs.clear()  # rolled back: they will be reported when replayed
+            del self.pending[:-MAX_PENDING_TICKS]
+            log.error(
+                "cannot write samples (%d ticks kept in memory): %s", len(self.pending), error
+            )
             tick.error = f"cannot write samples: {error}"
-            self.backlog.extend(rows)
-            del self.backlog[:-MAX_BACKLOG]
         if now - self.last_downsample >= DOWNSAMPLE_EVERY_S:
             try:
                 downsample(self.conn, now - self.downsample_after_s)
@@ -147,32 +159,23 @@ class Sampler:
             )
         return row
 
-    def _store(
-        self, parsed: mdstat.MdStat, rows: list[dict[str, Any]], now: float, tick: Tick
-    ) -> None:
+    def _store(self, tick: Tick) -> None:
+        """Write every pending tick in order, with its run bookkeeping, in one transaction."""
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for row in self.backlog:
-                conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
-            open_runs = {
-                r["array"]: r
-                for r in conn.execute("SELECT * FROM runs WHERE finished IS NULL").fetchall()
-            }
-            seen = set()
-            for array, row in zip(parsed.arrays, rows, strict=True):
-                seen.add(array.name)
-                row["run_id"] = self._track_run(array, row, open_runs.get(array.name), now, tick)
-                conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
-            for name, run in open_runs.items():
-                if name not in seen:
-                    self._finish(run, "vanished", now, tick)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        tick.written = len(self.backlog) + len(rows)
-        self.backlog.clear()
+        with db.write_transaction(conn):
+            for pending in self.pending:
+                open_runs = {
+                    r["array"]: r
+                    for r in conn.execute("SELECT * FROM runs WHERE finished IS NULL").fetchall()
+                }
+                for array, row in zip(pending.parsed.arrays, pending.rows, strict=True):
+                    run = open_runs.pop(array.name, None)
+                    row["run_id"] = self._track_run(array, row, run, pending.now, tick)
+                    conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
+                for run in open_runs.values():
+                    self._finish(run, "vanished", pending.now, tick)
+        tick.written = sum(len(p.rows) for p in self.pending)
+        self.pending.clear()
 
     def _track_run(
         self,
@@ -238,8 +241,7 @@ def _outcome_when_idle(conn: sqlite3.Connection, run: sqlite3.Row, row: dict[str
 
 def downsample(conn: sqlite3.Connection, older_than: float) -> int:
     """Keep one sample per array per minute from before `older_than`, except in running runs."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.write_transaction(conn):
         cursor = conn.execute(
             """
             DELETE FROM samples
@@ -251,10 +253,6 @@ def downsample(conn: sqlite3.Connection, older_than: float) -> int:
             """,
             {"cutoff": older_than},
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return cursor.rowcount
 
 

@@ -1,0 +1,21 @@
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app import PROJECT_ROOT, db
+from tests.kernel_tree import KernelTree
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> KernelTree:
+    return KernelTree(tmp_path / "kernel")
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    connection = db.connect(tmp_path / "mdboost.db")
+    db.migrate(connection, PROJECT_ROOT / "migrations")
+    yield connection
+    connection.close()

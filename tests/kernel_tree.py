@@ -1,0 +1,86 @@
+"""Build temporary /proc + /sys trees the way the kernel lays them out, for tests."""
+
+from pathlib import Path
+
+DEFAULT_MD_ATTRS = {
+    "sync_action": "idle",
+    "sync_completed": "none",
+    "sync_speed": "none",
+    "reshape_position": "none",
+    "degraded": "0",
+    "mismatch_cnt": "0",
+    "sync_speed_min": "1000 (system)",
+    "sync_speed_max": "200000 (system)",
+}
+
+
+class KernelTree:
+    """A temp directory with proc/ and sys/ subtrees; files are written like the kernel shows them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.proc = root / "proc"
+        self.sys = root / "sys"
+        self.write("proc/sys/dev/raid/speed_limit_min", "1000")
+        self.write("proc/sys/dev/raid/speed_limit_max", "200000")
+        self.write("proc/meminfo", "MemTotal: 8000000 kB\nMemAvailable: 4000000 kB\n")
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text if text.endswith("\n") else text + "\n")
+        return path
+
+    def read(self, relative: str) -> str:
+        return (self.root / relative).read_text()
+
+    def mdstat(self, text: str) -> None:
+        self.write("proc/mdstat", text)
+
+    def md(self, array: str, **attrs: str) -> None:
+        """Create /sys/block/<array>/md with the defaults overridden by `attrs`."""
+        for name, value in {**DEFAULT_MD_ATTRS, **attrs}.items():
+            self.write(f"sys/block/{array}/md/{name}", value)
+        if not (self.sys / "block" / array / "queue" / "read_ahead_kb").exists():
+            self.write(f"sys/block/{array}/queue/read_ahead_kb", "128")
+
+    def snapshot(self) -> dict[str, bytes]:
+        """Every file's bytes, to prove that something changed nothing."""
+        return {
+            str(p.relative_to(self.root)): p.read_bytes()
+            for p in sorted(self.root.rglob("*"))
+            if p.is_file()
+        }
+
+
+def mdstat_text(*arrays: str) -> str:
+    body = "\n".join(arrays)
+    return (
+        "Personalities : [linear] [raid0] [raid1] [raid10] [raid6] [raid5] [raid4] \n"
+        f"{body}\nunused devices: <none>\n"
+    )
+
+
+def raid5(name: str = "md2", progress: str | None = None, status: str = "UUUU") -> str:
+    lines = [
+        f"{name} : active raid5 sda5[0] sdb5[1] sdc5[2] sdd5[3]",
+        f"      5860484352 blocks super 1.2 level 5, 64k chunk, algorithm 2 [4/4] [{status}]",
+    ]
+    if progress:
+        lines.append(f"      {progress}")
+    return "\n".join(lines) + "\n"
+
+
+def raid1(name: str = "md0") -> str:
+    return (
+        f"{name} : active raid1 sda1[0] sdb1[1] sdc1[2] sdd1[3]\n"
+        "      2490176 blocks [4/4] [UUUU]\n"
+    )
+
+
+def progress(action: str, done: int, total: int, speed: int = 6000) -> str:
+    percent = done * 1000 // total
+    return (
+        f"[==>..................]  {action} ={percent // 10:3d}.{percent % 10}% ({done}/{total}) "
+        f"finish=100.0min speed={speed}K/sec"
+    )

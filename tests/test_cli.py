@@ -1,0 +1,59 @@
+import json
+import subprocess
+import sys
+
+from app import PROJECT_ROOT
+
+SEED_MDSTAT = """Personalities : [linear] [raid0] [raid1] [raid10] [raid6] [raid5] [raid4]
+md3 : active raid5 sdd6[2] sda6[0] sdb6[1]
+      1953494784 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/3] [UUU]
+      [=====>...............]  reshape = 25.1% (491263360/1953494784) finish=5198.4min speed=4687K/sec
+
+md0 : active raid1 sdd1[3] sda1[0] sdb1[1] sdc1[2]
+      2490176 blocks [4/4] [UUUU]
+
+unused devices: <none>
+"""
+
+
+def mdboost(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        timeout=60,
+    )
+
+
+def test_parse_prints_the_documented_json(tmp_path):
+    result = mdboost("parse", "-", stdin=SEED_MDSTAT)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["personalities"] == ["linear", "raid0", "raid1", "raid10", "raid6", "raid5", "raid4"]
+    md3, md0 = out["arrays"]
+    assert md3["sync"] == {
+        "action": "reshape",
+        "percent": 25.1,
+        "done_blocks": 491263360,
+        "total_blocks": 1953494784,
+        "finish_min": 5198.4,
+        "speed_kb_s": 4687,
+    }
+    assert (md0["super"], md0["status"], md0["devices"][0]) == (
+        None,
+        "UUUU",
+        {"name": "sdd1", "index": 3, "flags": ""},
+    )
+    file = tmp_path / "mdstat"
+    file.write_text(SEED_MDSTAT)
+    assert json.loads(mdboost("parse", str(file)).stdout) == out
+
+
+def test_parse_errors_are_clean(tmp_path):
+    missing = mdboost("parse", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    binary = mdboost("parse", "-", stdin="\x00\x00")
+    assert binary.returncode == 1 and "binary" in binary.stderr
+    assert "Traceback" not in missing.stderr + binary.stderr
