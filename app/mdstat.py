@@ -21,8 +21,10 @@ _SUPER = re.compile(r"\bsuper (?P<super>\S+)")
 _CHUNK = re.compile(r"\b(?P<kb>\d+)[kK] (?:chunks?|rounding)\b")
 _DISKS = re.compile(r"\[(?P<raid>\d+)/(?P<active>\d+)\]")
 _STATUS = re.compile(r"\[(?P<status>[U_]+)\]")
+# md_bitmap_status(): "bitmap: %lu/%lu pages [%luKB], %lu%s chunk" and maybe ", file: PATH".
 _BITMAP = re.compile(
-    r"^\s*bitmap:\s*(?P<used>\d+)/(?P<total>\d+) pages \[(?P<kb>\d+)KB\],\s*(?P<chunk>\d+[KMG]?B) chunk"
+    r"^\s*bitmap:\s*(?P<used>\d+)/(?P<total>\d+) pages \[(?P<kb>\d+)KB\],"
+    r"\s*(?P<chunk>\d+[KMG]?B) chunk"
 )
 _PROGRESS = re.compile(
     r"^\s*(?:\[[=>.]*\]\s*)?(?P<action>resync|recovery|reshape|check)\s*=\s*"
@@ -31,6 +33,8 @@ _PROGRESS = re.compile(
     r"(?:\s*finish=(?P<finish>\d+(?:\.\d+)?)min)?"
     r"(?:\s*speed=(?P<speed>\d+)K/sec)?\s*$"
 )
+# "[6/6] [UUUUUU]" alone on a line: a mail client wrapped the blocks line (fixture 39).
+_DISKS_ONLY = re.compile(r"^\s*\[(?P<raid>\d+)/(?P<active>\d+)\]\s*\[(?P<status>[U_]+)\]\s*$")
 _QUEUED = re.compile(r"^\s*(?:resync|recovery|reshape|check)\s*=\s*(?P<what>DELAYED|PENDING)\s*$")
 _LOOKS_LIKE_PROGRESS = re.compile(r"\b(?:resync|recovery|reshape|check)\s*=")
 
@@ -39,7 +43,8 @@ _LOOKS_LIKE_PROGRESS = re.compile(r"\b(?:resync|recovery|reshape|check)\s*=")
 class Device:
     name: str  # as printed, e.g. "sda5" or "cciss/c0d0p1"
     index: int  # the number in brackets: the member's slot (or spare number)
-    flags: str  # flag letters in printed order: F faulty, S spare, W write-mostly, J journal, R replacement
+    # flag letters in printed order: F faulty, S spare, W write-mostly, J journal, R replacement
+    flags: str
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,9 @@ class MdStat:
 
 
 def array_to_json(array: Array) -> dict[str, Any]:
+    """One array in the documented JSON shape (lists, not tuples, so it equals its JSON form)."""
     out = asdict(array)
+    out["devices"] = [asdict(device) for device in array.devices]
     if array.sync is not None and not array.sync.running:
         out["sync"] = {"action": array.sync.action}
     return out
@@ -132,7 +139,7 @@ class _ArrayBuilder:
         self.auto_read_only = "(auto-read-only)" in words
         self.level: str | None = None
         devices = []
-        for word in words[1:]:
+        for position, word in enumerate(words[1:], start=1):
             if word in ("(read-only)", "(auto-read-only)"):
                 continue
             device = _DEVICE.match(word)
@@ -144,26 +151,45 @@ class _ArrayBuilder:
                         flags=device["flags"].replace("(", "").replace(")", ""),
                     )
                 )
-            elif self.level is None and not devices:
+            elif self.level is None and not devices and word != "super":
                 self.level = word
             else:
-                warnings.append(f"line {line_no}: {name}: ignored word {word!r}")
+                # md.c prints the blocks line only when the array has members; without them
+                # " super 1.2 level 5, 64k chunk, ... [4/0] [____]" follows on the header line.
+                rest = " ".join(words[position:])
+                if not self._details(rest, line_no):
+                    warnings.append(f"line {line_no}: {name}: ignored words {rest[:80]!r}")
+                break
         self.devices = tuple(devices)
+
+    def _details(self, text: str, line_no: int) -> bool:
+        """Read super, chunk, [n/m] and [UU_] from the text after "N blocks"; False if none."""
+        found = False
+        if sup := _SUPER.search(text):
+            self.super = sup["super"]
+            found = True
+        if chunk := _CHUNK.search(text):
+            self.chunk_kb = _number(chunk["kb"], line_no)
+            found = True
+        if disks := _DISKS.search(text):
+            self.raid_disks = _number(disks["raid"], line_no)
+            self.active_disks = _number(disks["active"], line_no)
+            found = True
+        if status := _STATUS.search(text):
+            self.status = status["status"]
+            found = True
+        return found
 
     def add(self, line: str, line_no: int) -> bool:
         """Consume a detail line; False if it is not one of this array's lines."""
         if blocks := _BLOCKS.match(line):
             self.blocks = _number(blocks["blocks"], line_no)
-            rest = blocks["rest"]
-            if sup := _SUPER.search(rest):
-                self.super = sup["super"]
-            if chunk := _CHUNK.search(rest):
-                self.chunk_kb = _number(chunk["kb"], line_no)
-            if disks := _DISKS.search(rest):
-                self.raid_disks = _number(disks["raid"], line_no)
-                self.active_disks = _number(disks["active"], line_no)
-            if status := _STATUS.search(rest):
-                self.status = status["status"]
+            self._details(blocks["rest"], line_no)
+            return True
+        if (wrapped := _DISKS_ONLY.match(line)) and self.status is None:
+            self.raid_disks = _number(wrapped["raid"], line_no)
+            self.active_disks = _number(wrapped["active"], line_no)
+            self.status = wrapped["status"]
             return True
         if bitmap := _BITMAP.match(line):
             self.bitmap = Bitmap(
@@ -228,6 +254,8 @@ def _sync_from(progress: re.Match[str], line_no: int) -> Sync:
 
 
 def _number(text: str, line_no: int) -> int:
+    if len(text) > 19:  # more digits than MAX_NUMBER has; also keeps int() off huge strings
+        raise ValueError(f"line {line_no}: absurd number {text[:30]}")
     value = int(text)
     if value > MAX_NUMBER:
         raise ValueError(f"line {line_no}: absurd number {text[:30]}")
@@ -286,62 +314,71 @@ def parse(text: str) -> MdStat:
 
 
 def render(mdstat: MdStat) -> str:
-    """Render in the kernel's exact layout (md_seq_show); the simulator and tests use it."""
-    lines = []
+    """Render in the kernel's exact layout (md.c md_seq_show); the simulator and tests use it."""
+    out = []
     if mdstat.personalities is not None:
-        lines.append(
-            "Personalities : " + "".join(f"[{p}] " for p in mdstat.personalities).rstrip() + " "
-        )
-    for array in mdstat.arrays:
-        lines.extend(_render_array(array))
-        lines.append("")
-    lines.append("unused devices: <none>")
-    return "\n".join(lines) + "\n"
+        out.append("Personalities : " + "".join(f"[{p}] " for p in mdstat.personalities) + "\n")
+    out.extend(_render_array(array) for array in mdstat.arrays)
+    out.append("unused devices: <none>\n")
+    return "".join(out)
 
 
-def _render_array(array: Array) -> list[str]:
-    head = f"{array.name} : {array.state}"
+def _render_array(array: Array) -> str:
+    # md_seq_show(): header and members; "\n      N blocks" only when the array has members;
+    # super and the personality's status() follow on whichever line is open.
+    text = f"{array.name} : {array.state}"
     if array.read_only:
-        head += " (read-only)"
+        text += " (read-only)"
     if array.auto_read_only:
-        head += " (auto-read-only)"
+        text += " (auto-read-only)"
     if array.level:
-        head += f" {array.level}"
+        text += f" {array.level}"
     for device in array.devices:
-        head += f" {device.name}[{device.index}]" + "".join(f"({f})" for f in device.flags)
-    lines = [head]
+        text += f" {device.name}[{device.index}]" + "".join(f"({f})" for f in device.flags)
     if array.blocks is not None:
-        detail = f"      {array.blocks} blocks"
-        if array.super:
-            detail += f" super {array.super}"
-        if array.chunk_kb is not None:
-            if array.level in ("raid4", "raid5", "raid6"):
-                detail += f" level {array.level[4:]}, {array.chunk_kb}k chunk, algorithm 2"
-            elif array.level == "linear":
-                detail += f" {array.chunk_kb}k rounding"
-            else:
-                detail += f" {array.chunk_kb}k chunks"
-        if array.raid_disks is not None and array.active_disks is not None:
-            detail += f" [{array.raid_disks}/{array.active_disks}]"
-        if array.status is not None:
-            detail += f" [{array.status}]"
-        lines.append(detail)
+        text += f"\n      {array.blocks} blocks"
+    if array.super:
+        text += f" super {array.super}"
+    text += _render_status(array)
+    # then "\n      " (active) or "\n       " (inactive), the resync line followed by another
+    # "\n      ", the bitmap line with its own "\n", and a final "\n": so an array without a
+    # bitmap ends in a line of six spaces, one with a bitmap in an empty line.
+    text += "\n      " if array.state == "active" else "\n       "
     if array.sync is not None:
-        lines.append(_render_sync(array.sync))
+        text += _render_sync(array.sync) + "\n      "
     if array.bitmap is not None:
         b = array.bitmap
-        lines.append(f"      bitmap: {b.pages_used}/{b.pages_total} pages [{b.kb}KB], {b.chunk} chunk")
-    return lines
+        text += f"bitmap: {b.pages_used}/{b.pages_total} pages [{b.kb}KB], {b.chunk} chunk\n"
+    return text + "\n"
+
+
+def _render_status(array: Array) -> str:
+    """The personality's status(): raid5.c, raid10.c, raid0.c, linear.c, raid1.c."""
+    text = ""
+    if array.chunk_kb is not None:
+        if array.level in ("raid4", "raid5", "raid6"):
+            text += f" level {array.level[4:]}, {array.chunk_kb}k chunk, algorithm 2"
+        elif array.level == "linear":
+            text += f" {array.chunk_kb}k rounding"
+        elif array.level == "raid10":
+            text += f" {array.chunk_kb}K chunks"
+        else:
+            text += f" {array.chunk_kb}k chunks"
+    if array.raid_disks is not None and array.active_disks is not None:
+        text += f" [{array.raid_disks}/{array.active_disks}]"
+    if array.status is not None:
+        text += f" [{array.status}]"
+    return text
 
 
 def _render_sync(sync: Sync) -> str:
     if not sync.running:
-        return f"      resync={sync.action.upper()}"
+        return f"\tresync={sync.action.upper()}"  # md.c status_resync(): "\tresync=DELAYED"
     per_mille = round((sync.percent or 0.0) * 10)
     filled = min(per_mille // 50, 20)  # md.c: x = res/50; y = 20 - x
     bar = "[" + "=" * filled + ">" + "." * (20 - filled) + "]"
-    # md.c status_resync(): " %s =%3u.%u%%"
-    line = f"      {bar}  {sync.action} ={per_mille // 10:3d}.{per_mille % 10}%"
+    # md.c status_resync(): "] " then " %s =%3u.%u%%"
+    line = f"{bar}  {sync.action} ={per_mille // 10:3d}.{per_mille % 10}%"
     if sync.done_blocks is not None and sync.total_blocks is not None:
         line += f" ({sync.done_blocks}/{sync.total_blocks})"
     if sync.finish_min is not None:
