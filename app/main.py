@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app import db, sampler, simulator
+from app import capabilities, db, sampler, simulator
 from app.config import Settings, get_settings
 from app.host import Host
 from app.routes import arrays, health, runs
@@ -18,6 +18,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.tuning_access = capabilities.report_tuning_access(app.state.host)
         conn = db.connect(settings.db)
         db.migrate(conn, settings.migrations_dir)
         app.state.sampler = sampler.Sampler(

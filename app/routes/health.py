@@ -15,4 +15,5 @@ def healthz(request: Request) -> dict[str, Any]:
         "mdstat": request.app.state.host.has_mdstat(),
         "simulated": request.app.state.settings.demo,
         "last_sample_error": latest.error,
+        "tuning_writable": request.app.state.tuning_access.writable,
     }
