@@ -75,8 +75,13 @@ def _demo(args: argparse.Namespace) -> int:
         "sys_root": state_dir / "tree" / "sys",
         "demo": True,
     }
-    if "db" not in Settings().model_fields_set:
+    defaults = Settings()
+    if "db" not in defaults.model_fields_set:
         overrides["db"] = state_dir / "mdboost.db"
+    if defaults.sample_seconds is None and args.speedup > 1:
+        # Keep ~5 simulated seconds between samples (at least 0.5 s of real time), so charts
+        # and the before/after effect windows get enough points when time runs faster.
+        overrides["sample_seconds"] = max(0.5, defaults.busy_sample_seconds / args.speedup)
     settings = Settings.model_validate(overrides)
     logging.getLogger("mdboost").info("simulated box in %s (x%s speed)", state_dir, args.speedup)
     return _serve(settings, args.host, args.port, sim)

@@ -24,10 +24,21 @@ class Settings(BaseSettings):
     # Samples of finished runs older than this are thinned to one per minute.
     downsample_after_days: float = 7.0
     migrations_dir: Path = PROJECT_ROOT / "migrations"
+    presets_dir: Path = PROJECT_ROOT / "presets"  # built-in presets; users add theirs to data_dir
     templates_dir: Path = PROJECT_ROOT / "templates"
     static_dir: Path = PROJECT_ROOT / "static"
     # Simulator mode ("mdboost demo"): the page says so, and changes need no login.
     demo: bool = False
+
+    # Tuning (issue 3)
+    # Stripe-cache budget summed over all arrays; None = 25 % of MemAvailable at planning time.
+    max_cache_mb: float | None = Field(default=None, gt=0)
+    boost_hours: float | None = Field(default=None, gt=0)  # revert a session after this long
+    revert_on_exit: bool = True  # put the originals back when mdboost stops
+    revert_on_finish: bool = True  # ... and when the tuned arrays' operations finish
+    effect_minutes: float = Field(default=5.0, gt=0)  # window for the before/after speed
+    # Crash-safety tests only: the server kills itself at this point of an apply.
+    test_crash_at: str | None = None
 
     @property
     def data_dir(self) -> Path:

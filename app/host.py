@@ -74,6 +74,19 @@ class Host:
     def disk_path(self, disk: str, *parts: str) -> Path:
         return self.sys_root.joinpath("block", check_disk_name(disk), *map(_plain, parts))
 
+    def knob_path(self, template: str, target: str | None) -> Path:
+        """A catalogue path template ("sys:block/{array}/md/x") for a validated target."""
+        root_name, _, relative = template.partition(":")
+        root = {"proc": self.proc_root, "sys": self.sys_root}[root_name]
+        parts = []
+        for part in relative.split("/"):
+            if part == "{array}":
+                part = check_array_name(target or "")
+            elif part == "{disk}":
+                part = check_disk_name(target or "")
+            parts.append(_plain(part))
+        return root.joinpath(*parts)
+
     def raid_sysctl_path(self, name: str) -> Path:
         return self.proc_root / "sys" / "dev" / "raid" / _plain(name)
 
@@ -137,7 +150,7 @@ class Host:
     # ---- writing (tuning only)
     def write(self, path: Path, value: str) -> None:
         """Write one value like `echo value > file`; raises OSError with the kernel's errno."""
-        if not path.is_file():
+        if not path.exists():  # never create a file: only attributes the kernel has are written
             raise FileNotFoundError(2, "no such kernel attribute", str(path))
         fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
         try:

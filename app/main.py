@@ -1,4 +1,4 @@
-"""Build the app; lifespan: connect, migrate, start and stop the sampler (and the simulator)."""
+"""Build the app; lifespan: migrate, reconcile tuning, run the sampler (and the simulator)."""
 
 import asyncio
 import time
@@ -10,7 +10,8 @@ from fastapi import FastAPI
 from app import capabilities, db, sampler, simulator
 from app.config import Settings, get_settings
 from app.host import Host
-from app.routes import arrays, health, runs
+from app.routes import arrays, health, pages, runs, tuning
+from app.tuning import Tuner
 
 
 def create_app(settings: Settings | None = None, sim: simulator.Simulator | None = None) -> FastAPI:
@@ -24,22 +25,30 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         app.state.sampler = sampler.Sampler(
             app.state.host, conn, app.state.clock, settings.downsample_after_days
         )
+        tuner = app.state.tuner = Tuner.open(app.state.host, app.state.clock, settings)
+        await asyncio.to_thread(tuner.reconcile)
         stop = asyncio.Event()
         tasks = [
-            asyncio.create_task(sampler.run_forever(app.state.sampler, stop, _interval(settings)))
+            asyncio.create_task(
+                sampler.run_forever(
+                    app.state.sampler, stop, _interval(settings), lambda tick: tuner.on_tick()
+                )
+            )
         ]
         if sim is not None:
             tasks.append(asyncio.create_task(simulator.run_forever(sim, stop)))
         yield
         stop.set()
         await asyncio.gather(*tasks)
+        await asyncio.to_thread(tuner.shutdown)
+        tuner.conn.close()
         conn.close()
 
     app = FastAPI(title="mdboost", lifespan=lifespan)
     app.state.settings = settings
     app.state.host = Host(settings.proc_root, settings.sys_root)
     app.state.clock = sim.clock if sim is not None else time.time
-    for module in (health, arrays, runs):
+    for module in (health, arrays, runs, tuning, pages):
         app.include_router(module.router)
     return app
 

@@ -273,7 +273,7 @@ async def run_forever(
         try:
             tick = await asyncio.to_thread(sampler.sample_once)
             if on_tick is not None:
-                on_tick(tick)
+                await asyncio.to_thread(on_tick, tick)
         except Exception:
             log.exception("sampler tick failed; retrying next tick")
             tick = Tick(error="tick failed")
