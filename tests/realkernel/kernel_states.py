@@ -1,0 +1,139 @@
+"""Check a captured array state: does app.mdstat.parse() see what `mdadm --detail` and sysfs see?
+
+A state directory (tests/fixtures/kernel/<state>/, or one fresh from the VM) holds proc/mdstat,
+sys/block/mdX/md/*, and mdadm-detail/mdX.txt for each array, all read at the same moment.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.mdstat import Array, parse
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kernel"
+
+# mdadm's words in "State :" (mdadm Detail.c) -> the action the kernel's mdstat line names.
+_DETAIL_ACTIONS = (
+    ("resyncing (DELAYED)", "delayed"),
+    ("resyncing (PENDING)", "pending"),
+    ("resyncing", "resync"),
+    ("recovering", "recovery"),
+    ("reshaping", "reshape"),
+    ("checking", "check"),
+)
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str  # "vda1"
+    number: int | None  # mdadm's Number column (the kernel's slot, printed as name[N] in mdstat)
+    state: str  # "active sync", "spare", "faulty", "spare rebuilding", "" for an inactive array
+
+
+@dataclass(frozen=True)
+class Detail:
+    level: str | None
+    raid_devices: int | None
+    array_size_kib: int | None
+    state: str  # e.g. "clean, degraded, recovering"
+    members: tuple[Member, ...]
+
+
+def parse_detail(text: str) -> Detail:
+    """Parse the fields we compare out of `mdadm --detail /dev/mdX` (mdadm 4.x layout)."""
+    fields: dict[str, str] = {}
+    members: list[Member] = []
+    in_table = False
+    for line in text.splitlines():
+        if re.match(r"^\s*Number\s+Major\s+Minor\s+RaidDevice", line):
+            in_table = True
+            continue
+        if in_table:
+            words = line.split()
+            if words and words[-1].startswith("/dev/"):
+                number = int(words[0]) if words[0].isdigit() else None
+                members.append(
+                    Member(words[-1].removeprefix("/dev/"), number, " ".join(words[4:-1]))
+                )
+            continue
+        key, sep, value = line.partition(" : ")
+        if sep:
+            fields[key.strip()] = value.strip()
+    size = fields.get("Array Size")
+    return Detail(
+        level=fields.get("Raid Level"),
+        raid_devices=int(fields["Raid Devices"]) if "Raid Devices" in fields else None,
+        array_size_kib=int(size.split()[0]) if size else None,
+        state=fields.get("State", ""),
+        members=tuple(members),
+    )
+
+
+def detail_action(state: str) -> str | None:
+    for words, action in _DETAIL_ACTIONS:
+        if words in state:
+            return action
+    return None
+
+
+def disagreements(array: Array, detail: Detail, array_state: str | None) -> list[str]:
+    """Every way the parser's view of one array differs from mdadm's (empty when they agree)."""
+    problems: list[str] = []
+
+    def expect(what: str, parsed: object, reference: object) -> None:
+        if parsed != reference:
+            problems.append(f"{array.name} {what}: parser {parsed!r}, mdadm/sysfs {reference!r}")
+
+    inactive = "inactive" in detail.state
+    expect("state", array.state, "inactive" if inactive else "active")
+    expect("members", sorted(d.name for d in array.devices), sorted(m.name for m in detail.members))
+    if inactive:
+        return problems
+    expect("level", array.level, detail.level)
+    if detail.array_size_kib is not None:
+        expect("blocks", array.blocks, detail.array_size_kib)
+    if detail.raid_devices is not None:
+        # raid0 and linear print no [n/m]: their member count is the raid device count.
+        counted = array.raid_disks if array.raid_disks is not None else len(array.devices)
+        expect("raid devices", counted, detail.raid_devices)
+    if array.raid_disks is not None and array.active_disks is not None:
+        expect("degraded", array.active_disks < array.raid_disks, "degraded" in detail.state)
+    expect("sync action", array.sync.action if array.sync else None, detail_action(detail.state))
+    by_name = {m.name: m for m in detail.members}
+    for device in array.devices:
+        member = by_name.get(device.name)
+        if member is None:
+            continue  # already reported as a members disagreement
+        if member.number is not None:
+            expect(f"{device.name} slot", device.index, member.number)
+        expect(f"{device.name} faulty", "F" in device.flags, "faulty" in member.state)
+        expect(f"{device.name} spare", "S" in device.flags, member.state == "spare")
+    if array_state is not None:
+        expect("read-only", array.read_only, array_state == "readonly")
+        expect("auto-read-only", array.auto_read_only, array_state == "read-auto")
+    return problems
+
+
+def check_state(state_dir: Path) -> list[str]:
+    """Compare every array of one captured state; also fail on parser warnings."""
+    mdstat = parse((state_dir / "proc" / "mdstat").read_text())
+    problems = [f"parser warning: {w}" for w in mdstat.warnings]
+    details = sorted((state_dir / "mdadm-detail").glob("*.txt"))
+    if not details:
+        problems.append("no mdadm --detail captured")
+    for detail_file in details:
+        name = detail_file.stem
+        array = mdstat.array(name)
+        if array is None:
+            problems.append(f"{name}: in mdadm --detail but not parsed from mdstat")
+            continue
+        array_state_file = state_dir / "sys" / "block" / name / "md" / "array_state"
+        array_state = array_state_file.read_text().strip() if array_state_file.exists() else None
+        problems += disagreements(array, parse_detail(detail_file.read_text()), array_state)
+    return problems
+
+
+def state_dirs(root: Path = FIXTURES) -> list[Path]:
+    return sorted(p.parents[1] for p in root.glob("*/proc/mdstat"))

@@ -1,0 +1,544 @@
+"""Boot Debian's own kernel in QEMU with real md arrays and run a script inside it as root.
+
+This machine's kernel has no md driver; Debian's kernel has md as modules. The image (the
+kernel plus an initramfs root with mdadm and python3) is built once with debootstrap and cached
+outside the repository, under a key made of everything that went into it. Each boot gets fresh
+sparse virtual disks (/dev/vda, /dev/vdb, ...), the repository mounted read-only at its own
+absolute path (so its .venv, built with Debian's /usr/bin/python3, runs unchanged), and a run
+directory mounted at /mnt/host where the script's results ($OUT) come back.
+
+Command line (used by scripts/bench_realkernel.py, handy by hand):
+    .venv/bin/python tests/realkernel/vmharness.py build
+    .venv/bin/python tests/realkernel/vmharness.py run GUEST_SCRIPT.sh  # prints the run directory
+    .venv/bin/python tests/realkernel/vmharness.py capture  # refresh tests/fixtures/kernel
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+GUEST_INIT = HERE / "guest" / "init"
+CACHE_ROOT = Path(os.environ.get("REALKERNEL_CACHE", Path.home() / ".cache" / "mdboost-vm"))
+SUITE = "bookworm"
+HOST_PACKAGES = ("qemu-system-x86", "debootstrap", "cpio", "kmod")
+GUEST_PACKAGES = (
+    "mdadm",
+    "python3",
+    "kmod",
+    "procps",
+    "util-linux",
+    "fdisk",
+    "iproute2",
+    "busybox-static",
+)
+GUEST_MODULES = (
+    "virtio_pci",
+    "virtio_blk",
+    "virtio_net",
+    "9p",
+    "9pnet_virtio",
+    "md_mod",
+    "linear",
+    "raid0",
+    "raid1",
+    "raid10",
+    "raid456",
+)
+# Directories of the debootstrapped root the guest never needs (keeps the initramfs ~120 MB).
+TRIM = ("var/cache/apt", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info")
+TRIM += (
+    "usr/share/locale",
+    "usr/share/lintian",
+    "usr/share/zoneinfo",
+    "usr/lib/x86_64-linux-gnu/gconv",
+)
+MDADM_CONF = (
+    "DEVICE partitions\nCREATE owner=root group=disk mode=0660 auto=yes\nMAILADDR root\nAUTO -all\n"
+)
+
+
+class HarnessUnavailable(RuntimeError):
+    """The VM cannot be built or booted here (and may not be installed): the reason says why."""
+
+
+@dataclass(frozen=True)
+class Image:
+    kernel: Path
+    initramfs: Path
+    kernel_version: str  # uname -r of the guest, e.g. "6.1.0-37-amd64"
+    mdadm_version: str  # Debian package version of mdadm in the guest
+
+
+@dataclass
+class GuestRun:
+    run_dir: Path
+    rc: int | None  # exit code of the guest script; None if the guest never finished it
+    wall_s: float  # host seconds from qemu start to exit
+    ready_s: float | None  # guest uptime when /init was ready to run the script
+    console: str = field(repr=False)
+
+    @property
+    def out(self) -> Path:
+        return self.run_dir / "out"
+
+    def guest_log(self) -> str:
+        log = self.out / "guest.log"
+        return log.read_text(errors="replace") if log.exists() else ""
+
+    def describe(self) -> str:
+        """Enough of the logs to diagnose a failed run from a test report."""
+        return (
+            f"guest rc={self.rc} wall={self.wall_s:.1f}s run_dir={self.run_dir}\n"
+            f"--- guest.log (tail) ---\n{self.guest_log()[-6000:]}\n"
+            f"--- console (tail) ---\n{self.console[-3000:]}"
+        )
+
+
+def log(message: str) -> None:
+    print(f"[vmharness {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _run(cmd: Sequence[str | Path], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(c) for c in cmd], check=True, text=True, **kwargs)  # type: ignore[call-overload]
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def ensure_host_tools() -> None:
+    """Install qemu, debootstrap, cpio and kmod with apt-get when missing (root only)."""
+    missing = [p for p in HOST_PACKAGES if not _dpkg_installed(p)]
+    if not missing:
+        return
+    if not _is_root() or shutil.which("apt-get") is None:
+        raise HarnessUnavailable(
+            f"host packages missing ({' '.join(missing)}) and cannot install them without root "
+            f"and apt-get: run `apt-get install {' '.join(missing)}` as root"
+        )
+    log(f"apt-get install {' '.join(missing)}")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    _run(["apt-get", "update", "-q"], env=env, stdout=subprocess.DEVNULL)
+    _run(
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def _dpkg_installed(package: str) -> bool:
+    result = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True, check=False
+    )
+    return result.stdout == "install ok installed"
+
+
+def _digest(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Serialise builds between concurrent test sessions on one machine."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _mirror() -> str:
+    for source in [Path("/etc/apt/sources.list"), *Path("/etc/apt/sources.list.d").glob("*")]:
+        with contextlib.suppress(OSError):
+            for word in source.read_text().split():
+                if word.startswith("http") and word.rstrip("/").endswith("/debian"):
+                    return word
+    return "http://deb.debian.org/debian"
+
+
+def _kernel_package() -> str:
+    def depends() -> str:
+        return subprocess.run(
+            ["apt-cache", "depends", "linux-image-amd64"], capture_output=True, text=True
+        ).stdout
+
+    text = depends()
+    if "Depends: linux-image-" not in text:
+        _run(["apt-get", "update", "-q"], stdout=subprocess.DEVNULL)
+        text = depends()
+    for line in text.splitlines():
+        name = line.split("Depends:")[-1].strip()
+        if name.removeprefix("linux-image-")[:1].isdigit():
+            return name
+    raise HarnessUnavailable("apt-cache finds no linux-image-<version>-amd64 package")
+
+
+def _build_kernel(package: str) -> Path:
+    """Unpack Debian's kernel package: vmlinuz plus its modules."""
+    dest = CACHE_ROOT / f"kernel-{package}"
+    if (dest / "done").exists():
+        return dest
+    log(f"downloading {package}")
+    work = Path(tempfile.mkdtemp(dir=CACHE_ROOT, prefix="kernel-"))
+    _run(
+        ["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root", package],
+        cwd=work,
+        stdout=subprocess.DEVNULL,
+    )
+    (deb,) = work.glob("*.deb")
+    _run(["dpkg-deb", "-x", deb, work / "root"])
+    deb.unlink()
+    (work / "done").touch()
+    shutil.rmtree(dest, ignore_errors=True)
+    work.rename(dest)
+    return dest
+
+
+def _build_rootfs() -> Path:
+    """debootstrap --variant=minbase with the guest packages; keyed by suite and packages."""
+    dest = CACHE_ROOT / f"rootfs-{_digest(SUITE, *GUEST_PACKAGES)}"
+    if (dest / ".done").exists():
+        return dest
+    mirror = _mirror()
+    log(f"debootstrap {SUITE} from {mirror} (+{','.join(GUEST_PACKAGES)}); takes a few minutes")
+    work = Path(tempfile.mkdtemp(dir=CACHE_ROOT, prefix="rootfs-"))
+    _run(
+        [
+            "debootstrap",
+            "--variant=minbase",
+            f"--include={','.join(GUEST_PACKAGES)}",
+            SUITE,
+            work,
+            mirror,
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    (work / ".done").touch()
+    shutil.rmtree(dest, ignore_errors=True)
+    work.rename(dest)
+    return dest
+
+
+def _module_closure(kernel_root: Path, version: str) -> set[Path]:
+    """The .ko files of GUEST_MODULES and everything they depend on."""
+    if not (kernel_root / "lib" / "modules" / version / "modules.dep").exists():
+        _run(["depmod", "-b", kernel_root, version])  # the .deb leaves this to its postinst
+    files: set[Path] = set()
+    for module in GUEST_MODULES:
+        shown = subprocess.run(
+            ["modprobe", "-d", kernel_root, "-S", version, "--show-depends", module],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        files |= {
+            Path(line.split()[1]) for line in shown.splitlines() if line.startswith("insmod ")
+        }
+    return files
+
+
+def build_image() -> Image:
+    """Build (or find in the cache) the kernel + initramfs; needs root for debootstrap."""
+    CACHE_ROOT.mkdir(parents=True, exist_ok=True)
+    with _locked(CACHE_ROOT / "build.lock"):
+        cached = _find_cached_image()
+        if cached is not None:
+            return cached
+        if not _is_root():
+            raise HarnessUnavailable(
+                f"no cached VM image in {CACHE_ROOT} and building one needs root"
+            )
+        ensure_host_tools()
+        kernel_dir = _build_kernel(_kernel_package())
+        rootfs = _build_rootfs()
+        return _pack_initramfs(kernel_dir, rootfs)
+
+
+def _image_key(kernel_dir: Path, rootfs: Path) -> str:
+    return _digest(
+        kernel_dir.name, rootfs.name, *GUEST_MODULES, GUEST_INIT.read_bytes(), MDADM_CONF, *TRIM
+    )
+
+
+def _find_cached_image() -> Image | None:
+    """The newest complete image whose key matches today's recipe, without touching apt."""
+    rootfs = CACHE_ROOT / f"rootfs-{_digest(SUITE, *GUEST_PACKAGES)}"
+    for kernel_dir in sorted(CACHE_ROOT.glob("kernel-linux-image-*"), reverse=True):
+        image = _image_in(CACHE_ROOT / f"image-{_image_key(kernel_dir, rootfs)}")
+        if image is not None:
+            return image
+    return None
+
+
+def _image_in(directory: Path) -> Image | None:
+    if not (directory / "done").exists():
+        return None
+    return Image(
+        kernel=directory / "vmlinuz",
+        initramfs=directory / "initramfs.cpio",
+        kernel_version=(directory / "KERNEL_VERSION").read_text().strip(),
+        mdadm_version=(directory / "MDADM_VERSION").read_text().strip(),
+    )
+
+
+def _pack_initramfs(kernel_dir: Path, rootfs: Path) -> Image:
+    dest = CACHE_ROOT / f"image-{_image_key(kernel_dir, rootfs)}"
+    image = _image_in(dest)
+    if image is not None:
+        return image
+    log(f"packing initramfs into {dest}")
+    kernel_root = kernel_dir / "root"
+    (version,) = [p.name for p in (kernel_root / "lib" / "modules").iterdir()]
+    work = Path(tempfile.mkdtemp(dir=CACHE_ROOT, prefix="image-"))
+    stage = work / "stage"
+    _run(["cp", "-a", rootfs, stage])
+    (stage / ".done").unlink()
+    for sub in TRIM:
+        shutil.rmtree(stage / sub, ignore_errors=True)
+    modules_src = kernel_root / "lib" / "modules" / version
+    modules_dst = stage / "lib" / "modules" / version
+    modules_dst.mkdir(parents=True)
+    for meta in modules_src.glob("modules.builtin*"):
+        shutil.copy(meta, modules_dst)
+    shutil.copy(modules_src / "modules.order", modules_dst)
+    for ko in _module_closure(kernel_root, version):
+        target = stage / ko.relative_to(kernel_root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ko, target)
+    _run(["depmod", "-b", stage, version])
+    (stage / "etc" / "mdadm" / "mdadm.conf").write_text(MDADM_CONF)
+    (stage / "etc" / "hostname").write_text("mdboost-vm\n")
+    shutil.copy(GUEST_INIT, stage / "init")
+    (stage / "init").chmod(0o755)
+    mdadm_version = subprocess.run(
+        ["dpkg-query", f"--admindir={stage}/var/lib/dpkg", "-W", "-f=${Version}", "mdadm"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    files = subprocess.run(
+        ["find", ".", "-print0"], cwd=stage, capture_output=True, check=True
+    ).stdout
+    with (work / "initramfs.cpio").open("wb") as cpio:
+        subprocess.run(
+            ["cpio", "--null", "-o", "-H", "newc", "--quiet"],
+            cwd=stage,
+            input=files,
+            stdout=cpio,
+            check=True,
+        )
+    shutil.rmtree(stage)
+    shutil.copy(kernel_root / "boot" / f"vmlinuz-{version}", work / "vmlinuz")
+    (work / "KERNEL_VERSION").write_text(version + "\n")
+    (work / "MDADM_VERSION").write_text(mdadm_version + "\n")
+    (work / "done").touch()
+    shutil.rmtree(dest, ignore_errors=True)
+    work.rename(dest)
+    image = _image_in(dest)
+    assert image is not None
+    return image
+
+
+def _accelerator() -> list[str]:
+    # A PVM-only /dev/kvm (this workplace) hangs stock kernels: emulate (TCG) there.
+    if not Path("/sys/module/kvm_pvm").exists() and os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return ["-accel", "kvm", "-cpu", "host"]
+    return ["-accel", "tcg,thread=multi,tb-size=512", "-cpu", "max"]
+
+
+def boot(
+    image: Image,
+    guest_cmd: str,
+    *,
+    disks: int = 6,
+    disk_size_mib: int = 512,
+    drive_opts: str = "",
+    memory_mib: int = 3072,
+    smp: int = 2,
+    timeout_s: float = 900,
+    run_dir: Path | None = None,
+) -> GuestRun:
+    """Boot the VM once, run the bash text guest_cmd as root inside it, power off.
+
+    In the guest: cwd and $OUT are the run directory's out/ (the result), $REPO the repository.
+    drive_opts is appended to every qemu -drive, e.g. HDD-like disks:
+    "throttling.bps-total=60000000,throttling.iops-total=120".
+    """
+    if shutil.which("qemu-system-x86_64") is None:
+        raise HarnessUnavailable("qemu-system-x86_64 is not installed")
+    run_dir = run_dir or Path(tempfile.mkdtemp(prefix="mdboost-vm-run-"))
+    (run_dir / "out").mkdir(parents=True, exist_ok=True)
+    (run_dir / "disks").mkdir(exist_ok=True)
+    (run_dir / "guest-cmd").write_text(guest_cmd)
+    drives: list[str] = []
+    for i in range(disks):
+        img = run_dir / "disks" / f"d{i}.img"
+        with img.open("wb") as f:
+            f.truncate(disk_size_mib << 20)
+        extra = f",{drive_opts}" if drive_opts else ""
+        drives += [
+            "-drive",
+            f"file={img},if=none,id=d{i},format=raw,cache=unsafe,aio=threads{extra}",
+            "-device",
+            f"virtio-blk-pci,drive=d{i},serial=vm-disk-{i}",
+        ]
+    shares = [
+        "-fsdev",
+        f"local,id=io,path={run_dir},security_model=none",
+        "-device",
+        "virtio-9p-pci,fsdev=io,mount_tag=io",
+        "-fsdev",
+        f"local,id=repo,path={REPO},security_model=none,readonly=on",
+        "-device",
+        "virtio-9p-pci,fsdev=repo,mount_tag=repo",
+    ]
+    append = f"console=ttyS0 panic=-1 quiet loglevel=4 raid=noautodetect mdboost.repo={REPO}"
+    cmd = [
+        "qemu-system-x86_64",
+        "-machine",
+        "q35",
+        *_accelerator(),
+        "-smp",
+        str(smp),
+        "-m",
+        str(memory_mib),
+        "-nodefaults",
+        "-display",
+        "none",
+        "-no-reboot",
+        "-serial",
+        "stdio",
+        "-kernel",
+        str(image.kernel),
+        "-initrd",
+        str(image.initramfs),
+        "-append",
+        append,
+        *drives,
+        *shares,
+        "-nic",
+        "none",
+    ]
+    started = time.monotonic()
+    with (run_dir / "console.log").open("w") as console:
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT
+        )
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    wall = time.monotonic() - started
+    shutil.rmtree(run_dir / "disks", ignore_errors=True)
+    console_text = (run_dir / "console.log").read_text(errors="replace")
+    rc_file = run_dir / "out" / "guest-rc"
+    rc = int(rc_file.read_text()) if rc_file.exists() else None
+    ready = None
+    for line in console_text.splitlines():
+        if line.startswith("VM: ready uptime="):
+            ready = float(line.split("=")[1].split()[0])
+    return GuestRun(run_dir=run_dir, rc=rc, wall_s=wall, ready_s=ready, console=console_text)
+
+
+def check_repo_venv() -> Path:
+    """The repository's .venv python, which the guest runs; it must be Debian's /usr/bin/python3."""
+    python = REPO / ".venv" / "bin" / "python"
+    config = REPO / ".venv" / "pyvenv.cfg"
+    if not python.exists() or not config.exists():
+        raise HarnessUnavailable(f"{python} missing: run `sh scripts/setup.sh test` first")
+    home = next(
+        (
+            line.split("=", 1)[1].strip()
+            for line in config.read_text().splitlines()
+            if line.startswith("home")
+        ),
+        "",
+    )
+    if home != "/usr/bin":
+        raise HarnessUnavailable(
+            f".venv was built from {home}/python3, not Debian's /usr/bin/python3, so it cannot run "
+            "in the guest: remove .venv and run `sh scripts/setup.sh test`"
+        )
+    return python
+
+
+def guest_python(script: str, *args: str) -> str:
+    """A guest-cmd that runs tests/realkernel/guest/<script> with the repository's .venv."""
+    quoted = " ".join(f"'{a}'" for a in args)
+    return f'exec "$REPO/.venv/bin/python" "$REPO/tests/realkernel/guest/{script}" {quoted}\n'
+
+
+def capture_fixtures() -> GuestRun:
+    """Boot once, capture every md state, and replace tests/fixtures/kernel with the result."""
+    image = build_image()
+    run = boot(image, guest_python("capture_formats.py"))
+    if run.rc != 0:
+        raise RuntimeError(run.describe())
+    fixtures = REPO / "tests" / "fixtures" / "kernel"
+    for old in fixtures.glob("*/proc/mdstat"):
+        shutil.rmtree(old.parents[1])
+    shutil.copytree(run.out / "fixtures", fixtures, dirs_exist_ok=True)
+    shutil.copy(run.out / "facts.json", fixtures / "kernel-facts.json")
+    (fixtures / "README.md").write_text(FIXTURES_README.format(image=image))
+    return run
+
+
+FIXTURES_README = """\
+# Kernel-exact md states
+
+Captured by booting Debian's own kernel **{image.kernel_version}** (mdadm {image.mdadm_version},
+Debian bookworm) in QEMU with virtual disks, and walking md through every state we could provoke:
+tests/realkernel/guest/capture_formats.py. Regenerate (as root, ~3 minutes):
+
+    .venv/bin/python tests/realkernel/vmharness.py capture
+
+Each folder is one moment, read at once: `proc/mdstat` (byte for byte as the kernel printed it),
+`proc/sys/dev/raid/speed_limit_*`, `sys/block/<md>/md/*` and `sys/block/*/queue/read_ahead_kb`
+(a root for MDBOOST_PROC_ROOT / MDBOOST_SYS_ROOT), and `mdadm-detail/<md>.txt`, the reference
+tests/realkernel/test_kernel_fixtures.py holds app.mdstat.parse() to (level, raid devices,
+state, sync action, members, slots, F/S flags, read-only).
+Progress states were held at a crawl with speed_limit_min = speed_limit_max = 1000 KiB/s, so the
+speed limits in those folders are not the defaults (1000 / 200000).
+
+`kernel-facts.json`: the kernel's answers to writes mdboost validates or survives, recorded
+during a RAID5 reshape (errno name, then the value read back), and stripe_cache_size before and
+after `mdadm --grow` started.
+"""
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["build"]:
+        image = build_image()
+        print(image)
+        return 0
+    if argv[:1] == ["capture"]:
+        run = capture_fixtures()
+        print(f"captured in {run.wall_s:.0f} s (guest ready after {run.ready_s} s)")
+        return 0
+    if len(argv) == 2 and argv[0] == "run":
+        run = boot(build_image(), Path(argv[1]).read_text())
+        print(run.describe() if run.rc != 0 else run.run_dir)
+        return 0 if run.rc == 0 else 1
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
