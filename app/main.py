@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from app import capabilities, db, sampler, simulator
 from app.config import Settings, get_settings
 from app.host import Host
-from app.routes import arrays, health, runs, tuning
+from app.routes import arrays, forecast, health, pages, runs, tuning
 from app.tuning import Tuner
 
 
@@ -48,7 +48,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     app.state.settings = settings
     app.state.host = Host(settings.proc_root, settings.sys_root)
     app.state.clock = sim.clock if sim is not None else time.time
-    for module in (health, arrays, runs, tuning):
+    for module in (health, arrays, runs, tuning, pages, forecast):
         app.include_router(module.router)
     return app
 

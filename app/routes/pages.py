@@ -1,0 +1,173 @@
+"""The dashboard (issue 4): one page of partials; each /ui/* route renders one swappable region."""
+
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app import arrays, history
+from app.deps import ClockDep, DbDep, HostDep
+
+router = APIRouter(tags=["pages"], include_in_schema=False)
+
+ROLE_LABELS = {"system": "Synology system", "swap": "Synology swap", "data": "data"}
+ACTION_LABELS = {
+    "reshape": "Reshaping",
+    "resync": "Resyncing",
+    "recovery": "Rebuilding",
+    "check": "Checking",
+    "delayed": "Queued (DELAYED)",
+    "pending": "Queued (PENDING)",
+}
+# Member flags as mdstat prints them (md.c md_seq_show).
+FLAG_LABELS = {"F": "faulty", "S": "spare", "W": "write-mostly", "J": "journal", "R": "replacement"}
+PAST_RUNS = 20
+
+
+def _mb_s(kb_s: float | None) -> str:
+    """KiB/s as decimal MB/s, the unit DSM and the seeds use."""
+    return "–" if kb_s is None else f"{kb_s * 1024 / 1e6:.1f} MB/s"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    minutes = int(max(seconds, 0) // 60)
+    days, hours, mins = minutes // 1440, minutes // 60 % 24, minutes % 60
+    if days:
+        return f"{days} d {hours} h"
+    return f"{hours} h {mins:02d} min" if hours else f"{mins} min"
+
+
+def _clock(ts: float | None) -> str:
+    """Server-local wall time; static/app.js rewrites it in the browser's time zone."""
+    return "–" if ts is None else time.strftime("%a %H:%M", time.localtime(ts))
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+@lru_cache
+def _templates(directory: Path) -> Jinja2Templates:
+    templates = Jinja2Templates(directory=directory)
+    templates.env.filters.update(mb_s=_mb_s, duration=_duration, clock=_clock, iso=_iso)
+    templates.env.globals.update(ROLE_LABELS=ROLE_LABELS, ACTION_LABELS=ACTION_LABELS)
+    return templates
+
+
+def _render(request: Request, name: str, context: dict[str, Any]) -> HTMLResponse:
+    templates = _templates(request.app.state.settings.templates_dir)
+    return templates.TemplateResponse(request, name, context)
+
+
+class _Static:
+    """/static from settings.static_dir, gzipped: the vendored JS is 262 KB raw, 88 KB gzipped."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await _static_app(scope["app"].state.settings.static_dir)(scope, receive, send)
+
+
+@lru_cache
+def _static_app(directory: Path) -> ASGIApp:
+    return GZipMiddleware(StaticFiles(directory=directory), minimum_size=1024)
+
+
+router.mount("/static", _Static(), name="static")
+
+
+def _card(view: dict[str, Any], conn: Any, now: float) -> dict[str, Any]:
+    """One array's card: the API's array view plus what the page derives from it."""
+    sync = view["sync"] or {}
+    running = sync.get("percent") is not None
+    run = view["run"]
+    finish_min = sync.get("finish_min")
+    degraded = bool(view["degraded"] or (view["sysfs"] or {}).get("degraded"))
+    return {
+        "array": view,
+        "sync": sync,
+        "running": running,
+        "degraded": degraded,
+        "missing": (view["status"] or "").count("_"),
+        "collapsed": not sync and not degraded and view["state"] == "active",
+        "role_label": ROLE_LABELS.get(view["role"], view["role"]),
+        "members": [
+            {**d, "flag_labels": [FLAG_LABELS.get(f, f) for f in d["flags"]]}
+            for d in view["devices"]
+        ],
+        "elapsed_s": now - run["started"] if run else None,
+        "kernel_eta": now + finish_min * 60 if running and finish_min is not None else None,
+        "markers": _markers(conn, run["id"]) if run else [],
+    }
+
+
+def _markers(conn: Any, run_id: int) -> list[dict[str, Any]]:
+    """Apply/revert events of a run, for the chart's markers and the list under it."""
+    marks = []
+    for event in history.events(conn, run_id):
+        if event["kind"] not in ("apply", "revert"):
+            continue
+        detail = event["detail"]
+        label = detail.get("summary") or f"{detail.get('preset', 'preset')} {event['kind']}"
+        marks.append({"ts": event["ts"], "kind": event["kind"], "label": label})
+    return marks
+
+
+def _cards(host: Any, conn: Any, now: float) -> list[dict[str, Any]]:
+    """Running first, then degraded, then data before DSM's own arrays; file order otherwise."""
+    current = arrays.current(host)
+    cards = [_card(arrays.array_view(a, host, conn), conn, now) for a in current.arrays]
+    return sorted(
+        cards,
+        key=lambda c: (not c["running"], not c["degraded"], c["array"]["role"] != "data"),
+    )
+
+
+def _past_runs(conn: Any) -> list[dict[str, Any]]:
+    past = []
+    for run in history.runs(conn, limit=PAST_RUNS):
+        presets = [
+            e["detail"].get("preset")
+            for e in history.events(conn, run["id"])
+            if e["kind"] == "apply"
+        ]
+        past.append({**run, "presets": [p for p in presets if p]})
+    return past
+
+
+def _boost_panel() -> dict[str, Any]:
+    """The boost panel's state: GET /api/tuning's shape (issue 3), or why there is none."""
+    return {"tuning": None, "unavailable": "Tuning is not available in this version yet."}
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(request: Request, host: HostDep, conn: DbDep, clock: ClockDep) -> HTMLResponse:
+    now = clock()
+    context = {
+        "now": now,
+        "demo": request.app.state.settings.demo,
+        "cards": _cards(host, conn, now),
+        "runs": _past_runs(conn),
+        "boost": _boost_panel(),
+        "oob_cards": [],
+    }
+    return _render(request, "index.html", context)
+
+
+@router.get("/ui/arrays/{name}", response_class=HTMLResponse)
+def array_card(
+    name: str, request: Request, host: HostDep, conn: DbDep, clock: ClockDep
+) -> HTMLResponse:
+    """The polled card of one array: it carries its own hx-trigger only while an operation runs."""
+    array = arrays.current(host).array(name)
+    if array is None:
+        raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
+    card = _card(arrays.array_view(array, host, conn), conn, clock())
+    return _render(request, "_array.html", {"card": card})

@@ -1,0 +1,94 @@
+"""The dashboard without a browser: server-rendered values, escaping, polling only while running."""
+
+import gzip
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
+
+RESHAPE = (
+    "[===>.................]  reshape = 23.4% (457230848/1953494784) "
+    "finish=2130.5min speed=11704K/sec"
+)
+POLLING = 'hx-trigger="every 5s"'
+
+
+@pytest.fixture
+def client(tree: KernelTree, tmp_path: Path) -> Iterator[TestClient]:
+    for name in ("md0", "md1", "md2"):
+        tree.md(name)
+    settings = Settings(
+        proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite", sample_seconds=3600
+    )
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client
+
+
+def boxes(tree: KernelTree, md2: str) -> None:
+    """A Synology-like box: DSM's system and swap arrays and one data array."""
+    tree.mdstat(mdstat_text(md2, raid1("md1"), raid1("md0")))
+
+
+def test_page_shows_server_rendered_values_without_javascript(tree: KernelTree, client):
+    boxes(tree, raid5("md2", RESHAPE))
+    html = client.get("/").text
+    assert "23.4 %" in html
+    assert '<progress max="100" value="23.4"' in html
+    assert "12.0 MB/s" in html  # 11704 KiB/s
+    assert "Synology system" in html and "Synology swap" in html
+    assert re.search(r'class="role role-data">data<', html)
+    assert "[UUUU]" in html and "Reshaping" in html
+    assert "2130.5 min, from the last 30 s only" in html  # the kernel's finish=, labelled
+    assert "<script>" not in html.split("</head>")[1]  # no inline scripts in the body
+
+
+def test_idle_healthy_arrays_collapse_and_a_degraded_one_stands_out(tree: KernelTree, client):
+    boxes(tree, raid5("md2", status="UU_U"))
+    html = client.get("/").text
+    assert re.search(r'<details class="array idle" id="array-md0">', html)
+    assert '<article class="array degraded" id="array-md2"' in html
+    assert "<strong>Degraded</strong>: 1 of 4 members missing" in html
+    assert html.index('id="array-md2"') < html.index('id="array-md0"')  # degraded first
+
+
+def test_polling_trigger_only_while_an_operation_runs(tree: KernelTree, client):
+    boxes(tree, raid5("md2", RESHAPE))
+    assert client.get("/").text.count(POLLING) == 1
+    assert POLLING in client.get("/ui/arrays/md2").text
+    boxes(tree, raid5("md2"))
+    assert POLLING not in client.get("/").text
+    card = client.get("/ui/arrays/md2")
+    assert card.status_code == 200 and POLLING not in card.text
+    assert client.get("/ui/arrays/md9").status_code == 404
+
+
+def test_everything_from_proc_is_escaped(tree: KernelTree, client):
+    hostile = "<script>alert(1)</script>"
+    tree.mdstat(
+        mdstat_text(
+            f"md2 : active raid1 {hostile}[0] sdb1[1](F)\n"
+            "      2490176 blocks [2/1] [U_]\n"
+            f"      {RESHAPE.replace('reshape', 'recovery')}\n"
+        )
+    )
+    for path in ("/", "/ui/arrays/md2"):
+        html = client.get(path).text
+        assert hostile not in html
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+        assert "faulty" in html
+
+
+def test_static_files_are_gzipped_and_the_manifest_has_its_type(client):
+    response = client.get("/static/vendor/chart.umd.min.js", headers={"Accept-Encoding": "gzip"})
+    assert response.status_code == 200
+    assert response.headers["content-encoding"] == "gzip"
+    assert len(gzip.compress(response.content)) < 100_000
+    manifest = client.get("/static/manifest.webmanifest")
+    assert manifest.headers["content-type"].startswith("application/manifest+json")
+    assert {i["type"] for i in manifest.json()["icons"]} == {"image/svg+xml", "image/png"}

@@ -1,0 +1,144 @@
+"""The dashboard in Debian's headless chromium (Playwright) against the real server on the simulator."""
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, Request, expect, sync_playwright
+
+from app import PROJECT_ROOT
+from tests.server import Server
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = PROJECT_ROOT / "artifacts" / "screenshots"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+FIRST_LOAD_BUDGET = 300_000  # bytes on the wire (issue 4)
+CHART_READY = "c => { const chart = Chart.getChart(c); return !!chart && chart.data.datasets[0].data.length > 0; }"
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium; installed with apt-get in CI or as root, never downloaded by Playwright."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI") == "true" or os.geteuid() == 0:
+            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+            subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
+            subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True, env=env)
+        else:
+            pytest.skip(f"{CHROMIUM} is missing: as root, `apt-get install chromium` (not in CI)")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: str) -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=chromium, headless=True, args=CHROMIUM_ARGS
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    state = tmp_path_factory.mktemp("ui-demo")
+    args = ["demo", "--speedup", "300", "--state-dir", str(state)]
+    with Server(args, log=state / "server.log") as running:
+        yield running
+
+
+class Console:
+    """Errors the page printed or threw."""
+
+    def __init__(self, page: Page) -> None:
+        self.errors: list[str] = []
+        page.on("console", self.on_console)
+        page.on("pageerror", lambda error: self.errors.append(f"pageerror: {error}"))
+
+    def on_console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.errors.append(f"console: {message.text}")
+
+
+def open_page(browser: Browser, viewport: dict[str, int], scheme: Any) -> Page:
+    context = browser.new_context(viewport=viewport, color_scheme=scheme)
+    return context.new_page()
+
+
+def wait_for_chart(page: Page) -> None:
+    page.wait_for_function(f"({CHART_READY})(document.querySelector('canvas[data-series]'))")
+
+
+def screenshot(page: Page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / name
+    page.screenshot(path=path, full_page=True)
+    return path
+
+
+def test_phone_first_load_no_errors_no_overflow_under_budget(browser: Browser, server: Server):
+    page = open_page(browser, PHONE, "dark")
+    console = Console(page)
+    finished: list[Request] = []
+    page.on("requestfinished", lambda request: finished.append(request))
+    page.goto(server.base + "/")
+    wait_for_chart(page)
+    first_load = list(finished)
+    transferred = sum(
+        sizes["responseBodySize"] + sizes["responseHeadersSize"]
+        for sizes in (request.sizes() for request in first_load)
+    )
+    print(f"first load: {len(first_load)} requests, {transferred} bytes transferred")
+    assert transferred <= FIRST_LOAD_BUDGET
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    for target in page.locator("button, summary, a.button").all():
+        if target.is_visible():
+            assert target.bounding_box()["height"] >= 44, target.inner_text()
+    screenshot(page, "phone.png")
+    assert console.errors == []
+    page.context.close()
+
+
+def test_percent_advances_and_the_chart_appends(browser: Browser, server: Server):
+    page = open_page(browser, DESKTOP, "light")
+    console = Console(page)
+    page.goto(server.base + "/")
+    wait_for_chart(page)
+    percent = page.locator("#percent-md2")
+    first = percent.inner_text()
+    page.evaluate("window.firstChart = Chart.getChart(document.querySelector('canvas'))")
+    points = page.evaluate("firstChart.data.datasets[0].data.length")
+    expect(percent).not_to_have_text(first, timeout=20_000)
+    assert float(percent.inner_text().rstrip(" %")) > float(first.rstrip(" %"))
+    page.wait_for_function(
+        "n => { const c = Chart.getChart(document.querySelector('canvas'));"
+        " return c === window.firstChart && c.data.datasets[0].data.length > n; }",
+        arg=points,
+        timeout=20_000,
+    )
+    screenshot(page, "desktop.png")
+    assert console.errors == []
+    page.context.close()
+
+
+def test_pages_work_with_javascript_off(browser: Browser, server: Server):
+    context = browser.new_context(viewport=PHONE, java_script_enabled=False)
+    page = context.new_page()
+    page.goto(server.base + "/")
+    expect(page.locator("#percent-md2")).to_contain_text("%")
+    expect(page.locator("#array-md2")).to_contain_text("finish=")
+    context.close()
