@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from app import mdstat
+from app import forecast_replay, mdstat
 from app.config import Settings
 from app.simulator import Simulator
 
@@ -29,12 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     parse = commands.add_parser("parse", help="print /proc/mdstat (or FILE, - for stdin) as JSON")
     parse.add_argument("file", nargs="?", default=None)
 
+    forecast = commands.add_parser("forecast", help="replay the ETA over a recorded run (CSV)")
+    forecast_replay.add_arguments(forecast)
+
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     if args.command == "parse":
         return _parse(args.file)
+    if args.command == "forecast":
+        return forecast_replay.run(args)
     if args.command == "demo":
         return _demo(args)
     return _serve(Settings(), args.host, args.port)
