@@ -1,0 +1,22 @@
+"""ETAs: one array's running operation, and an SHR pool's arrays reshaping one after another."""
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+
+from app import arrays, eta, history
+from app.deps import ClockDep, DbDep, HostDep
+
+router = APIRouter(prefix="/api", tags=["forecast"])
+
+
+@router.get("/arrays/{name}/forecast")
+def array_forecast(name: str, host: HostDep, conn: DbDep, clock: ClockDep) -> dict[str, Any]:
+    if arrays.current(host).array(name) is None and not history.array_known(conn, name):
+        raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
+    return eta.array_eta(conn, host, name, clock())
+
+
+@router.get("/pool/forecast")
+def pool_forecast(host: HostDep, conn: DbDep, clock: ClockDep) -> dict[str, Any]:
+    return eta.pool_eta(conn, host, clock())
