@@ -92,3 +92,48 @@ def test_static_files_are_gzipped_and_the_manifest_has_its_type(client):
     manifest = client.get("/static/manifest.webmanifest")
     assert manifest.headers["content-type"].startswith("application/manifest+json")
     assert {i["type"] for i in manifest.json()["icons"]} == {"image/svg+xml", "image/png"}
+
+
+HTMX = {"HX-Request": "true"}
+
+
+def tunable_box(tree: KernelTree) -> None:
+    boxes(tree, raid5("md2", RESHAPE))
+    tree.md("md2", stripe_cache_size="256", sync_action="reshape")
+
+
+def test_boost_plan_then_apply_then_revert_through_the_page_endpoints(tree: KernelTree, client):
+    tunable_box(tree)
+    assert 'aria-checked="false"' in client.get("/").text
+    plan = client.post("/ui/boost/plan", headers=HTMX).text
+    assert "Boost will change" in plan and "stripe_cache_size" in plan
+    assert "256 MiB RAM" in plan and "MiB budget" in plan
+    assert tree.read("sys/block/md2/md/stripe_cache_size") == "256\n"  # a plan writes nothing
+    on = client.post("/ui/boost", data={"on": "true"}, headers=HTMX).text
+    assert 'role="switch" aria-checked="true"' in on
+    assert tree.read("sys/block/md2/md/stripe_cache_size") == "16384\n"
+    tree.write("sys/block/md2/md/stripe_cache_size", "4096")  # DSM or a person changes it
+    assert "Changed outside mdboost: <strong>stripe_cache_size</strong>" in client.get("/").text
+    off = client.post("/ui/revert", headers=HTMX).text
+    assert 'aria-checked="false"' in off and 'id="runs" aria-labelledby="runs-h" hx-swap-oob' in off
+    assert tree.read("sys/block/md2/md/stripe_cache_size") == "256\n"
+
+
+def test_boost_works_without_javascript(tree: KernelTree, client):
+    tunable_box(tree)
+    page = client.post("/ui/boost/plan")
+    assert page.text.startswith("<!doctype html>") and "Apply boost" in page.text
+    applied = client.post("/ui/boost", data={"on": "true"}, follow_redirects=False)
+    assert (applied.status_code, applied.headers["location"]) == (303, "/#boost")
+    assert "Boost is on" in client.get("/").text
+    client.post("/ui/boost", data={"on": "false"})
+    assert tree.read("sys/block/md2/md/stripe_cache_size") == "256\n"
+
+
+def test_cross_site_posts_are_refused_and_change_nothing(tree: KernelTree, client):
+    tunable_box(tree)
+    before = tree.snapshot()
+    for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+        response = client.post("/ui/boost", data={"on": "true"}, headers=headers)
+        assert response.status_code == 403
+    assert tree.snapshot() == before

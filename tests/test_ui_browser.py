@@ -135,6 +135,48 @@ def test_percent_advances_and_the_chart_appends(browser: Browser, server: Server
     page.context.close()
 
 
+def latest_speed(page: Page) -> float:
+    """The newest speed point on the chart (MB/s)."""
+    return float(
+        page.evaluate(
+            "() => { const d = Chart.getChart(document.querySelector('canvas')).data.datasets[1].data;"
+            " return d[d.length - 1].y; }"
+        )
+    )
+
+
+def test_boost_confirm_raises_speed_on_the_chart_and_revert_restores(
+    browser: Browser, server: Server
+):
+    page = open_page(browser, PHONE, "light")
+    console = Console(page)
+    page.goto(server.base + "/")
+    wait_for_chart(page)
+    before = latest_speed(page)
+    switch = page.get_by_role("switch")
+    expect(switch).to_have_attribute("aria-checked", "false")
+    switch.click()
+    plan = page.locator("#boost form.confirm")
+    expect(plan).to_contain_text("stripe_cache_size")
+    expect(plan).to_contain_text("MiB")
+    screenshot(page, "phone-boost-confirm.png")
+    page.get_by_role("button", name="Apply boost").click()
+    expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "true")
+    expect(page.locator("ol.markers li")).to_have_count(1)
+    page.wait_for_function(
+        "floor => { const d = Chart.getChart(document.querySelector('canvas')).data.datasets[1].data;"
+        " return d[d.length - 1].y > floor; }",
+        arg=before * 2,
+        timeout=30_000,
+    )
+    screenshot(page, "phone-boost-on.png")
+    page.get_by_role("button", name="Revert to the original values").click()
+    expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
+    assert server.get("/api/tuning")["active"] is False
+    assert console.errors == []
+    page.context.close()
+
+
 def test_pages_work_with_javascript_off(browser: Browser, server: Server):
     context = browser.new_context(viewport=PHONE, java_script_enabled=False)
     page = context.new_page()

@@ -3,17 +3,19 @@
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import arrays, history
+from app.capabilities import HOW_TO_TUNE
 from app.deps import ClockDep, DbDep, HostDep
+from app.routes.tuning import call, tuner
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
 
@@ -83,7 +85,7 @@ def _static_app(directory: Path) -> ASGIApp:
 router.mount("/static", _Static(), name="static")
 
 
-def _card(view: dict[str, Any], conn: Any, now: float) -> dict[str, Any]:
+def _card(view: dict[str, Any], conn: Any, now: float, summaries: dict[int, str]) -> dict[str, Any]:
     """One array's card: the API's array view plus what the page derives from it."""
     sync = view["sync"] or {}
     running = sync.get("percent") is not None
@@ -104,26 +106,29 @@ def _card(view: dict[str, Any], conn: Any, now: float) -> dict[str, Any]:
         ],
         "elapsed_s": now - run["started"] if run else None,
         "kernel_eta": now + finish_min * 60 if running and finish_min is not None else None,
-        "markers": _markers(conn, run["id"]) if run else [],
+        "markers": _markers(conn, run["id"], summaries) if run else [],
     }
 
 
-def _markers(conn: Any, run_id: int) -> list[dict[str, Any]]:
-    """Apply/revert events of a run, for the chart's markers and the list under it."""
+def _markers(conn: Any, run_id: int, summaries: dict[int, str]) -> list[dict[str, Any]]:
+    """Apply/revert events of a run with their measured effect, for the chart and the list."""
     marks = []
     for event in history.events(conn, run_id):
-        if event["kind"] not in ("apply", "revert"):
-            continue
         detail = event["detail"]
-        label = detail.get("summary") or f"{detail.get('preset', 'preset')} {event['kind']}"
+        if event["kind"] == "apply":
+            label = summaries.get(detail.get("op_id"), f"{detail.get('preset')} applied")
+        elif event["kind"] == "revert":
+            label = f"reverted ({detail.get('reason', 'requested')})"
+        else:
+            continue
         marks.append({"ts": event["ts"], "kind": event["kind"], "label": label})
     return marks
 
 
-def _cards(host: Any, conn: Any, now: float) -> list[dict[str, Any]]:
+def _cards(host: Any, conn: Any, now: float, summaries: dict[int, str]) -> list[dict[str, Any]]:
     """Running first, then degraded, then data before DSM's own arrays; file order otherwise."""
     current = arrays.current(host)
-    cards = [_card(arrays.array_view(a, host, conn), conn, now) for a in current.arrays]
+    cards = [_card(arrays.array_view(a, host, conn), conn, now, summaries) for a in current.arrays]
     return sorted(
         cards,
         key=lambda c: (not c["running"], not c["degraded"], c["array"]["role"] != "data"),
@@ -142,23 +147,32 @@ def _past_runs(conn: Any) -> list[dict[str, Any]]:
     return past
 
 
-def _boost_panel() -> dict[str, Any]:
-    """The boost panel's state: GET /api/tuning's shape (issue 3), or why there is none."""
-    return {"tuning": None, "unavailable": "Tuning is not available in this version yet."}
+def _boost_panel(request: Request, conn: Any, **extra: Any) -> dict[str, Any]:
+    """The boost panel's state: GET /api/tuning's shape, plus a plan or an error when given."""
+    access = request.app.state.tuning_access
+    why = "; ".join(access.problems)
+    readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
+    return {"tuning": tuner(request).status(conn), "readonly": readonly, **extra}
 
 
-@router.get("/", response_class=HTMLResponse)
-def index(request: Request, host: HostDep, conn: DbDep, clock: ClockDep) -> HTMLResponse:
-    now = clock()
+def _summaries(boost: dict[str, Any]) -> dict[int, str]:
+    return {e["op_id"]: e["summary"] for e in boost["tuning"]["effects"]}
+
+
+def _page(request: Request, host: Any, conn: Any, now: float, boost: dict[str, Any]) -> Response:
     context = {
         "now": now,
         "demo": request.app.state.settings.demo,
-        "cards": _cards(host, conn, now),
+        "cards": _cards(host, conn, now, _summaries(boost)),
         "runs": _past_runs(conn),
-        "boost": _boost_panel(),
-        "oob_cards": [],
+        "boost": boost,
     }
     return _render(request, "index.html", context)
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(request: Request, host: HostDep, conn: DbDep, clock: ClockDep) -> Response:
+    return _page(request, host, conn, clock(), _boost_panel(request, conn))
 
 
 @router.get("/ui/arrays/{name}", response_class=HTMLResponse)
@@ -169,5 +183,76 @@ def array_card(
     array = arrays.current(host).array(name)
     if array is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
-    card = _card(arrays.array_view(array, host, conn), conn, clock())
+    summaries = _summaries(_boost_panel(request, conn))
+    card = _card(arrays.array_view(array, host, conn), conn, clock(), summaries)
     return _render(request, "_array.html", {"card": card})
+
+
+def same_origin(request: Request) -> None:
+    """Refuse cross-site form posts: a page elsewhere must not flip kernel knobs on the LAN."""
+    origin = request.headers.get("origin")
+    if request.headers.get("sec-fetch-site") == "cross-site" or (
+        origin and origin.split("://", 1)[-1] != request.headers.get("host")
+    ):
+        raise HTTPException(status_code=403, detail="cross-site request refused")
+
+
+def _after_post(
+    request: Request, host: Any, conn: Any, now: float, boost: dict[str, Any]
+) -> Response:
+    """htmx: the boost panel plus the chart markers out of band; without JS: the whole page."""
+    if request.headers.get("hx-request") != "true":
+        if boost.get("plan") or boost.get("error"):
+            return _page(request, host, conn, now, boost)
+        return RedirectResponse("/#boost", status_code=303)
+    return _boost_fragment(request, host, conn, now, boost)
+
+
+def _boost_fragment(
+    request: Request, host: Any, conn: Any, now: float, boost: dict[str, Any]
+) -> Response:
+    """The panel, plus out-of-band the chart markers and past runs that an apply or revert moves."""
+    cards = [c for c in _cards(host, conn, now, _summaries(boost)) if c["array"]["run"]]
+    context = {"boost": boost, "oob_cards": cards, "runs": _past_runs(conn)}
+    return _render(request, "_boost.html", context)
+
+
+def _attempt(action: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Run one tuning action: (its result, None) or (None, its error: busy, refused, invalid)."""
+    try:
+        return call(action), None
+    except HTTPException as error:
+        detail = error.detail
+        return None, str(detail.get("message", detail) if isinstance(detail, dict) else detail)
+
+
+@router.get("/ui/boost", response_class=HTMLResponse)
+def boost_panel(request: Request, host: HostDep, conn: DbDep, clock: ClockDep) -> Response:
+    """Polled while an apply or revert runs or an effect is still being measured."""
+    return _boost_fragment(request, host, conn, clock(), _boost_panel(request, conn))
+
+
+@router.post("/ui/boost/plan", response_class=HTMLResponse, dependencies=[Depends(same_origin)])
+def boost_plan(request: Request, host: HostDep, conn: DbDep, clock: ClockDep) -> Response:
+    """What boost would change and its RAM cost, to confirm before anything is written."""
+    plan, error = _attempt(lambda: tuner(request).plan("boost").to_json())
+    boost = _boost_panel(request, conn, plan=plan, error=error)
+    return _after_post(request, host, conn, clock(), boost)
+
+
+@router.post("/ui/boost", response_class=HTMLResponse, dependencies=[Depends(same_origin)])
+def boost_switch(
+    request: Request, host: HostDep, conn: DbDep, clock: ClockDep, on: Annotated[bool, Form()]
+) -> Response:
+    """The toggle: on applies the boost preset, off reverts to the journaled originals."""
+    found = tuner(request)
+    _, error = _attempt(
+        (lambda: found.apply("boost", None)) if on else (lambda: found.revert("boost switched off"))
+    )
+    return _after_post(request, host, conn, clock(), _boost_panel(request, conn, error=error))
+
+
+@router.post("/ui/revert", response_class=HTMLResponse, dependencies=[Depends(same_origin)])
+def revert(request: Request, host: HostDep, conn: DbDep, clock: ClockDep) -> Response:
+    _, error = _attempt(lambda: tuner(request).revert("requested"))
+    return _after_post(request, host, conn, clock(), _boost_panel(request, conn, error=error))
