@@ -12,6 +12,8 @@ from pathlib import Path
 from app import sysfs
 
 ARRAY_NAME = re.compile(r"^md\d+$")
+ATTR_READ_LIMIT = 65536  # sysfs attributes are at most a page; never read a device endlessly
+MDSTAT_READ_LIMIT = 16 * 1024 * 1024
 DISK_NAME = re.compile(r"^[a-z][a-z0-9!_.-]*$")
 
 # Per-array attributes sampled every tick (Documentation/admin-guide/md.rst, "md devices in sysfs").
@@ -91,15 +93,16 @@ class Host:
         return self.proc_root / "sys" / "dev" / "raid" / _plain(name)
 
     # ---- reading
-    def read(self, path: Path) -> str | None:
-        """Text of a kernel file, or None when this kernel (or tree) has no such file."""
+    def read(self, path: Path, limit: int = ATTR_READ_LIMIT) -> str | None:
+        """Text of a kernel file (at most `limit` bytes), or None when there is no such file."""
         try:
-            return path.read_text(errors="replace")
+            with path.open("rb") as file:
+                return file.read(limit).decode(errors="replace")
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
 
     def read_mdstat(self) -> str | None:
-        return self.read(self.proc_root / "mdstat")
+        return self.read(self.proc_root / "mdstat", MDSTAT_READ_LIMIT)
 
     def has_mdstat(self) -> bool:
         return (self.proc_root / "mdstat").is_file()

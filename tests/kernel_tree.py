@@ -49,7 +49,7 @@ class KernelTree:
         return {
             str(p.relative_to(self.root)): p.read_bytes()
             for p in sorted(self.root.rglob("*"))
-            if p.is_file()
+            if p.is_file() and not p.is_symlink()
         }
 
 

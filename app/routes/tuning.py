@@ -3,7 +3,7 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException, Path, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.deps import DbDep
 from app.planning import PlanError
@@ -17,12 +17,16 @@ PresetName = Annotated[str, Path(pattern=r"^[a-z][a-z0-9_-]{0,39}$")]
 class ArraysBody(BaseModel):
     """Which arrays to tune; default: those syncing now, else the data arrays."""
 
+    model_config = ConfigDict(extra="forbid")
+
     arrays: list[Annotated[str, Field(pattern=r"^md\d+$")]] | None = Field(
         default=None, max_length=64
     )
 
 
 class BoostBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     on: bool
 
 
