@@ -82,9 +82,10 @@ def test_sigterm_reverts_when_revert_on_exit(box, tmp_path):
     assert server.request("POST", "/api/boost", {"on": True})[0] == 200
     # uvicorn re-raises SIGTERM after a clean shutdown, so the exit status is -15.
     assert server.stop() in (0, -15)
-    assert "reverted 4 knobs to their originals (mdboost stopped" in (
-        tmp_path / "server.log"
-    ).read_text()
+    assert (
+        "reverted 4 knobs to their originals (mdboost stopped"
+        in (tmp_path / "server.log").read_text()
+    )
     act_like_md(box, before)
     assert box.snapshot() == before
 
