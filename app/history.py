@@ -40,33 +40,51 @@ def samples(
     its slowest and its fastest sample, so dips and bursts survive, and the progress line too.
     """
     where = "array = :array AND ts >= :since AND ts <= :until"
-    params = {"array": array, "since": since or 0.0, "until": until or 1e18}
-    count = conn.execute(f"SELECT COUNT(*) FROM samples WHERE {where}", params).fetchone()[0]
+    params: dict[str, Any] = {"array": array, "since": since or 0.0, "until": until or 1e18}
+    params["more_than_points"] = points + 1
+    count = conn.execute(
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM samples WHERE {where} LIMIT :more_than_points)",
+        params,
+    ).fetchone()[0]
     if count <= points:
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM samples WHERE {where} ORDER BY ts", params
         ).fetchall()
         return [dict(r) for r in rows]
-    first, last = conn.execute(
-        f"SELECT MIN(ts), MAX(ts) FROM samples WHERE {where}", params
-    ).fetchone()
-    buckets = max(points // 2, 1)
-    params["width"] = max((last - first) / buckets, 1e-9)
-    params["first"] = first
-    picked: dict[float, dict[str, Any]] = {}
-    for extreme in ("MIN", "MAX"):
-        # SQLite returns the bare columns of the row that holds the MIN()/MAX() (lang_select.html).
-        rows = conn.execute(
-            f"""SELECT {extreme}(COALESCE(speed_kb_s, -1)) AS pick, {_COLUMNS} FROM samples
-                WHERE {where} GROUP BY CAST((ts - :first) / :width AS INTEGER)""",
-            params,
-        ).fetchall()
-        for row in rows:
-            sample = dict(row)
-            del sample["pick"]
-            picked[sample["ts"]] = sample
-    ordered = [picked[ts] for ts in sorted(picked)]
-    return ordered[:points]
+    # Two single-aggregate queries: each is one index seek (lang_select.html, min/max optimization).
+    params["first"] = conn.execute(f"SELECT MIN(ts) FROM samples WHERE {where}", params).fetchone()[
+        0
+    ]
+    last = conn.execute(f"SELECT MAX(ts) FROM samples WHERE {where}", params).fetchone()[0]
+    params["points"] = points
+    params["buckets"] = max(points // 2, 1)
+    params["width"] = max((last - params["first"]) / params["buckets"], 1e-9)
+    rows = conn.execute(_PICK_EXTREMES, params).fetchall()
+    return [dict(r) for r in rows]
+
+
+# Bucket k holds first + k*width <= ts < first + (k+1)*width (k = 0..buckets: the last sample
+# starts bucket `buckets`). Each bucket is a range of the samples_by_array index, which carries
+# speed_kb_s, so picking its extremes reads the index only, in order, with no sort; SQLite returns
+# the bare column of the row that holds the MIN()/MAX() (lang_select.html).
+_PICK_EXTREMES = f"""
+    WITH RECURSIVE bucket(k) AS (
+        SELECT 0 UNION ALL SELECT k + 1 FROM bucket WHERE k < :buckets
+    ),
+    picks(slowest, fastest) AS MATERIALIZED (
+        SELECT
+            (SELECT id FROM (SELECT MIN(COALESCE(speed_kb_s, -1)), id FROM samples
+                WHERE array = :array AND ts >= :first + k * :width
+                  AND ts < :first + (k + 1) * :width)),
+            (SELECT id FROM (SELECT MAX(COALESCE(speed_kb_s, -1)), id FROM samples
+                WHERE array = :array AND ts >= :first + k * :width
+                  AND ts < :first + (k + 1) * :width))
+        FROM bucket
+    )
+    SELECT {_COLUMNS} FROM samples
+    WHERE id IN (SELECT slowest FROM picks UNION SELECT fastest FROM picks)
+    ORDER BY ts LIMIT :points
+"""
 
 
 def run_row(row: sqlite3.Row) -> dict[str, Any]:

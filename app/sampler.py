@@ -112,7 +112,10 @@ class Sampler:
             log.warning("mdstat: %s", warning)
         tick.parsed = parsed
         tick.any_running = any(a.sync is not None and a.sync.running for a in parsed.arrays)
-        self.pending.append(PendingTick(now, parsed, [self._row(a, now) for a in parsed.arrays]))
+        # One read of the global limits per tick, not per array (issue 2 benchmark: sampler CPU).
+        global_limits = self.host.read_global_speed_limits()
+        rows = [self._row(a, now, global_limits) for a in parsed.arrays]
+        self.pending.append(PendingTick(now, parsed, rows))
         try:
             self._store(tick)
         except sqlite3.Error as error:
@@ -131,7 +134,9 @@ class Sampler:
         self.latest = tick
         return tick
 
-    def _row(self, array: mdstat.Array, now: float) -> dict[str, Any]:
+    def _row(
+        self, array: mdstat.Array, now: float, global_limits: tuple[int | None, int | None]
+    ) -> dict[str, Any]:
         sync = array.sync if array.sync is not None and array.sync.running else None
         row: dict[str, Any] = dict.fromkeys(_SAMPLE_COLUMNS)
         row.update(
@@ -148,7 +153,7 @@ class Sampler:
         )
         if ARRAY_NAME.fullmatch(array.name):
             sysfs = self.host.read_array_sysfs(array.name)
-            global_min, global_max = self.host.read_global_speed_limits()
+            global_min, global_max = global_limits
             row.update(
                 degraded=sysfs.degraded,
                 sync_speed_kb_s=sysfs.sync_speed_kb_s,
