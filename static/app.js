@@ -106,7 +106,8 @@
             grid: { color: grid },
             ticks: {
               color: fg,
-              maxTicksLimit: 6,
+              maxTicksLimit: 5,
+              maxRotation: 0,
               callback(value) {
                 return localTime(value, spanDays(this.chart.data.datasets[0].data) > 0.8);
               },

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.main import create_app
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
+from tests.server import wait_for
 
 RESHAPE = (
     "[===>.................]  reshape = 23.4% (457230848/1953494784) "
@@ -24,7 +25,7 @@ def client(tree: KernelTree, tmp_path: Path) -> Iterator[TestClient]:
     for name in ("md0", "md1", "md2"):
         tree.md(name)
     settings = Settings(
-        proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite", sample_seconds=3600
+        proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite", sample_seconds=0.2
     )
     with TestClient(create_app(settings)) as test_client:
         yield test_client
@@ -37,6 +38,7 @@ def boxes(tree: KernelTree, md2: str) -> None:
 
 def test_page_shows_server_rendered_values_without_javascript(tree: KernelTree, client):
     boxes(tree, raid5("md2", RESHAPE))
+    wait_for(lambda: client.get("/api/runs").json()["runs"], 10, "the sampler to open a run")
     html = client.get("/").text
     assert "23.4 %" in html
     assert '<progress max="100" value="23.4"' in html
@@ -45,6 +47,7 @@ def test_page_shows_server_rendered_values_without_javascript(tree: KernelTree, 
     assert re.search(r'class="role role-data">data<', html)
     assert "[UUUU]" in html and "Reshaping" in html
     assert "2130.5 min, from the last 30 s only" in html  # the kernel's finish=, labelled
+    assert "mdboost forecast" in html and "sample(s); need" in html  # too little data: no number
     assert "<script>" not in html.split("</head>")[1]  # no inline scripts in the body
 
 

@@ -12,7 +12,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app import arrays, history
+from app import arrays, eta, history
 from app.capabilities import HOW_TO_TUNE
 from app.deps import ClockDep, DbDep, HostDep
 from app.routes.tuning import call, tuner
@@ -85,7 +85,9 @@ def _static_app(directory: Path) -> ASGIApp:
 router.mount("/static", _Static(), name="static")
 
 
-def _card(view: dict[str, Any], conn: Any, now: float, summaries: dict[int, str]) -> dict[str, Any]:
+def _card(
+    view: dict[str, Any], host: Any, conn: Any, now: float, summaries: dict[int, str]
+) -> dict[str, Any]:
     """One array's card: the API's array view plus what the page derives from it."""
     sync = view["sync"] or {}
     running = sync.get("percent") is not None
@@ -106,6 +108,7 @@ def _card(view: dict[str, Any], conn: Any, now: float, summaries: dict[int, str]
         ],
         "elapsed_s": now - run["started"] if run else None,
         "kernel_eta": now + finish_min * 60 if running and finish_min is not None else None,
+        "eta": eta.array_eta(conn, host, view["name"], now) if running and run else None,
         "markers": _markers(conn, run["id"], summaries) if run else [],
     }
 
@@ -128,7 +131,9 @@ def _markers(conn: Any, run_id: int, summaries: dict[int, str]) -> list[dict[str
 def _cards(host: Any, conn: Any, now: float, summaries: dict[int, str]) -> list[dict[str, Any]]:
     """Running first, then degraded, then data before DSM's own arrays; file order otherwise."""
     current = arrays.current(host)
-    cards = [_card(arrays.array_view(a, host, conn), conn, now, summaries) for a in current.arrays]
+    cards = [
+        _card(arrays.array_view(a, host, conn), host, conn, now, summaries) for a in current.arrays
+    ]
     return sorted(
         cards,
         key=lambda c: (not c["running"], not c["degraded"], c["array"]["role"] != "data"),
@@ -184,7 +189,7 @@ def array_card(
     if array is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     summaries = _summaries(_boost_panel(request, conn))
-    card = _card(arrays.array_view(array, host, conn), conn, clock(), summaries)
+    card = _card(arrays.array_view(array, host, conn), host, conn, clock(), summaries)
     return _render(request, "_array.html", {"card": card})
 
 
