@@ -8,7 +8,9 @@ This model:
 - takes the regime's average speed, so bursts of competing I/O count in the proportion they had
   and will likely keep, and bends it by a falling trend when the regime shows one (HDD zones);
 - before a grow's knee, plans the part after it at KNEE_SPEEDUP times the speed;
-- sizes the range from how much the regime's speed varied between batches of at least 40 s.
+- sizes the range from how much the regime's speed varied between batches of at least 40 s,
+  the knee's speed-up between KNEE_SPEEDUP_RANGE, and, until a regime shows a trend of its own,
+  a speed that may still fall towards the inner tracks (UNSEEN_TREND) on the high side.
 No I/O here: callers pass samples and events in, and the result out to the API or the CLI.
 """
 
@@ -39,12 +41,15 @@ TREND_MIN_BATCHES = 6
 TREND_MIN_SPAN = 0.05  # progress the regime must cover before a trend is believed
 TREND_T = 3.0  # t statistic a falling trend needs
 TREND_MAX = 0.8  # the speed may fall at most this fraction from 0 % to 100 %
+# HDD inner tracks run at roughly half to two thirds of the outer speed: until a regime shows
+# its own trend, the high bound allows the speed to fall this fraction across the disk.
+UNSEEN_TREND = 0.3
 # The range: relative spread of batch speeds blended with a prior, plus a floor for what the
 # model leaves out; Z sets the width (tuned on simulator seeds that are not the committed runs).
 PRIOR_SPREAD = 0.25
 PRIOR_WEIGHT = 2.0
 MODEL_FLOOR = 0.06
-Z = 1.8
+Z = 1.5
 # "What if I boost": without a measured effect, DESIGN.md's real-kernel figure (stripe cache
 # 16384 on HDD-like disks: 1.40x), with a range from "no gain" to the seeds' 5x.
 MODEL_BOOST_RATIO = 1.4
@@ -227,11 +232,13 @@ def _forecast_regime(
     ahead = knee if knee is not None and progress < knee else None
     remaining_s = _time_to_finish(measured, progress, ahead, speedup)
     spread = math.exp(Z * measured.spread(remaining_s))
-    low_s, high_s = remaining_s / spread, remaining_s * spread
+    slower = replace(measured, trend=max(measured.trend, UNSEEN_TREND))
+    low_s = remaining_s / spread
+    high_s = _time_to_finish(slower, progress, ahead, speedup) * spread
     fast, slow = KNEE_SPEEDUP_RANGE[1], KNEE_SPEEDUP_RANGE[0]
     if ahead is not None:
         low_s = _time_to_finish(measured, progress, ahead, knee_speedup=fast) / spread
-        high_s = _time_to_finish(measured, progress, ahead, knee_speedup=slow) * spread
+        high_s = _time_to_finish(slower, progress, ahead, knee_speedup=slow) * spread
     elif speedup != 1.0:
         low_s, high_s = low_s * speedup / fast, high_s * speedup / slow
     speed = measured.speed * speedup
@@ -292,6 +299,9 @@ def pool_forecast(members: Sequence[PoolMember]) -> PoolForecast:
         return replace(base, status=status, reason=reason)
     eta, low, high = fc.eta, fc.low or fc.eta, fc.high or fc.eta
     whole_run_s = fc.whole_run_s
+    # A queued array's turn is as uncertain as the running one's remainder (same disks, knee).
+    left = max(eta - fc.as_of, 1e-9)
+    low_ratio, high_ratio = (low - fc.as_of) / left, (high - fc.as_of) / left
     for member in members[index + 1 :]:
         if member.state == "done":
             continue
@@ -299,8 +309,8 @@ def pool_forecast(members: Sequence[PoolMember]) -> PoolForecast:
             return replace(base, reason=f"{member.name}: size unknown, cannot plan its turn")
         share = member.size_blocks / current.size_blocks
         eta += whole_run_s * share
-        low += whole_run_s * share / math.exp(Z * MODEL_FLOOR * 2)
-        high += whole_run_s * share * math.exp(Z * MODEL_FLOOR * 2)
+        low += whole_run_s * share * low_ratio
+        high += whole_run_s * share * high_ratio
     return replace(base, status="ok", eta=eta, low=low, high=high)
 
 
