@@ -3,7 +3,7 @@
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app import PROJECT_ROOT
@@ -37,6 +37,12 @@ class Settings(BaseSettings):
     revert_on_exit: bool = True  # put the originals back when mdboost stops
     revert_on_finish: bool = True  # ... and when the tuned arrays' operations finish
     effect_minutes: float = Field(default=5.0, gt=0)  # window for the before/after speed
+    # Security (issue 7)
+    password: SecretStr | None = None  # admin password; unset: a one-time set-up page stores one
+    api_token: SecretStr | None = None  # for API clients: Authorization: Bearer <token>
+    read_requires_login: bool = False  # also require login to read the page and GET endpoints
+    max_body_bytes: int = Field(default=65536, gt=0)
+
     # Crash-safety tests only: the server kills itself at this point of an apply.
     test_crash_at: str | None = None
 

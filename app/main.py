@@ -5,12 +5,14 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
-from app import capabilities, db, sampler, simulator
+from app import capabilities, db, errors, sampler, simulator
+from app.auth import LoginThrottle
 from app.config import Settings, get_settings
 from app.host import Host
-from app.routes import arrays, forecast, health, pages, runs, tuning
+from app.routes import arrays, auth, forecast, health, pages, runs, tuning
+from app.security import GuardMiddleware, require_reader
 from app.tuning import Tuner
 
 
@@ -48,8 +50,13 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     app.state.settings = settings
     app.state.host = Host(settings.proc_root, settings.sys_root)
     app.state.clock = sim.clock if sim is not None else time.time
-    for module in (health, arrays, runs, tuning, pages, forecast):
+    app.state.login_throttle = LoginThrottle()
+    app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes)
+    errors.install(app)
+    for module in (health, auth):
         app.include_router(module.router)
+    for module in (arrays, runs, tuning, pages, forecast):
+        app.include_router(module.router, dependencies=[Depends(require_reader)])
     return app
 
 

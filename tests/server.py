@@ -65,10 +65,16 @@ class Server:
         with urllib.request.urlopen(self.base + path, timeout=5) as response:
             return json.load(response)
 
-    def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    def request(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
+        """JSON request; sends the server's MDBOOST_API_TOKEN as a Bearer token when it has one."""
         data = json.dumps(body).encode() if body is not None else None
+        sent = {"Content-Type": "application/json"}
+        if "MDBOOST_API_TOKEN" in self.env:
+            sent["Authorization"] = f"Bearer {self.env['MDBOOST_API_TOKEN']}"
         req = urllib.request.Request(
-            self.base + path, data=data, method=method, headers={"Content-Type": "application/json"}
+            self.base + path, data=data, method=method, headers={**sent, **(headers or {})}
         )
         try:
             with urllib.request.urlopen(req, timeout=10) as response:

@@ -24,6 +24,7 @@ def tree_server(tree: KernelTree, tmp_path: Path, **env: str) -> Server:
             "MDBOOST_SYS_ROOT": str(tree.sys),
             "MDBOOST_DB": str(tmp_path / "data" / "mdboost.db"),
             "MDBOOST_MAX_CACHE_MB": "1024",
+            "MDBOOST_API_TOKEN": "test-token-for-tuning-tests",
             **env,
         },
         log=tmp_path / "server.log",

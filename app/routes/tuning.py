@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.deps import DbDep
 from app.planning import PlanError
+from app.security import AdminDep
 from app.tuning import Busy, Tuner, TuningFailed, UnknownPreset
 
 router = APIRouter(prefix="/api", tags=["tuning"])
@@ -83,18 +84,21 @@ def plan_preset(
 
 @router.post("/presets/{name}/apply")
 def apply_preset(
-    name: PresetName, request: Request, body: Annotated[ArraysBody | None, Body()] = None
+    name: PresetName,
+    request: Request,
+    admin: AdminDep,
+    body: Annotated[ArraysBody | None, Body()] = None,
 ) -> dict[str, Any]:
     return call(tuner(request).apply, name, body.arrays if body else None)
 
 
 @router.post("/revert")
-def revert(request: Request) -> dict[str, Any]:
+def revert(request: Request, admin: AdminDep) -> dict[str, Any]:
     return call(tuner(request).revert, "requested")
 
 
 @router.post("/boost")
-def boost(body: BoostBody, request: Request) -> dict[str, Any]:
+def boost(body: BoostBody, request: Request, admin: AdminDep) -> dict[str, Any]:
     t = tuner(request)
     if body.on:
         return call(t.apply, "boost", None)

@@ -1,0 +1,70 @@
+"""Every error is JSON for the API and a readable page for people; never a stack trace."""
+
+import html
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import (
+    http_exception_handler,
+    request_validation_exception_handler,
+)
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException
+
+log = logging.getLogger(__name__)
+
+
+def _wants_page(request: Request) -> bool:
+    return not request.url.path.startswith("/api/") and "text/html" in request.headers.get(
+        "accept", ""
+    )
+
+
+def _page(status: int, message: str) -> HTMLResponse:
+    text = html.escape(message)
+    body = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<title>mdboost: {status}</title><link rel="stylesheet" href="/static/app.css"></head>'
+        f'<body><main class="narrow"><h1>{status}</h1><p role="alert">{text}</p>'
+        '<p><a href="/">Back to the arrays</a></p></main></body></html>'
+    )
+    return HTMLResponse(body, status_code=status)
+
+
+def _message(detail: Any) -> str:
+    if isinstance(detail, dict):
+        return str(detail.get("message", detail))
+    return str(detail)
+
+
+async def on_http_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    if _wants_page(request) and not request.headers.get("hx-request"):
+        if error.status_code == 401:
+            return RedirectResponse("/login", status_code=303)
+        return _page(error.status_code, _message(error.detail))
+    return await http_exception_handler(request, error)
+
+
+async def on_validation_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, RequestValidationError)
+    if _wants_page(request) and not request.headers.get("hx-request"):
+        return _page(422, "; ".join(str(e.get("msg", e)) for e in error.errors()))
+    return await request_validation_exception_handler(request, error)
+
+
+async def on_crash(request: Request, error: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    message = "internal error: the details are in mdboost's log"
+    if _wants_page(request):
+        return _page(500, message)
+    return Response(f'{{"detail": "{message}"}}', status_code=500, media_type="application/json")
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(HTTPException, on_http_error)
+    app.add_exception_handler(RequestValidationError, on_validation_error)
+    app.add_exception_handler(Exception, on_crash)
