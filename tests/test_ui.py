@@ -21,11 +21,19 @@ POLLING = 'hx-trigger="every 5s"'
 
 
 @pytest.fixture
-def client(tree: KernelTree, tmp_path: Path) -> Iterator[TestClient]:
+def client(
+    tree: KernelTree, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[TestClient]:
     for name in ("md0", "md1", "md2"):
         tree.md(name)
+    # demo: changes need no login while no password is set (app/security.py)
     settings = Settings(
-        proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite", sample_seconds=0.2
+        proc_root=tree.proc,
+        sys_root=tree.sys,
+        db=tmp_path / "db.sqlite",
+        sample_seconds=0.2,
+        demo=True,
+        **getattr(request, "param", {}),
     )
     with TestClient(create_app(settings)) as test_client:
         yield test_client
@@ -139,4 +147,18 @@ def test_cross_site_posts_are_refused_and_change_nothing(tree: KernelTree, clien
     for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
         response = client.post("/ui/boost", data={"on": "true"}, headers=headers)
         assert response.status_code == 403
+    assert tree.snapshot() == before
+
+
+@pytest.mark.parametrize("client", [{"password": "correct horse battery"}], indirect=True)
+def test_with_a_password_the_page_asks_to_sign_in_and_posts_need_a_login(tree: KernelTree, client):
+    tunable_box(tree)
+    before = tree.snapshot()
+    assert 'href="/login">Sign in</a> to change tuning' in client.get("/").text
+    for path, data in (
+        ("/ui/boost/plan", None),
+        ("/ui/boost", {"on": "true"}),
+        ("/ui/revert", None),
+    ):
+        assert client.post(path, data=data, headers=HTMX).status_code == 401
     assert tree.snapshot() == before

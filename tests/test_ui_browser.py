@@ -27,7 +27,8 @@ SCREENSHOTS = PROJECT_ROOT / "artifacts" / "screenshots"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 FIRST_LOAD_BUDGET = 300_000  # bytes on the wire (issue 4)
-CHART_READY = "c => { const chart = Chart.getChart(c); return !!chart && chart.data.datasets[0].data.length > 0; }"
+# Functions, not expressions: Playwright evals expression strings, which the page's CSP refuses.
+CHART_READY = "() => { const c = document.querySelector('canvas[data-series]'); const chart = c && Chart.getChart(c); return !!chart && chart.data.datasets[0].data.length > 0; }"
 
 
 @pytest.fixture(scope="session")
@@ -80,7 +81,7 @@ def open_page(browser: Browser, viewport: dict[str, int], scheme: Any) -> Page:
 
 
 def wait_for_chart(page: Page) -> None:
-    page.wait_for_function(f"({CHART_READY})(document.querySelector('canvas[data-series]'))")
+    page.wait_for_function(CHART_READY)
 
 
 def screenshot(page: Page, name: str) -> Path:

@@ -12,7 +12,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app import arrays, eta, history
+from app import arrays, eta, history, security
 from app.capabilities import HOW_TO_TUNE
 from app.deps import ClockDep, DbDep, HostDep
 from app.routes.tuning import call, tuner
@@ -157,7 +157,15 @@ def _boost_panel(request: Request, conn: Any, **extra: Any) -> dict[str, Any]:
     access = request.app.state.tuning_access
     why = "; ".join(access.problems)
     readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
-    return {"tuning": tuner(request).status(conn), "readonly": readonly, **extra}
+    session = security.login_session(request, conn)
+    open_demo = request.app.state.settings.demo and not security.password_configured(request, conn)
+    return {
+        "tuning": tuner(request).status(conn),
+        "readonly": readonly,
+        "may_change": session is not None or open_demo,
+        "csrf": session.csrf if session else None,
+        **extra,
+    }
 
 
 def _summaries(boost: dict[str, Any]) -> dict[int, str]:
@@ -237,7 +245,11 @@ def boost_panel(request: Request, host: HostDep, conn: DbDep, clock: ClockDep) -
     return _boost_fragment(request, host, conn, clock(), _boost_panel(request, conn))
 
 
-@router.post("/ui/boost/plan", response_class=HTMLResponse, dependencies=[Depends(same_origin)])
+@router.post(
+    "/ui/boost/plan",
+    response_class=HTMLResponse,
+    dependencies=[Depends(same_origin), Depends(security.require_admin)],
+)
 def boost_plan(request: Request, host: HostDep, conn: DbDep, clock: ClockDep) -> Response:
     """What boost would change and its RAM cost, to confirm before anything is written."""
     plan, error = _attempt(lambda: tuner(request).plan("boost").to_json())
@@ -245,7 +257,11 @@ def boost_plan(request: Request, host: HostDep, conn: DbDep, clock: ClockDep) ->
     return _after_post(request, host, conn, clock(), boost)
 
 
-@router.post("/ui/boost", response_class=HTMLResponse, dependencies=[Depends(same_origin)])
+@router.post(
+    "/ui/boost",
+    response_class=HTMLResponse,
+    dependencies=[Depends(same_origin), Depends(security.require_admin)],
+)
 def boost_switch(
     request: Request, host: HostDep, conn: DbDep, clock: ClockDep, on: Annotated[bool, Form()]
 ) -> Response:
@@ -257,7 +273,11 @@ def boost_switch(
     return _after_post(request, host, conn, clock(), _boost_panel(request, conn, error=error))
 
 
-@router.post("/ui/revert", response_class=HTMLResponse, dependencies=[Depends(same_origin)])
+@router.post(
+    "/ui/revert",
+    response_class=HTMLResponse,
+    dependencies=[Depends(same_origin), Depends(security.require_admin)],
+)
 def revert(request: Request, host: HostDep, conn: DbDep, clock: ClockDep) -> Response:
     _, error = _attempt(lambda: tuner(request).revert("requested"))
     return _after_post(request, host, conn, clock(), _boost_panel(request, conn, error=error))
