@@ -4,7 +4,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 
 from app import db
 from app.config import Settings
@@ -38,3 +38,5 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 DbDep = Annotated[sqlite3.Connection, Depends(get_db)]
 HostDep = Annotated[Host, Depends(get_host)]
 ClockDep = Annotated[Callable[[], float], Depends(get_clock)]
+# A row id from a URL: SQLite integers are 64-bit, so larger numbers are refused before a query.
+RowId = Annotated[int, Path(ge=1, le=2**62)]

@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from app import auth
-from app.deps import ClockDep, DbDep
+from app.deps import ClockDep, DbDep, RowId
 from app.routes.pages import _render
 from app.security import AdminDep, password_configured
 
@@ -136,7 +136,9 @@ def account_new_token(
 
 
 @router.post("/account/tokens/{token_id}/revoke", include_in_schema=False)
-def account_revoke_token(token_id: int, conn: DbDep, clock: ClockDep, admin: AdminDep) -> Response:
+def account_revoke_token(
+    token_id: RowId, conn: DbDep, clock: ClockDep, admin: AdminDep
+) -> Response:
     auth.revoke_api_token(conn, token_id, clock())
     return RedirectResponse("/account", status_code=303)
 
@@ -159,7 +161,7 @@ def create_token(body: NewToken, conn: DbDep, clock: ClockDep, admin: AdminDep) 
 
 
 @router.delete("/api/tokens/{token_id}")
-def revoke_token(token_id: int, conn: DbDep, clock: ClockDep, admin: AdminDep) -> dict[str, Any]:
+def revoke_token(token_id: RowId, conn: DbDep, clock: ClockDep, admin: AdminDep) -> dict[str, Any]:
     if not auth.revoke_api_token(conn, token_id, clock()):
         raise HTTPException(404, detail=f"no active token {token_id}")
     return {"ok": True}

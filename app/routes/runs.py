@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 
 from app import history
-from app.deps import DbDep
+from app.deps import DbDep, RowId
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 
@@ -20,7 +20,7 @@ def list_runs(
 
 
 @router.get("/{run_id}")
-def get_run(run_id: int, conn: DbDep) -> dict[str, Any]:
+def get_run(run_id: RowId, conn: DbDep) -> dict[str, Any]:
     detail = history.run(conn, run_id)
     if detail is None:
         raise HTTPException(status_code=404, detail=f"no run {run_id}")
