@@ -3,6 +3,7 @@
 import argparse
 import json
 import logging
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -36,10 +37,15 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    if args.command == "parse":
-        return _parse(args.file)
-    if args.command == "forecast":
-        return forecast_replay.run(args)
+    try:
+        if args.command == "parse":
+            return _parse(args.file)
+        if args.command == "forecast":
+            return forecast_replay.run(args)
+    except BrokenPipeError:
+        # `mdboost parse | head` closed the pipe: not an error (Python docs, "Note on SIGPIPE").
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     if args.command == "demo":
         return _demo(args)
     return _serve(Settings(), args.host, args.port)

@@ -57,3 +57,18 @@ def test_parse_errors_are_clean(tmp_path):
     binary = mdboost("parse", "-", stdin="\x00\x00")
     assert binary.returncode == 1 and "binary" in binary.stderr
     assert "Traceback" not in missing.stderr + binary.stderr
+
+
+def test_parse_into_a_closed_pipe_is_not_an_error(tmp_path):
+    big = tmp_path / "mdstat"
+    big.write_text(SEED_MDSTAT.replace("unused devices: <none>\n", "") * 2000)
+    result = subprocess.run(
+        f"{sys.executable} -m app parse {big} | head -n 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        timeout=60,
+    )
+    assert result.stdout == "{\n"
+    assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr
