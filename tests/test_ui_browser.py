@@ -185,3 +185,31 @@ def test_pages_work_with_javascript_off(browser: Browser, server: Server):
     expect(page.locator("#percent-md2")).to_contain_text("%")
     expect(page.locator("#array-md2")).to_contain_text("finish=")
     context.close()
+
+
+def test_sign_in_then_boost_from_the_page(browser: Browser, tmp_path: Path):
+    """With a password set, the page asks to sign in; after signing in the toggle works."""
+    args = ["demo", "--speedup", "300", "--state-dir", str(tmp_path)]
+    with Server(args, env={"MDBOOST_PASSWORD": "sofa-and-phone"}) as locked:
+        page = open_page(browser, PHONE, "light")
+        console = Console(page)
+        page.goto(locked.base + "/")
+        expect(page.locator("#boost")).to_contain_text("Sign in to change tuning")
+        page.locator("#boost").get_by_role("link", name="Sign in").click()
+        page.get_by_label("Admin password").fill("wrong password")
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("alert")).to_contain_text("Wrong password")
+        # Chromium logs the failed login's 401 status as a console error: expected, and only that.
+        assert [e for e in console.errors if "401" not in e] == []
+        console.errors.clear()
+        page.get_by_label("Admin password").fill("sofa-and-phone")
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.locator("#boost")).to_contain_text("Signed in as admin")
+        page.get_by_role("switch").click()
+        page.get_by_role("button", name="Apply boost").click()
+        expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "true")
+        assert locked.get("/api/tuning")["active"] is True
+        page.get_by_role("button", name="Revert to the original values").click()
+        expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
+        assert console.errors == []
+        page.context.close()

@@ -163,6 +163,8 @@ def _boost_panel(request: Request, conn: Any, **extra: Any) -> dict[str, Any]:
         "tuning": tuner(request).status(conn),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
+        "open_demo": open_demo,
+        "signed_in": session is not None,
         "csrf": session.csrf if session else None,
         **extra,
     }
