@@ -28,7 +28,8 @@ from app import PROJECT_ROOT
 
 STATE = Path("/var/tmp/mdboost-container-test")
 PREPARE = PROJECT_ROOT / "tests" / "container" / "prepare.sh"
-IMAGE = "localhost/mdboost-test:latest"
+# One tag per test process: runs that share this machine never remove each other's image.
+IMAGE = f"localhost/mdboost-test-{os.getpid()}:latest"
 DEPENDENCIES = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"][
     "dependencies"
 ]
@@ -138,6 +139,13 @@ class Container:
         return time.monotonic() - sent, exit_code
 
 
+@dataclass(frozen=True)
+class BuiltImage:
+    tag: str
+    size_bytes: int  # uncompressed, as podman counts it
+    build_s: float
+
+
 @pytest.fixture(scope="module")
 def podman() -> Podman:
     result = subprocess.run(
@@ -156,10 +164,16 @@ def podman() -> Podman:
 
 
 @pytest.fixture(scope="module")
-def image(podman: Podman) -> str:
+def image(podman: Podman) -> Iterator[BuiltImage]:
+    # Images of runs that died before their teardown.
+    stale = podman.run(
+        "podman", "images", "--quiet", "--filter", "reference=localhost/mdboost-test-*",
+        "--filter", "until=2h",
+    ).stdout.split()  # fmt: skip
+    if stale:
+        podman.run("podman", "rmi", "--force", *stale, timeout=600)
     # No layer cache (--layers=false): with vfs storage every cached step is a full copy of the
     # root filesystem, which made builds ten times slower. The base image stays between runs.
-    podman.run("podman", "rmi", "--force", "--ignore", IMAGE, timeout=600)
     started = time.monotonic()
     podman.check(
         "buildah", "bud", "--isolation", "chroot", "--pull=never", "--format", "docker",
@@ -167,19 +181,19 @@ def image(podman: Podman) -> str:
     )  # fmt: skip
     build_s = time.monotonic() - started
     size = int(podman.check("podman", "image", "inspect", "--format", "{{.Size}}", IMAGE))
-    print(f"image {IMAGE}: {size / 1e6:.1f} MB uncompressed, built in {build_s:.1f} s")
-    return IMAGE
+    yield BuiltImage(IMAGE, size, build_s)
+    podman.run("podman", "rmi", "--force", IMAGE, timeout=600)
 
 
 @contextmanager
-def container(podman: Podman, image: str, *run_args: str) -> Iterator[Container]:
+def container(podman: Podman, image: BuiltImage, *run_args: str) -> Iterator[Container]:
     name = f"mdboost-test-{os.getpid()}-{next(_names)}"
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     started = time.monotonic()
     podman.check("podman", "run", "--detach", "--name", name, "-p", f"127.0.0.1:{port}:8080",
-                 *run_args, image)  # fmt: skip
+                 *run_args, image.tag)  # fmt: skip
     try:
         yield Container(podman, name, port, started)
     finally:
@@ -201,7 +215,7 @@ def kernel_tree(tmp_path: Path) -> Path:
 @pytest.mark.container
 def test_unprivileged_container_monitors_and_stops_cleanly_on_sigterm(
     podman: Podman,
-    image: str,
+    image: BuiltImage,
     kernel_tree: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -234,6 +248,7 @@ def test_unprivileged_container_monitors_and_stops_cleanly_on_sigterm(
         assert "privileged: true" in logs and "Traceback" not in logs, logs
         stop_s, exit_code = box.stop_with_sigterm()
         logs = box.logs()
+    figure(capsys, f"image: {image.size_bytes / 1e6:.1f} MB, built in {image.build_s:.0f} s")
     figure(
         capsys,
         f"start-up, podman run -> /healthz 200: {startup_s:.2f} s "
@@ -252,7 +267,7 @@ def test_unprivileged_container_monitors_and_stops_cleanly_on_sigterm(
 
 
 @pytest.mark.container
-def test_container_defaults_watch_this_machine_read_only(podman: Podman, image: str) -> None:
+def test_container_defaults_watch_this_machine_read_only(podman: Podman, image: BuiltImage) -> None:
     """No variables, no privileges: the container's own /proc and its read-only /sys."""
     with container(podman, image) as box:
         box.wait_ready()
@@ -265,7 +280,9 @@ def test_container_defaults_watch_this_machine_read_only(podman: Podman, image: 
 
 
 @pytest.mark.container
-def test_narrower_variant_can_tune_per_array(podman: Podman, image: str, kernel_tree: Path) -> None:
+def test_narrower_variant_can_tune_per_array(
+    podman: Podman, image: BuiltImage, kernel_tree: Path
+) -> None:
     """compose.yaml's variant 3: SYS_ADMIN plus a read-write sysfs at MDBOOST_SYS_ROOT."""
     with container(
         podman, image, "--cap-add", "SYS_ADMIN",
