@@ -34,6 +34,7 @@ class Points:
     kernel: list[tuple[float, float]] = field(default_factory=list)
     covered: list[tuple[float, float]] = field(default_factory=list)  # (1 or 0, weight)
     width: list[tuple[float, float]] = field(default_factory=list)  # (high - low as % of left)
+    answered: list[tuple[float, float]] = field(default_factory=list)  # (1 if a forecast, weight)
     runs: int = 0
 
     def extend(self, other: "Points") -> None:
@@ -41,6 +42,7 @@ class Points:
         self.kernel += other.kernel
         self.covered += other.covered
         self.width += other.width
+        self.answered += other.answered
         self.runs += other.runs
 
 
@@ -57,6 +59,7 @@ def score(run: RecordedRun) -> Points:
     kernel: list[float] = []
     covered: list[float] = []
     width: list[float] = []
+    answered: list[float] = []
     for ((ts, done, total), fc), finish_min in zip(replay(run), run.finish_min, strict=True):
         left = finish - ts
         progress = done / total if total > 0 else 0.0
@@ -69,6 +72,7 @@ def score(run: RecordedRun) -> Points:
         if progress >= COVERAGE_FROM:
             inside = fc.low is not None and fc.high is not None and fc.low <= finish <= fc.high
             covered.append(1.0 if inside else 0.0)
+            answered.append(1.0 if fc.status == "ok" else 0.0)
             if fc.low is not None and fc.high is not None:
                 width.append((fc.high - fc.low) / left * 100)
     return Points(
@@ -76,6 +80,7 @@ def score(run: RecordedRun) -> Points:
         kernel=[(e, 1 / len(kernel)) for e in kernel],
         covered=[(c, 1 / len(covered)) for c in covered],
         width=[(w, 1 / len(width)) for w in width],
+        answered=[(a, 1 / len(answered)) for a in answered],
         runs=1,
     )
 
@@ -103,11 +108,14 @@ def summary(points: Points) -> dict[str, float | int | None]:
         "mdboost_p90": quantile(points.ours, 0.9),
         "coverage": sum(c * w for c, w in points.covered) / weight * 100 if weight else None,
         "range_width_median": quantile(points.width, 0.5),
+        "answered": sum(a * w for a, w in points.answered) / weight * 100 if weight else None,
     }
 
 
-def backtest(directories: list[Path]) -> dict[str, dict[str, float | int | None]]:
-    """Summaries by class, by source and overall."""
+def backtest(
+    directories: list[Path], per_run: bool = False
+) -> dict[str, dict[str, float | int | None]]:
+    """Summaries by class, by source and overall (and by run)."""
     groups: dict[str, Points] = defaultdict(Points)
     for directory in directories:
         for path in sorted(directory.glob("*.csv")):
@@ -116,8 +124,11 @@ def backtest(directories: list[Path]) -> dict[str, dict[str, float | int | None]
                 points = score(read_run(handle))
             for key in (run_class, f"{source} runs", "overall"):
                 groups[key].extend(points)
-    order = sorted(k for k in groups if " " not in k and k != "overall")
-    order += [*sorted(k for k in groups if " " in k), "overall"]
+            if per_run:
+                groups[f"  {path.stem}"].extend(points)
+    order = sorted(k for k in groups if k.startswith(" "))
+    order += sorted(k for k in groups if " " not in k and k != "overall")
+    order += [*sorted(k for k in groups if " " in k.strip()), "overall"]
     return {key: summary(groups[key]) for key in order if key in groups}
 
 
@@ -127,16 +138,17 @@ def table(results: dict[str, dict[str, float | int | None]]) -> str:
 
     lines = [
         "error = |predicted - true finish| / true time left (rows past 5 %); "
-        "coverage of [low, high] past 10 %\n(range width: median high - low as % of the time left)",
-        f"{'class':<12} {'runs':>4}  {'finish= median':>14} {'p90':>7}  "
-        f"{'mdboost median':>14} {'p90':>7}  {'coverage':>8} {'range width':>11}",
+        "coverage of [low, high] past 10 %\n(range width: median high - low as % of the time "
+        "left; answered: rows past 10 % with a forecast, the rest count as misses)",
+        f"{'class':<24} {'runs':>4}  {'finish= median':>14} {'p90':>7}  "
+        f"{'mdboost median':>14} {'p90':>7}  {'coverage':>8} {'range width':>11} {'answered':>8}",
     ]
     for key, row in results.items():
         lines.append(
-            f"{key:<12} {row['runs']:>4}  {cell(row['kernel_median']) + ' %':>14} "
+            f"{key:<24} {row['runs']:>4}  {cell(row['kernel_median']) + ' %':>14} "
             f"{cell(row['kernel_p90']) + ' %':>7}  {cell(row['mdboost_median']) + ' %':>14} "
             f"{cell(row['mdboost_p90']) + ' %':>7}  {cell(row['coverage']) + ' %':>8} "
-            f"{cell(row['range_width_median']) + ' %':>11}"
+            f"{cell(row['range_width_median']) + ' %':>11} {cell(row['answered']) + ' %':>8}"
         )
     return "\n".join(lines)
 
@@ -145,8 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_DIR])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--runs", action="store_true", help="also one line per run")
     args = parser.parse_args(argv)
-    results = backtest(args.dirs)
+    results = backtest(args.dirs, args.runs)
     if not results:
         print("no runs found", file=sys.stderr)
         return 1
