@@ -11,7 +11,12 @@ pytestmark = pytest.mark.realkernel
 
 @pytest.fixture(scope="module")
 def capture(vm_image: vmharness.Image) -> vmharness.GuestRun:
-    run = vmharness.boot(vm_image, vmharness.guest_python("capture_formats.py"), timeout_s=600)
+    run = vmharness.boot(
+        vm_image,
+        vmharness.guest_python("capture_formats.py"),
+        disk_size_mib=vmharness.CAPTURE_DISK_MIB,
+        timeout_s=600,
+    )
     if run.rc != 0:
         pytest.fail(f"capture scenario failed in the guest:\n{run.describe()}")
     return run

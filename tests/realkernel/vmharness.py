@@ -70,6 +70,9 @@ MDADM_CONF = (
 )
 
 
+CAPTURE_DISK_MIB = 256  # small disks: every sync in the capture scenario ends in seconds
+
+
 class HarnessUnavailable(RuntimeError):
     """The VM cannot be built or booted here (and may not be installed): the reason says why."""
 
@@ -488,7 +491,7 @@ def guest_python(script: str, *args: str) -> str:
 def capture_fixtures() -> GuestRun:
     """Boot once, capture every md state, and replace tests/fixtures/kernel with the result."""
     image = build_image()
-    run = boot(image, guest_python("capture_formats.py"))
+    run = boot(image, guest_python("capture_formats.py"), disk_size_mib=CAPTURE_DISK_MIB)
     if run.rc != 0:
         raise RuntimeError(run.describe())
     fixtures = REPO / "tests" / "fixtures" / "kernel"

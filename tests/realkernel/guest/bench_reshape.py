@@ -1,0 +1,119 @@
+"""Guest side of scripts/bench_realkernel.py: RAID5 3->4 reshapes, DSM-like defaults vs boost.
+
+Runs as root in the VM on HDD-like throttled disks. Each trial builds a fresh 3-disk RAID5 (64 KiB
+chunks, --assume-clean), sets DSM-like knobs, starts a competing reader on the array (O_DIRECT,
+like a user streaming a file), grows it to 4 disks and times the reshape. "boost" trials press
+mdboost's boost toggle over HTTP right after the grow starts, as a user would; the server's
+revert-on-finish puts the knobs back before the next trial. Trials alternate (A B A B).
+"""
+
+import json
+import mmap
+import os
+import threading
+import time
+from pathlib import Path
+
+from api_scenarios import Server, api
+from mdguest import (
+    DISKS,
+    OUT,
+    main,
+    md_path,
+    read,
+    record,
+    say,
+    set_speed_limits,
+    sh,
+    stop_all,
+    wait_for,
+    wait_idle,
+    wipe,
+)
+
+PAIRS = int(os.environ.get("PAIRS", "2"))
+# DSM-like defaults (issue 8): stripe cache 256, min 10000, max 200000, read-ahead 384 KiB.
+DSM_LIMITS = (10000, 200000)
+DSM_STRIPE_CACHE = "256"
+DSM_READ_AHEAD_KB = "384"
+
+
+class Reader(threading.Thread):
+    """Reads the array front to back, again and again, bypassing the page cache."""
+
+    def __init__(self, device: str) -> None:
+        super().__init__(daemon=True)
+        self.device = device
+        self.bytes = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        fd = os.open(self.device, os.O_RDONLY | os.O_DIRECT)
+        buffer = mmap.mmap(-1, 1 << 20)  # page-aligned, as O_DIRECT needs
+        try:
+            while not self.stop.is_set():
+                got = os.readv(fd, [buffer])
+                if got <= 0:
+                    os.lseek(fd, 0, os.SEEK_SET)
+                self.bytes += max(got, 0)
+        finally:
+            os.close(fd)
+
+
+def trial(kind: str, number: int) -> dict[str, object]:
+    stop_all()
+    members = DISKS[:4]
+    wipe(members)
+    set_speed_limits(*DSM_LIMITS)
+    sh("mdadm", "--create", "/dev/md0", "--run", "--level=5", "--raid-devices=3", "--chunk=64",
+       "--assume-clean", *members[:3])  # fmt: skip
+    md_path("md0", "stripe_cache_size").write_text(DSM_STRIPE_CACHE + "\n")
+    Path("/sys/block/md0/queue/read_ahead_kb").write_text(DSM_READ_AHEAD_KB + "\n")
+    sh("mdadm", "/dev/md0", "--add", members[3])
+    reader = Reader("/dev/md0")
+    reader.start()
+    started = time.monotonic()
+    sh("mdadm", "--grow", "/dev/md0", "--raid-devices=4")
+    cache_at_grow = read(md_path("md0", "stripe_cache_size"))
+    if kind == "boost":
+        api("POST", "/api/boost", {"on": True})
+    cache_during = read(md_path("md0", "stripe_cache_size"))
+    wait_idle("md0", 1800)
+    seconds = time.monotonic() - started
+    reader.stop.set()
+    reader.join()
+    per_device_kib = int(Path("/sys/block/md0/md/component_size").read_text())
+    if kind == "boost":  # mdboost reverts by itself when the reshape ends
+        wait_for(lambda: not api("GET", "/api/tuning")["active"], "boost to revert", 60, 0.5)
+    result = {
+        "trial": number,
+        "kind": kind,
+        "seconds": round(seconds, 1),
+        "per_device_mib": per_device_kib / 1024,
+        "reshape_mb_s": round(per_device_kib * 1024 / seconds / 1e6, 2),
+        "reader_mb_s": round(reader.bytes / seconds / 1e6, 2),
+        "stripe_cache_at_grow": cache_at_grow,
+        "stripe_cache_during": cache_during,
+        "stripe_cache_after": read(md_path("md0", "stripe_cache_size")),
+    }
+    say(json.dumps(result))
+    return result
+
+
+def scenario() -> None:
+    Path("/tmp/mdboost").mkdir(exist_ok=True)
+    server = Server()
+    server.start()
+    results = []
+    try:
+        for _ in range(PAIRS):
+            for kind in ("dsm", "boost"):
+                results.append(trial(kind, len(results) + 1))
+                record("trials", results)
+    finally:
+        server.stop()
+    (OUT / "bench.json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main(scenario)

@@ -1,0 +1,136 @@
+"""The real mdboost server on the real kernel: sampling, boost, revert, refusal, kill -9.
+
+One boot runs tests/realkernel/guest/api_scenarios.py, which drives `mdboost serve` over HTTP
+from inside the VM and records what it saw; each test below checks one promise of issues 2, 3
+and 8 against that record.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import vmharness
+from kernel_states import check_state, parse_detail, state_dirs
+
+from app.mdstat import parse
+
+pytestmark = pytest.mark.realkernel
+
+ROUTES = ("/api/arrays", "/api/runs", "/api/tuning", "/api/boost", "/api/revert")
+
+
+@pytest.fixture(scope="module")
+def api_run(vm_image: vmharness.Image) -> vmharness.GuestRun:
+    from app.main import create_app  # the API this scenario drives must be on this branch
+
+    paths = create_app().openapi()["paths"]
+    missing = [p for p in ROUTES if not any(path.startswith(p) for path in paths)]
+    if missing:
+        pytest.skip(f"API not on this branch yet: {', '.join(missing)}")
+    run = vmharness.boot(
+        vm_image,
+        vmharness.guest_python("api_scenarios.py"),
+        disk_size_mib=1536,
+        timeout_s=900,
+    )
+    if run.rc != 0:
+        pytest.fail(f"API scenario failed in the guest:\n{run.describe()}")
+    return run
+
+
+@pytest.fixture(scope="module")
+def facts(api_run: vmharness.GuestRun) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((api_run.out / "facts.json").read_text())
+    return loaded
+
+
+def test_parser_and_api_agree_with_mdadm_detail(api_run: vmharness.GuestRun) -> None:
+    states = state_dirs(api_run.out / "fixtures")
+    assert len(states) == 7
+    problems = {s.name: p for s in states if (p := check_state(s))}
+    assert problems == {}
+    for state in states:
+        views = json.loads((state / "api-arrays.json").read_text())["arrays"]
+        for detail_file in (state / "mdadm-detail").glob("*.txt"):
+            api_problems = api_disagreements(state, detail_file, views)
+            assert api_problems == [], state.name
+
+
+def api_disagreements(state: Path, detail_file: Path, views: list[dict[str, Any]]) -> list[str]:
+    """The API's stable fields (not progress, which moves between the two reads) vs mdadm."""
+    detail = parse_detail(detail_file.read_text())
+    view = next(v for v in views if v["name"] == detail_file.stem)
+    array = parse((state / "proc" / "mdstat").read_text()).array(detail_file.stem)
+    assert array is not None
+    got = (view["level"], view["raid_disks"], sorted(d["name"] for d in view["devices"]))
+    want = (detail.level, detail.raid_devices, sorted(m.name for m in detail.members))
+    return [] if got == want else [f"{detail_file.stem}: API {got}, mdadm {want}"]
+
+
+def test_samples_and_runs_land_in_sqlite(facts: dict[str, Any]) -> None:
+    db = facts["sqlite"]
+    runs = {(array, action) for array, action, _, finished in db["runs"] if finished}
+    assert {("md0", "recovery"), ("md0", "check"), ("md0", "reshape")} <= runs
+    assert {("md6", "resync"), ("md1", "resync")} <= runs
+    assert sum(1 for _, action, *_ in db["runs"] if action == "recovery") == 2  # create, re-add
+    per_action = {(array, action): n for array, action, n in db["samples_per_action"]}
+    for key in [("md0", "recovery"), ("md0", "check"), ("md0", "reshape"), ("md6", "resync")]:
+        assert per_action.get(key, 0) >= 2, key
+    assert db["events"].get("apply", 0) >= 2 and db["events"].get("revert", 0) >= 2
+    assert facts["md0_samples_points"] >= 2
+
+
+@pytest.mark.xfail(
+    reason="sampler judges completion from the last sample >= 99 %; on the real kernel the last "
+    "progress line of a check/resync/reshape is often far below that (see the closing note of "
+    "issue 8)",
+    strict=False,
+)
+def test_runs_that_finished_are_marked_completed(facts: dict[str, Any]) -> None:
+    outcomes = [(a, action, outcome) for a, action, outcome, _ in facts["sqlite"]["runs"]]
+    assert all(outcome == "completed" for *_, outcome in outcomes), outcomes
+
+
+def test_boost_changes_the_kernel_values_and_speed_rises(facts: dict[str, Any]) -> None:
+    boost, original = facts["boost"], facts["knobs_original"]
+    assert boost["answer"]["ok"] is True
+    knobs = boost["knobs"]
+    assert knobs["sync_speed_min"] == "600000 (local)"
+    assert knobs["sync_speed_max"] == "2000000 (local)"
+    assert knobs["read_ahead_kb"] == "32768"
+    assert int(knobs["stripe_cache_size"]) > int(original["stripe_cache_size"])
+    assert boost["after_kib_s"] > 1.5 * boost["before_kib_s"], boost
+
+
+def test_boost_without_login_is_refused_and_writes_nothing(facts: dict[str, Any]) -> None:
+    assert facts["boost_without_token"]["status"] == 401
+    assert facts["boost_without_token"]["knobs"] == facts["knobs_original"]
+
+
+def test_revert_restores_every_knob(facts: dict[str, Any]) -> None:
+    assert facts["revert"]["answer"]["ok"] is True
+    assert facts["revert"]["knobs"] == facts["knobs_original"]
+    # "original" is what mdadm left, not the kernel default: it raised 256 -> 513 at the grow.
+    before_grow, at_grow = facts["stripe_cache_size_mdadm_grow"]
+    assert int(at_grow) > int(before_grow)
+    assert facts["knobs_original"]["stripe_cache_size"] == at_grow
+
+
+def test_a_kernel_refusal_is_a_clean_error_and_rolls_back(facts: dict[str, Any]) -> None:
+    refused = facts["refused"]
+    assert refused["status"] == 409
+    detail = refused["answer"]["detail"]
+    assert detail["knob"] == "read_ahead_kb"
+    assert detail["kernel"] == "Read-only file system"
+    assert detail["rolled_back"] and detail["rollback_errors"] == []
+    assert refused["knobs"] == facts["knobs_original"]
+    assert facts["tuning_after_refusal"]["active"] is False
+
+
+def test_kill9_mid_boost_then_restart_restores_the_originals(facts: dict[str, Any]) -> None:
+    kill9 = facts["kill9"]
+    assert kill9["knobs_after_kill"]["sync_speed_min"] == "600000 (local)"  # killed while boosted
+    assert kill9["tuning_after_restart"]["active"] is True  # the journal survived; resumed
+    assert kill9["revert_status"] == 200
+    assert kill9["knobs_after_revert"] == facts["knobs_original"]
