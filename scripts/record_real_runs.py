@@ -29,7 +29,7 @@ PROGRESS = re.compile(
 KNEE = {"grow": f"{2 / 3:.4f}", "recovery": ""}  # raid5 3 -> 4: old/new data disks = 2/3
 
 
-def convert(run_dir: Path, out: Path) -> list[Path]:
+def convert(run_dir: Path, out: Path, suffix: str = "") -> list[Path]:
     written = []
     for tsv in sorted((run_dir / "out" / "timeseries").glob("*.tsv")):
         phase = tsv.stem
@@ -64,7 +64,7 @@ def convert(run_dir: Path, out: Path) -> list[Path]:
         if not rows or rows[-1][1] != rows[-1][2]:
             print(f"{phase}: no complete run, skipped", file=sys.stderr)
             continue
-        path = out / f"real-{run_class}-{kind}.csv"
+        path = out / f"real-{run_class}-{kind}{suffix}.csv"
         with path.open("w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["ts", "done", "total", "finish_min", "event", "knee"])
@@ -73,18 +73,25 @@ def convert(run_dir: Path, out: Path) -> list[Path]:
     return written
 
 
-def record(mdvm: Path) -> Path:
+def record(mdvm: Path, disk_size: str, runs: str | None) -> Path:
     run_dir = Path(f"/tmp/mdvm-runs/forecast-{time.strftime('%Y%m%d-%H%M%S')}")
+    run_dir.mkdir(parents=True)
     env = dict(
         os.environ,
         RUN_DIR=str(run_dir),
         NDISKS="4",
-        DISK_SIZE="1G",
+        DISK_SIZE=disk_size,
         DRIVE_OPTS=HDD_LIKE,
         TIMEOUT="5400",
     )
+    # The guest does not inherit this environment: the choice of runs goes into the script.
+    script = run_dir / "record.sh"
+    lines = GUEST_SCRIPT.read_text().split("\n")
+    if runs:
+        lines.insert(1, f"RUNS={runs!r}")
+    script.write_text("\n".join(lines))
     subprocess.run([str(mdvm / "build.sh")], check=True)
-    subprocess.run([str(mdvm / "run.sh"), str(GUEST_SCRIPT)], check=True, env=env)
+    subprocess.run([str(mdvm / "run.sh"), str(script)], check=True, env=env)
     return run_dir
 
 
@@ -93,10 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mdvm", type=Path, default=REPO.parent / "shared" / "tools" / "mdvm")
     parser.add_argument("--from", dest="run_dir", type=Path, help="convert an existing run")
     parser.add_argument("--out", type=Path, default=REPO / "tests" / "fixtures" / "runs")
+    parser.add_argument("--disk-size", default="1G", help="size of each virtual disk")
+    parser.add_argument("--runs", help="space-separated subset of the guest script's runs")
+    parser.add_argument("--suffix", default="", help="appended to each file name, e.g. -2g")
     args = parser.parse_args(argv)
-    run_dir = args.run_dir or record(args.mdvm)
+    run_dir = args.run_dir or record(args.mdvm, args.disk_size, args.runs)
     args.out.mkdir(parents=True, exist_ok=True)
-    for path in convert(run_dir, args.out):
+    for path in convert(run_dir, args.out, args.suffix):
         print(f"{path}: {sum(1 for _ in path.open()) - 1} rows")
     return 0
 
