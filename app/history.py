@@ -38,6 +38,7 @@ def samples(
 
     Downsampling keeps the shape: the range is cut into points/2 buckets and each bucket keeps
     its slowest and its fastest sample, so dips and bursts survive, and the progress line too.
+    Buckets at least a rollup period wide are made of whole periods and read sample_rollup.
     """
     where = "array = :array AND ts >= :since AND ts <= :until"
     params: dict[str, Any] = {"array": array, "since": since or 0.0, "until": until or 1e18}
@@ -52,16 +53,40 @@ def samples(
         ).fetchall()
         return [dict(r) for r in rows]
     # Two single-aggregate queries: each is one index seek (lang_select.html, min/max optimization).
-    params["first"] = conn.execute(f"SELECT MIN(ts) FROM samples WHERE {where}", params).fetchone()[
-        0
-    ]
+    first = conn.execute(f"SELECT MIN(ts) FROM samples WHERE {where}", params).fetchone()[0]
     last = conn.execute(f"SELECT MAX(ts) FROM samples WHERE {where}", params).fetchone()[0]
-    params["points"] = points
-    params["buckets"] = max(points // 2, 1)
-    params["width"] = max((last - params["first"]) / params["buckets"], 1e-9)
+    buckets = max(points // 2, 1)
+    periods = [row[0] for row in conn.execute(_LEVELS)]
+    for period_s in periods:
+        # Python's float division and int() are SQLite's `/` and CAST(... AS INTEGER).
+        first_period, last_period = int(first / period_s), int(last / period_s)
+        if last_period - first_period + 1 >= buckets:
+            rows = conn.execute(
+                _PICK_FROM_ROLLUP,
+                {
+                    "array": array,
+                    "first": first,
+                    "last": last,
+                    "period_s": period_s,
+                    "first_period": first_period,
+                    "last_period": last_period,
+                    "periods": last_period - first_period + 1,
+                    "buckets": buckets,
+                    # Raw samples of the two edge periods, which the range may cut; 1 s of slack
+                    # for a sample a hair below the last period's start that rounds into it.
+                    "first_edge_end": (first_period + 1) * period_s,
+                    "last_edge_start": last_period * period_s - 1,
+                },
+            ).fetchall()
+            return [dict(r) for r in rows]
+    params.update(first=first, points=points, buckets=buckets)
+    params["width"] = max((last - first) / buckets, 1e-9)
     rows = conn.execute(_PICK_EXTREMES, params).fetchall()
     return [dict(r) for r in rows]
 
+
+# Coarsest first: the first level with at least one period per bucket is used.
+_LEVELS = "SELECT period_s FROM sample_rollup_levels ORDER BY period_s DESC"
 
 # Bucket k holds first + k*width <= ts < first + (k+1)*width (k = 0..buckets: the last sample
 # starts bucket `buckets`). Each bucket is a range of the samples_by_array index, which carries
@@ -84,6 +109,42 @@ _PICK_EXTREMES = f"""
     SELECT {_COLUMNS} FROM samples
     WHERE id IN (SELECT slowest FROM picks UNION SELECT fastest FROM picks)
     ORDER BY ts LIMIT :points
+"""
+
+# Period p goes to bucket (p - first_period) * buckets / periods: every bucket is one or more whole
+# periods. Inner periods come from sample_rollup; the edge periods from the raw samples in range
+# (a sample read twice is harmless: the order below picks it once). Slowest and fastest order by
+# speed (NULL = -1), ts, id, as the rollup does (migrations/0005_sample_rollup.sql).
+_PICK_FROM_ROLLUP = f"""
+    WITH part(period, slowest_id, slowest_kb_s, slowest_ts, fastest_id, fastest_kb_s, fastest_ts)
+    AS (
+        SELECT period, slowest_id, slowest_kb_s, slowest_ts, fastest_id, fastest_kb_s, fastest_ts
+        FROM sample_rollup
+        WHERE array = :array AND period_s = :period_s
+          AND period > :first_period AND period < :last_period
+        UNION ALL
+        SELECT CAST(ts / :period_s AS INTEGER), id, COALESCE(speed_kb_s, -1), ts,
+               id, COALESCE(speed_kb_s, -1), ts
+        FROM samples WHERE array = :array AND ts >= :first AND ts < :first_edge_end
+        UNION ALL
+        SELECT CAST(ts / :period_s AS INTEGER), id, COALESCE(speed_kb_s, -1), ts,
+               id, COALESCE(speed_kb_s, -1), ts
+        FROM samples WHERE array = :array AND ts >= :last_edge_start AND ts <= :last
+    ),
+    ranked AS (
+        SELECT slowest_id, fastest_id,
+            row_number() OVER (PARTITION BY bucket ORDER BY slowest_kb_s, slowest_ts, slowest_id)
+                AS slowest_rank,
+            row_number() OVER (
+                PARTITION BY bucket ORDER BY fastest_kb_s DESC, fastest_ts, fastest_id)
+                AS fastest_rank
+        FROM (SELECT *, (period - :first_period) * :buckets / :periods AS bucket FROM part)
+    )
+    SELECT {_COLUMNS} FROM samples
+    WHERE id IN (
+        SELECT slowest_id FROM ranked WHERE slowest_rank = 1
+        UNION SELECT fastest_id FROM ranked WHERE fastest_rank = 1)
+    ORDER BY ts
 """
 
 
