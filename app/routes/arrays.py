@@ -1,8 +1,10 @@
 """Arrays as the kernel shows them now, and their sample history."""
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import Response
 
 from app import arrays, history
 from app.deps import DbDep, HostDep
@@ -28,9 +30,13 @@ def array_samples(
     since: Annotated[float | None, Query(ge=0, description="unix seconds")] = None,
     until: Annotated[float | None, Query(ge=0, description="unix seconds")] = None,
     points: Annotated[int, Query(ge=2, le=5000)] = 500,
-) -> dict[str, Any]:
+) -> Response:
+    """Samples downsampled to at most `points`, keeping each bucket's slowest and fastest."""
     if arrays.current(host).array(name) is None and not history.array_known(conn, name):
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     if since is not None and until is not None and since > until:
         raise HTTPException(status_code=422, detail="since must not be after until")
-    return {"array": name, "samples": history.samples(conn, name, since, until, points)}
+    body = {"array": name, "samples": history.samples(conn, name, since, until, points)}
+    # Plain rows of numbers and strings: json.dumps directly is several times faster than
+    # FastAPI's generic encoder on 500 rows, which was half of this endpoint's time.
+    return Response(json.dumps(body), media_type="application/json")
