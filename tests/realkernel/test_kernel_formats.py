@@ -10,12 +10,15 @@ pytestmark = pytest.mark.realkernel
 
 
 @pytest.fixture(scope="module")
-def capture(vm_image: vmharness.Image) -> vmharness.GuestRun:
+def capture(
+    vm_image: vmharness.Image, tmp_path_factory: pytest.TempPathFactory
+) -> vmharness.GuestRun:
     run = vmharness.boot(
         vm_image,
         vmharness.guest_python("capture_formats.py"),
         disk_size_mib=vmharness.CAPTURE_DISK_MIB,
         timeout_s=600,
+        run_dir=tmp_path_factory.mktemp("capture"),
     )
     if run.rc != 0:
         pytest.fail(f"capture scenario failed in the guest:\n{run.describe()}")

@@ -166,6 +166,20 @@ def _locked(path: Path) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def _building(dest: Path, marker: str = "done") -> Iterator[Path]:
+    """A scratch folder that becomes dest (with its marker file) only if the build succeeds."""
+    work = Path(tempfile.mkdtemp(dir=CACHE_ROOT, prefix=f"{dest.name}.tmp-"))
+    try:
+        yield work
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    (work / marker).touch()
+    shutil.rmtree(dest, ignore_errors=True)
+    work.rename(dest)
+
+
 def _mirror() -> str:
     for source in [Path("/etc/apt/sources.list"), *Path("/etc/apt/sources.list.d").glob("*")]:
         with contextlib.suppress(OSError):
@@ -198,18 +212,15 @@ def _build_kernel(package: str) -> Path:
     if (dest / "done").exists():
         return dest
     log(f"downloading {package}")
-    work = Path(tempfile.mkdtemp(dir=CACHE_ROOT, prefix="kernel-"))
-    _run(
-        ["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root", package],
-        cwd=work,
-        stdout=subprocess.DEVNULL,
-    )
-    (deb,) = work.glob("*.deb")
-    _run(["dpkg-deb", "-x", deb, work / "root"])
-    deb.unlink()
-    (work / "done").touch()
-    shutil.rmtree(dest, ignore_errors=True)
-    work.rename(dest)
+    with _building(dest) as work:
+        _run(
+            ["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root", package],
+            cwd=work,
+            stdout=subprocess.DEVNULL,
+        )
+        (deb,) = work.glob("*.deb")
+        _run(["dpkg-deb", "-x", deb, work / "root"])
+        deb.unlink()
     return dest
 
 
@@ -220,21 +231,18 @@ def _build_rootfs() -> Path:
         return dest
     mirror = _mirror()
     log(f"debootstrap {SUITE} from {mirror} (+{','.join(GUEST_PACKAGES)}); takes a few minutes")
-    work = Path(tempfile.mkdtemp(dir=CACHE_ROOT, prefix="rootfs-"))
-    _run(
-        [
-            "debootstrap",
-            "--variant=minbase",
-            f"--include={','.join(GUEST_PACKAGES)}",
-            SUITE,
-            work,
-            mirror,
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    (work / ".done").touch()
-    shutil.rmtree(dest, ignore_errors=True)
-    work.rename(dest)
+    with _building(dest, marker=".done") as work:
+        _run(
+            [
+                "debootstrap",
+                "--variant=minbase",
+                f"--include={','.join(GUEST_PACKAGES)}",
+                SUITE,
+                work,
+                mirror,
+            ],
+            stdout=subprocess.DEVNULL,
+        )
     return dest
 
 
@@ -308,51 +316,48 @@ def _pack_initramfs(kernel_dir: Path, rootfs: Path) -> Image:
     log(f"packing initramfs into {dest}")
     kernel_root = kernel_dir / "root"
     (version,) = [p.name for p in (kernel_root / "lib" / "modules").iterdir()]
-    work = Path(tempfile.mkdtemp(dir=CACHE_ROOT, prefix="image-"))
-    stage = work / "stage"
-    _run(["cp", "-a", rootfs, stage])
-    (stage / ".done").unlink()
-    for sub in TRIM:
-        shutil.rmtree(stage / sub, ignore_errors=True)
-    modules_src = kernel_root / "lib" / "modules" / version
-    modules_dst = stage / "lib" / "modules" / version
-    modules_dst.mkdir(parents=True)
-    for meta in modules_src.glob("modules.builtin*"):
-        shutil.copy(meta, modules_dst)
-    shutil.copy(modules_src / "modules.order", modules_dst)
-    for ko in _module_closure(kernel_root, version):
-        target = stage / ko.relative_to(kernel_root)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ko, target)
-    _run(["depmod", "-b", stage, version])
-    (stage / "etc" / "mdadm" / "mdadm.conf").write_text(MDADM_CONF)
-    (stage / "etc" / "hostname").write_text("mdboost-vm\n")
-    shutil.copy(GUEST_INIT, stage / "init")
-    (stage / "init").chmod(0o755)
-    mdadm_version = subprocess.run(
-        ["dpkg-query", f"--admindir={stage}/var/lib/dpkg", "-W", "-f=${Version}", "mdadm"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    files = subprocess.run(
-        ["find", ".", "-print0"], cwd=stage, capture_output=True, check=True
-    ).stdout
-    with (work / "initramfs.cpio").open("wb") as cpio:
-        subprocess.run(
-            ["cpio", "--null", "-o", "-H", "newc", "--quiet"],
-            cwd=stage,
-            input=files,
-            stdout=cpio,
+    with _building(dest) as work:
+        stage = work / "stage"
+        _run(["cp", "-a", rootfs, stage])
+        (stage / ".done").unlink()
+        for sub in TRIM:
+            shutil.rmtree(stage / sub, ignore_errors=True)
+        modules_src = kernel_root / "lib" / "modules" / version
+        modules_dst = stage / "lib" / "modules" / version
+        modules_dst.mkdir(parents=True)
+        for meta in modules_src.glob("modules.builtin*"):
+            shutil.copy(meta, modules_dst)
+        shutil.copy(modules_src / "modules.order", modules_dst)
+        for ko in _module_closure(kernel_root, version):
+            target = stage / ko.relative_to(kernel_root)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ko, target)
+        _run(["depmod", "-b", stage, version])
+        (stage / "etc" / "mdadm" / "mdadm.conf").write_text(MDADM_CONF)
+        (stage / "etc" / "hostname").write_text("mdboost-vm\n")
+        shutil.copy(GUEST_INIT, stage / "init")
+        (stage / "init").chmod(0o755)
+        mdadm_version = subprocess.run(
+            ["dpkg-query", f"--admindir={stage}/var/lib/dpkg", "-W", "-f=${Version}", "mdadm"],
+            capture_output=True,
+            text=True,
             check=True,
-        )
-    shutil.rmtree(stage)
-    shutil.copy(kernel_root / "boot" / f"vmlinuz-{version}", work / "vmlinuz")
-    (work / "KERNEL_VERSION").write_text(version + "\n")
-    (work / "MDADM_VERSION").write_text(mdadm_version + "\n")
-    (work / "done").touch()
-    shutil.rmtree(dest, ignore_errors=True)
-    work.rename(dest)
+        ).stdout
+        files = subprocess.run(
+            ["find", ".", "-print0"], cwd=stage, capture_output=True, check=True
+        ).stdout
+        with (work / "initramfs.cpio").open("wb") as cpio:
+            subprocess.run(
+                ["cpio", "--null", "-o", "-H", "newc", "--quiet"],
+                cwd=stage,
+                input=files,
+                stdout=cpio,
+                check=True,
+            )
+        shutil.rmtree(stage)
+        shutil.copy(kernel_root / "boot" / f"vmlinuz-{version}", work / "vmlinuz")
+        (work / "KERNEL_VERSION").write_text(version + "\n")
+        (work / "MDADM_VERSION").write_text(mdadm_version + "\n")
     image = _image_in(dest)
     assert image is not None
     return image
