@@ -140,12 +140,12 @@ def table(results: dict[str, dict[str, float | int | None]]) -> str:
         "error = |predicted - true finish| / true time left (rows past 5 %); "
         "coverage of [low, high] past 10 %\n(range width: median high - low as % of the time "
         "left; answered: rows past 10 % with a forecast, the rest count as misses)",
-        f"{'class':<24} {'runs':>4}  {'finish= median':>14} {'p90':>7}  "
+        f"{'class':<26} {'runs':>4}  {'finish= median':>14} {'p90':>7}  "
         f"{'mdboost median':>14} {'p90':>7}  {'coverage':>8} {'range width':>11} {'answered':>8}",
     ]
     for key, row in results.items():
         lines.append(
-            f"{key:<24} {row['runs']:>4}  {cell(row['kernel_median']) + ' %':>14} "
+            f"{key:<26} {row['runs']:>4}  {cell(row['kernel_median']) + ' %':>14} "
             f"{cell(row['kernel_p90']) + ' %':>7}  {cell(row['mdboost_median']) + ' %':>14} "
             f"{cell(row['mdboost_p90']) + ' %':>7}  {cell(row['coverage']) + ' %':>8} "
             f"{cell(row['range_width_median']) + ' %':>11} {cell(row['answered']) + ' %':>8}"
