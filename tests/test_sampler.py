@@ -238,3 +238,35 @@ def test_a_run_that_starts_while_the_disk_is_full_gets_its_true_start_time(tree,
         "SELECT COUNT(*) FROM samples WHERE array='md2' AND action IS NOT NULL AND run_id IS NULL"
     ).fetchone()[0]
     assert orphans == 0
+
+
+def test_a_short_check_that_ends_between_ticks_is_completed_not_interrupted(tree, conn):
+    """Real kernel (tests/realkernel): the last progress line of a fast check can read 60 %."""
+    clock = ManualClock()
+    s = make_sampler(tree, conn, clock)
+    tree.mdstat(mdstat_text(raid5(progress=progress("check", 600_000, 1_000_000, 200_000))))
+    tree.md("md2", sync_action="check")
+    s.sample_once()
+    clock.now += 5  # 5 s at 200 MB/s covers the 400 MB left
+    idle(tree)
+    s.sample_once()
+    assert runs(conn) == [("md2", "check", "completed")]
+
+
+def test_md_says_whether_a_resync_or_reshape_finished(tree, conn):
+    clock = ManualClock()
+    s = make_sampler(tree, conn, clock)
+    for action, attr, left_at, outcome in (
+        ("resync", "resync_start", "none", "completed"),
+        ("resync", "resync_start", "81920", "interrupted"),
+        ("reshape", "reshape_position", "none", "completed"),
+        ("reshape", "reshape_position", "4096000", "interrupted"),
+    ):
+        reshaping(tree, TOTAL // 3, action=action)  # a third done: the sample alone says little
+        s.sample_once()
+        clock.now += 5
+        idle(tree)
+        tree.md("md2", **{attr: left_at})
+        s.sample_once()
+        clock.now += 5
+        assert runs(conn)[-1] == ("md2", action, outcome)
