@@ -133,3 +133,13 @@ def for_run(
         "SELECT * FROM tuning_effects WHERE run_id = ? ORDER BY applied_at", (run_id,)
     ).fetchall()
     return [measure(conn, row, window_s, now) for row in rows]
+
+
+def latest_ratio(conn: sqlite3.Connection, preset: str, array: str) -> float | None:
+    """This array's latest fully measured effect of a preset (speed after / before)."""
+    row = conn.execute(
+        "SELECT ratio FROM tuning_effects WHERE array = ? AND preset = ? "
+        "AND measured_at IS NOT NULL AND ratio > 0 ORDER BY applied_at DESC LIMIT 1",
+        (array, preset),
+    ).fetchone()
+    return float(row[0]) if row else None

@@ -4,7 +4,7 @@ SQLite and the kernel, and shape the answer for the API: one array, or the whole
 import sqlite3
 from typing import Any
 
-from app import arrays, forecast, history, mdstat
+from app import arrays, effects, forecast, history, mdstat
 from app.host import ARRAY_NAME, Host
 
 BOOST_PRESET = "boost"
@@ -27,16 +27,6 @@ def knee_of(array: mdstat.Array | None, host: Host, action: str | None) -> float
     return forecast.grow_knee(array.level, host.read_array_sysfs(array.name).raid_disks)
 
 
-def measured_boost_ratio(conn: sqlite3.Connection, array: str) -> float | None:
-    """This array's latest fully measured effect of the boost preset (speed after / before)."""
-    row = conn.execute(
-        "SELECT ratio FROM tuning_effects WHERE array = ? AND preset = ? "
-        "AND measured_at IS NOT NULL AND ratio > 0 ORDER BY applied_at DESC LIMIT 1",
-        (array, BOOST_PRESET),
-    ).fetchone()
-    return float(row[0]) if row else None
-
-
 def array_eta(conn: sqlite3.Connection, host: Host, name: str, now: float) -> dict[str, Any]:
     """The forecast of the array's running operation, with "what if I boost"."""
     run = history.open_run(conn, name)
@@ -46,7 +36,11 @@ def array_eta(conn: sqlite3.Connection, host: Host, name: str, now: float) -> di
     array = arrays.current(host).array(name)
     fc = run_forecast(conn, run, knee_of(array, host, run["action"]))
     boosted = _boosted(conn, run["id"])
-    boost = None if boosted else forecast.boost_forecast(fc, measured_boost_ratio(conn, name))
+    boost = (
+        None
+        if boosted
+        else forecast.boost_forecast(fc, effects.latest_ratio(conn, BOOST_PRESET, name))
+    )
     view = _view(name, run, fc, boost, now)
     view["boost_active"] = boosted
     return view

@@ -82,7 +82,7 @@ class Simulator:
             done = RESHAPE_TOTAL_BLOCKS * start_percent / 100
             self.state = SimState(now, speedup, now, done, [(now, done)], 0.0, now + 600, seed)
             self._build_tree()
-        self.rng = random.Random(self.state.seed + int(self.state.sim_time))
+        self.rng = random.Random(self.state.seed)  # the same seed gives the same run
         self.write_status()
 
     # ---- time

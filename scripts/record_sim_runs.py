@@ -14,7 +14,6 @@ Committed fixtures use --seed-offset 0; the forecast's parameters were tuned on 
 
 import argparse
 import csv
-import random
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,7 +96,6 @@ def record(scenario: Scenario, seed: int, out: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix="mdboost-sim-", dir=scratch) as tmp:
         root = Path(tmp)
         sim = Simulator(root, seed=seed, start_percent=scenario.start_percent)
-        sim.rng = random.Random(seed)  # the simulator seeds from the clock too; fixtures must not
         for relative, value in scenario.knobs.items():
             (root / relative).write_text(value + "\n")
         start = sim.state.sim_time
