@@ -201,14 +201,7 @@ def _fit_stripe_caches(
 ) -> float:
     """Resolve "auto" and shrink stripe caches to fit the budget; returns the total cost in MiB."""
     planned = {k: v for k, v in wanted.items() if v[0].name == "stripe_cache_size"}
-    planned_arrays = {v[1] for v in planned.values()}
-    other_cost = 0.0
-    for other in md.arrays:
-        if other.name in planned_arrays or not ARRAY_NAME.fullmatch(other.name):
-            continue
-        other_size = host.read_array_sysfs(other.name).stripe_cache_size
-        if other_size is not None:
-            other_cost += stripe_cache_mib(other_size, member_disks(other))
+    other_cost = stripe_cache_total_mib(md, host, skip={v[1] for v in planned.values()})
     total = other_cost
     if not planned:
         return total
@@ -233,6 +226,20 @@ def _fit_stripe_caches(
         fit = max(fit, current_size)
         wanted[key] = (knob, target, current, knob.validate(fit), reason)
         total += stripe_cache_mib(fit, disks)
+    return total
+
+
+def stripe_cache_total_mib(
+    md: mdstat.MdStat, host: Host, skip: set[str | None] | None = None
+) -> float:
+    """RAM the arrays' stripe caches hold now (all raid4/5/6 arrays except those in `skip`)."""
+    total = 0.0
+    for array in md.arrays:
+        if array.name in (skip or set()) or not ARRAY_NAME.fullmatch(array.name):
+            continue
+        size = host.read_array_sysfs(array.name).stripe_cache_size
+        if size is not None:
+            total += stripe_cache_mib(size, member_disks(array))
     return total
 
 

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app import arrays, db, effects, history, journal, mdstat, presets
+from app import arrays, db, effects, history, journal, presets
 from app.config import Settings
-from app.host import ARRAY_NAME, Host
-from app.planning import Change, Plan, PlanError, make_plan, member_disks
+from app.host import Host
+from app.planning import Change, Plan, PlanError, make_plan
 from app.presets import Preset, PresetError
-from app.tunables import CATALOGUE, SYSTEM, stripe_cache_mib
+from app.tunables import CATALOGUE, SYSTEM
 
 log = logging.getLogger(__name__)
 
@@ -352,66 +352,6 @@ class Tuner:
                 }
             )
         return states
-
-    def status(self, conn: sqlite3.Connection) -> dict[str, Any]:
-        session = journal.open_session(conn)
-        now = self.clock()
-        window = self.settings.effect_minutes * 60
-        md = arrays.current(self.host)
-        budget_plan = None
-        try:
-            budget_plan = self.plan("boost") if "boost" in self.presets else None
-        except PlanError:
-            budget_plan = None
-        return {
-            "active": session is not None,
-            "preset": session["preset"] if session else None,
-            "session": dict(session) | {"arrays": json.loads(session["arrays"])}
-            if session
-            else None,
-            "busy": self.lock.locked(),
-            "knobs": self.knob_states(session, conn) if session else [],
-            "effects": effects.recent(conn, window, now),
-            "ram": {
-                "budget_mib": round(budget_plan.budget_mib, 1) if budget_plan else None,
-                "cost_mib": round(self._stripe_cost(md), 1),
-            },
-            "capabilities": self.capabilities(md),
-            "preset_errors": [e.__dict__ for e in self.preset_errors],
-        }
-
-    def _stripe_cost(self, md: mdstat.MdStat) -> float:
-        total = 0.0
-        for array in md.arrays:
-            if ARRAY_NAME.fullmatch(array.name):
-                size = self.host.read_array_sysfs(array.name).stripe_cache_size
-                if size is not None:
-                    total += stripe_cache_mib(size, member_disks(array))
-        return total
-
-    def capabilities(self, md: mdstat.MdStat) -> list[dict[str, Any]]:
-        out = []
-        for knob in CATALOGUE.values():
-            targets: list[str | None] = [None]
-            if knob.scope == "array":
-                targets = [
-                    a.name
-                    for a in md.arrays
-                    if ARRAY_NAME.fullmatch(a.name) and knob.applies_to(a.level)
-                ]
-            elif knob.scope == "member":
-                continue
-            for target in targets:
-                path = self.host.knob_path(knob.path, target)
-                out.append(
-                    {
-                        "knob": knob.name,
-                        "target": target,
-                        "supported": path.exists(),
-                        "writable": path.exists() and os.access(path, os.W_OK),
-                    }
-                )
-        return out
 
     def _crash_point(self, where: str) -> None:
         """Tests kill the real server here (MDBOOST_TEST_CRASH_AT) to prove crash safety."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app import PROJECT_ROOT, db, presets
+from app import PROJECT_ROOT, db, presets, tuning_view
 from app.config import Settings
 from app.host import Host
 from app.planning import PlanError
@@ -142,7 +142,7 @@ def test_a_failure_on_the_third_of_five_writes_rolls_back_the_first_two(box, tmp
     after = box.snapshot()
     del before[str(third_path.relative_to(box.root))]
     assert after == before
-    assert tuner.status(tuner.conn)["active"] is False
+    assert tuning_view.status(tuner, tuner.conn)["active"] is False
 
 
 def test_a_second_preset_keeps_the_true_originals(box, tmp_path):
@@ -150,7 +150,7 @@ def test_a_second_preset_keeps_the_true_originals(box, tmp_path):
     tuner.apply("balanced")
     assert box.read("sys/block/md2/md/stripe_cache_size") == "4096\n"
     tuner.apply("boost")
-    knobs = {k["key"]: k for k in tuner.status(tuner.conn)["knobs"]}
+    knobs = {k["key"]: k for k in tuning_view.status(tuner, tuner.conn)["knobs"]}
     assert knobs["stripe_cache_size@md2"]["original"] == "513"
     assert knobs["stripe_cache_size@md2"]["desired"] == "16384"
     assert knobs["read_ahead_kb@md2"]["original"] == "384"
@@ -164,7 +164,7 @@ def test_drift_is_shown_and_revert_still_restores_the_originals(box, tmp_path):
     tuner.apply("boost")
     box.write("sys/block/md2/md/stripe_cache_size", "1024")  # DSM or a person changed it
     tuner.on_tick()
-    drift = [k for k in tuner.status(tuner.conn)["knobs"] if k["drift"]]
+    drift = [k for k in tuning_view.status(tuner, tuner.conn)["knobs"] if k["drift"]]
     assert [(k["key"], k["current"], k["desired"]) for k in drift] == [
         ("stripe_cache_size@md2", "1024", "16384")
     ]
@@ -275,11 +275,11 @@ def test_revert_happens_when_the_operation_finishes(box, tmp_path):
     tuner = make_tuner(box, tmp_path)
     tuner.apply("boost")
     tuner.on_tick()
-    assert tuner.status(tuner.conn)["active"] is True
+    assert tuning_view.status(tuner, tuner.conn)["active"] is True
     idle_box(box)
     box.md("md2", stripe_cache_size="16384", sync_speed_min="600000 (local)")
     tuner.on_tick()
-    assert tuner.status(tuner.conn)["active"] is False
+    assert tuning_view.status(tuner, tuner.conn)["active"] is False
     assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
     reason = tuner.conn.execute("SELECT end_reason FROM tuning_sessions").fetchone()[0]
     assert reason == "the tuned arrays' operations finished"
@@ -291,10 +291,10 @@ def test_revert_after_boost_hours(box, tmp_path):
     tuner.apply("boost")
     clock.now += 3600
     tuner.on_tick()
-    assert tuner.status(tuner.conn)["active"] is True
+    assert tuning_view.status(tuner, tuner.conn)["active"] is True
     clock.now += 3601
     tuner.on_tick()
-    assert tuner.status(tuner.conn)["active"] is False
+    assert tuning_view.status(tuner, tuner.conn)["active"] is False
 
 
 def test_reconcile_resumes_while_syncing_and_reverts_when_idle(box, tmp_path):

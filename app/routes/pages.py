@@ -12,7 +12,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app import arrays, eta, history, security
+from app import arrays, eta, history, security, tuning_view
 from app.capabilities import HOW_TO_TUNE
 from app.deps import ClockDep, DbDep, HostDep
 from app.routes.tuning import call, tuner
@@ -160,7 +160,7 @@ def _boost_panel(request: Request, conn: Any, **extra: Any) -> dict[str, Any]:
     session = security.login_session(request, conn)
     open_demo = request.app.state.settings.demo and not security.password_configured(request, conn)
     return {
-        "tuning": tuner(request).status(conn),
+        "tuning": tuning_view.status(tuner(request), conn),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
         "open_demo": open_demo,

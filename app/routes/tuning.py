@@ -5,6 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, HTTPException, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from app import tuning_view
 from app.deps import DbDep
 from app.planning import PlanError
 from app.security import AdminDep
@@ -53,7 +54,7 @@ def call(action: Any, *args: Any) -> dict[str, Any]:
 
 @router.get("/tuning")
 def tuning_status(request: Request, conn: DbDep) -> dict[str, Any]:
-    return tuner(request).status(conn)
+    return tuning_view.status(tuner(request), conn)
 
 
 @router.get("/presets")
