@@ -20,6 +20,7 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA busy_timeout=10000")
     conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA cache_size=-512")  # KiB: small, bounded RSS on a NAS (default 2 MiB)
     return conn
 
 
