@@ -24,6 +24,7 @@ DISKS = ("sda", "sdb", "sdc", "sdd")
 PER_DEVICE_BLOCKS = 1_953_494_784  # 1 KiB blocks in each md2 member partition (2 TB)
 OLD_DATA_DISKS, NEW_DATA_DISKS = 2, 3  # raid5 3 -> 4 disks
 RESHAPE_TOTAL_BLOCKS = PER_DEVICE_BLOCKS * OLD_DATA_DISKS
+NEW_READ_AHEAD_KB = 2 * 64 * NEW_DATA_DISKS  # md: two stripes once the grow is done
 STEP_S = 3.0  # md.c takes a progress mark every 3 s and averages the last 10
 MARKS = 10
 
@@ -36,7 +37,8 @@ KNOB_DEFAULTS = {  # DSM-like values found on a box before anyone tuned it
     "proc/sys/dev/raid/speed_limit_max": "200000",
     "sys/block/md2/md/stripe_cache_size": "256",
     "sys/block/md2/md/group_thread_cnt": "0",
-    "sys/block/md2/queue/read_ahead_kb": "384",
+    # md's own: two stripes of the 3-disk geometry (2 x 64 KiB x 2 data disks); raised at the end.
+    "sys/block/md2/queue/read_ahead_kb": "256",
 }
 
 
@@ -120,7 +122,7 @@ class Simulator:
     def speed_kb_s(self) -> float:
         """Instantaneous reshape speed from the tunables as they are in the tree now."""
         capacity = cache_speed_mb_s(self._knob_int("sys/block/md2/md/stripe_cache_size", 256))
-        if self._knob_int("sys/block/md2/queue/read_ahead_kb", 384) >= 4096:
+        if self._knob_int("sys/block/md2/queue/read_ahead_kb", 256) >= 4096:
             capacity *= 1.05  # seeds: 192 KiB -> 32 MiB read-ahead "helped a little"
         if self.state.done_blocks >= RESHAPE_TOTAL_BLOCKS * OLD_DATA_DISKS / NEW_DATA_DISKS:
             capacity *= 3.0  # after the knee everything is read: the tail only writes
@@ -186,7 +188,7 @@ class Simulator:
             _write_atomic(self._path(relative), value + "\n")
         for array in ("md0", "md1", "md2", "md3"):
             _write_atomic(self._path(f"sys/block/{array}/queue/read_ahead_kb"), "128\n")
-        _write_atomic(self._path("sys/block/md2/queue/read_ahead_kb"), "384\n")
+        _write_atomic(self._path("sys/block/md2/queue/read_ahead_kb"), "256\n")
         for attr in ("sync_speed_min", "sync_speed_max"):
             for array in ("md0", "md1", "md2", "md3"):
                 _write_atomic(self._path(f"sys/block/{array}/md/{attr}"), "system\n")
@@ -227,6 +229,11 @@ class Simulator:
             if reshaping
             else None
         )
+        read_ahead = "sys/block/md2/queue/read_ahead_kb"
+        if not reshaping and self._knob_int(read_ahead, 0) < NEW_READ_AHEAD_KB:
+            # md raises read-ahead to two stripes of the new geometry when a grow ends (real
+            # kernel, tests/realkernel: 2048 -> 3072 KiB with 512 KiB chunks).
+            _write_atomic(self._path(read_ahead), f"{NEW_READ_AHEAD_KB}\n")
         _write_atomic(self._path("proc/mdstat"), mdstat.render(self.mdstat(md2_sync)))
         md2 = {
             "sync_action": "reshape" if reshaping else "idle",

@@ -171,3 +171,26 @@ LIMIT_PAIRS = (("speed_limit_min", "speed_limit_max"), ("sync_speed_min", "sync_
 def stripe_cache_mib(entries: int, member_disks: int) -> float:
     """RAM a stripe cache of `entries` costs on an array of `member_disks` disks."""
     return entries * STRIPE_ENTRY_KIB * member_disks / 1024
+
+
+PARITY_DISKS = {"raid4": 1, "raid5": 1, "raid6": 2}
+
+
+def md_floor(
+    knob: str, level: str | None, chunk_kb: int | None, raid_disks: int | None, reshaping: bool
+) -> int | None:
+    """The lowest value md itself keeps for this knob on an array like this, or None.
+
+    - read_ahead_kb: raid5.c raises read-ahead to two full stripes (2 x chunk x data disks)
+      when it starts an array and again when a reshape has added a disk (Debian 6.1:
+      2048 -> 3072 KiB); not before the reshape ends, though mdstat shows the new disk count.
+    - stripe_cache_size: during a reshape it must hold 4 chunks (raid5.c check_reshape; mdadm
+      sets chunk_kb + 1 when it starts a grow: 513 for 512 KiB chunks); lower stalls the reshape.
+    """
+    if level not in PARITY_DISKS or not chunk_kb:
+        return None
+    if knob == "read_ahead_kb" and raid_disks and not reshaping:
+        return 2 * chunk_kb * (raid_disks - PARITY_DISKS[level])
+    if knob == "stripe_cache_size" and reshaping:
+        return chunk_kb + 1
+    return None

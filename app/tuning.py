@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app import arrays, db, effects, history, journal, presets
+from app import arrays, db, effects, history, journal, mdstat, presets
 from app.config import Settings
 from app.host import Host
 from app.planning import Change, Plan, PlanError, make_plan
 from app.presets import Preset, PresetError
-from app.tunables import CATALOGUE, SYSTEM
+from app.tunables import CATALOGUE, SYSTEM, md_floor
 
 log = logging.getLogger(__name__)
 
@@ -206,15 +206,15 @@ class Tuner:
         now = self.clock()
         op_id = journal.begin_revert(self.conn, session["id"], reason, now)
         knobs = journal.session_knobs(self.conn, session["id"])
+        md = arrays.current(self.host)
         steps = []
         for row in knobs:
             knob = CATALOGUE[row["knob"]]
             raw = self.host.read(self.host.knob_path(knob.path, row["target"]))
             current = knob.normalise(raw) if raw is not None else row["desired"]
+            target = self._revert_target(row, md)
             steps.append(
-                Change(
-                    row["key"], row["knob"], row["target"], knob.unit, current, row["original"], ""
-                )
+                Change(row["key"], row["knob"], row["target"], knob.unit, current, target, "")
             )
         restored: list[dict[str, Any]] = []
         errors: list[str] = []
@@ -238,6 +238,25 @@ class Tuner:
             raise TuningFailed("revert incomplete: " + "; ".join(errors), rollback_errors=errors)
         log.info("reverted %d knobs to their originals (%s)", len(restored), reason)
         return {"ok": True, "op_id": op_id, "restored": restored, "reason": reason}
+
+    def _revert_target(self, row: sqlite3.Row, md: mdstat.MdStat) -> str:
+        """The journaled original, unless md itself needs more now (new geometry, a reshape)."""
+        original: str = row["original"]
+        array = md.array(row["target"]) if row["target"] else None
+        if array is None or not original.isdigit():
+            return original
+        reshaping = array.sync is not None and array.sync.action == "reshape"
+        floor = md_floor(row["knob"], array.level, array.chunk_kb, array.raid_disks, reshaping)
+        if floor is None or floor <= int(original):
+            return original
+        log.info(
+            "%s: keeping %d, not the original %s: md needs at least that on %s now",
+            row["key"],
+            floor,
+            original,
+            array.name,
+        )
+        return CATALOGUE[row["knob"]].validate(floor)
 
     # ---- start-up, ticks, shutdown
     def reconcile(self) -> str | None:

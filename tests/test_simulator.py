@@ -71,6 +71,8 @@ def test_the_reshape_finishes_and_the_array_grows(tmp_path: Path):
     md2 = mdstat.parse((tmp_path / "proc/mdstat").read_text()).array("md2")
     assert md2 is not None and md2.sync is None and md2.blocks == 1953494784 * 3
     assert (tmp_path / "sys/block/md2/md/sync_action").read_text() == "idle\n"
+    # md raises read-ahead to two stripes of the new geometry when the grow is done.
+    assert (tmp_path / "sys/block/md2/queue/read_ahead_kb").read_text() == "384\n"
 
 
 def test_a_restarted_simulator_continues_where_it_was(tmp_path: Path):

@@ -325,3 +325,23 @@ def test_stock_is_a_revert(box, tmp_path):
     tuner.apply("boost")
     assert tuner.apply("stock")["restored"]
     assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
+
+
+def test_revert_keeps_what_md_itself_needs_for_the_new_geometry(box, tmp_path):
+    """Real kernel (issue 8): md sets read-ahead to two stripes and raises it when a grow adds a
+    disk; a stripe cache below four chunks stalls a reshape. Revert must not undercut either."""
+    box.write("sys/block/md2/queue/read_ahead_kb", "256")  # two stripes of the 3-disk geometry
+    box.write("sys/block/md2/md/stripe_cache_size", "32")  # set before mdadm started the grow
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("boost")
+    during = {r["key"]: r["to"] for r in tuner.revert()["restored"]}
+    assert during["stripe_cache_size@md2"] == "65"  # 64 KiB chunk + 1, while reshaping
+    assert during["read_ahead_kb@md2"] == "256"  # md raises it only once the grow is done
+    tuner.apply("boost")
+    idle_box(box)
+    box.md("md2", stripe_cache_size="16384")
+    box.write("sys/block/md2/queue/read_ahead_kb", "32768")
+    after = {r["key"]: r["to"] for r in tuner.revert()["restored"]}
+    assert after["read_ahead_kb@md2"] == "384"  # 2 x 64 KiB x 3 data disks: what md would set
+    assert after["stripe_cache_size@md2"] == "65"  # the session's original, taken at 65
+    assert box.read("sys/block/md2/queue/read_ahead_kb") == "384\n"
