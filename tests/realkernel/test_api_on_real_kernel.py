@@ -78,12 +78,6 @@ def test_samples_and_runs_land_in_sqlite(facts: dict[str, Any]) -> None:
     assert facts["md0_samples_points"] >= 2
 
 
-@pytest.mark.xfail(
-    reason="sampler judges completion from the last sample >= 99 %; on the real kernel the last "
-    "progress line of a check/resync/reshape is often far below that (see the closing note of "
-    "issue 8)",
-    strict=False,
-)
 def test_runs_that_finished_are_marked_completed(facts: dict[str, Any]) -> None:
     outcomes = [(a, action, outcome) for a, action, outcome, _ in facts["sqlite"]["runs"]]
     assert all(outcome == "completed" for *_, outcome in outcomes), outcomes
