@@ -17,7 +17,7 @@ import time
 import tomllib
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,7 +114,7 @@ class Container:
 
     def wait_ready(self) -> tuple[float, float]:
         """Seconds until /healthz answered 200: from `podman run`, and from the process's start
-        (the rest is podman copying the image, a full copy with vfs storage)."""
+        (the difference is podman creating the container, slow with vfs storage)."""
         deadline = time.monotonic() + READY_DEADLINE_S
         while time.monotonic() < deadline:
             try:
@@ -172,8 +172,8 @@ def image(podman: Podman) -> Iterator[BuiltImage]:
     ).stdout.split()  # fmt: skip
     if stale:
         podman.run("podman", "rmi", "--force", *stale, timeout=600)
-    # No layer cache (--layers=false): with vfs storage every cached step is a full copy of the
-    # root filesystem, which made builds ten times slower. The base image stays between runs.
+    # --layers=false: every run builds from scratch, as CI does (and with vfs storage each cached
+    # step would be a full copy of the root filesystem). The base image stays between runs.
     started = time.monotonic()
     podman.check(
         "buildah", "bud", "--isolation", "chroot", "--pull=never", "--format", "docker",
@@ -261,7 +261,7 @@ def test_unprivileged_container_monitors_and_stops_cleanly_on_sigterm(
     # The sampler's connection was closed after its last sample: SQLite removes the WAL file
     # only when the last connection closes cleanly.
     assert not (data / "mdboost.db-wal").exists()
-    with sqlite3.connect(data / "mdboost.db") as db:
+    with closing(sqlite3.connect(data / "mdboost.db")) as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert db.execute("SELECT count(*) FROM samples WHERE array = 'md2'").fetchone()[0] > 0
 

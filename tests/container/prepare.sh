@@ -2,8 +2,8 @@
 # prepare.sh STATE: everything tests/test_container.py needs to build and run the image for real,
 # with no Docker engine and no container registry:
 #   - buildah, podman, runc, debootstrap (apt-get, as root, when missing);
-#   - its own podman/buildah configuration and vfs storage under STATE (kept between runs, apart
-#     from any other podman user on this machine): containers.conf, storage.conf;
+#   - its own podman/buildah configuration and storage (overlay, else vfs) under STATE, kept
+#     between runs and apart from any other podman user on this machine;
 #   - the base image docker.io/library/python:3.11-slim: pulled when a registry answers, else a
 #     local stand-in made once with debootstrap (Debian bookworm's Python 3.11 at /usr/local/bin,
 #     like the official image), good for a smoke test, not for size or version checks.
@@ -18,7 +18,7 @@ exec 9>"$STATE/prepare.lock"
 flock 9
 
 if [ "$(id -u)" != 0 ]; then
-  log "needs root: buildah/podman with vfs storage and debootstrap run as root here"
+  log "needs root: buildah, podman and debootstrap run as root here"
   exit 3
 fi
 
@@ -33,17 +33,26 @@ if [ -n "$missing" ]; then
     >>"$STATE/apt.log" 2>&1 || { log "apt-get failed, see $STATE/apt.log"; exit 1; }
 fi
 
-# vfs: overlay needs kernel support that nested containers often lack. runc + cgroupfs: crun
-# refuses hybrid cgroup v1+v2 hosts. ulimits: podman raises RLIMIT_NOFILE to 1048576 by default,
-# which needs CAP_SYS_RESOURCE; cap them at this shell's hard limits.
+# overlay, like Docker on DSM, when this kernel mounts it here; else vfs, which copies the whole
+# root filesystem for every container and layer (seconds to minutes each). Each driver keeps its
+# own store. runc + cgroupfs: crun refuses hybrid cgroup v1+v2 hosts. ulimits: podman raises
+# RLIMIT_NOFILE to 1048576 by default, which needs CAP_SYS_RESOURCE; cap them at the hard limits.
+probe="$STATE/overlay-probe"
+mkdir -p "$probe/lower" "$probe/upper" "$probe/work" "$probe/merged"
+driver=vfs
+if mount -t overlay overlay -o "lowerdir=$probe/lower,upperdir=$probe/upper,workdir=$probe/work" \
+  "$probe/merged" 2>/dev/null; then
+  umount "$probe/merged"
+  driver=overlay
+fi
 nofile=$(ulimit -Hn); nproc=$(ulimit -Hu)
 { [ "$nofile" = unlimited ] || [ "$nofile" -gt 1048576 ]; } && nofile=1048576
 { [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ]; } && nproc=32768
 cat >"$STATE/storage.conf" <<CONF
 [storage]
-driver = "vfs"
-runroot = "$STATE/run"
-graphroot = "$STATE/storage"
+driver = "$driver"
+runroot = "$STATE/run-$driver"
+graphroot = "$STATE/storage-$driver"
 CONF
 cat >"$STATE/containers.conf" <<CONF
 [containers]
