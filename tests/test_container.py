@@ -197,7 +197,7 @@ def container(podman: Podman, image: BuiltImage, *run_args: str) -> Iterator[Con
     try:
         yield Container(podman, name, port, started)
     finally:
-        podman.run("podman", "rm", "--force", "--time", "0", name)
+        podman.run("podman", "rm", "--force", "--volumes", "--time", "0", name)
 
 
 @pytest.fixture

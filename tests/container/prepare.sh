@@ -11,16 +11,15 @@
 set -euo pipefail
 STATE=${1:?usage: prepare.sh STATE_DIR}
 BASE=docker.io/library/python:3.11-slim
-mkdir -p "$STATE"
 log() { echo "prepare: $*" >&2; }
-# One at a time: test runs of several engineers may share this machine and STATE.
-exec 9>"$STATE/prepare.lock"
-flock 9
-
 if [ "$(id -u)" != 0 ]; then
   log "needs root: buildah, podman and debootstrap run as root here"
   exit 3
 fi
+mkdir -p "$STATE"
+# One at a time: test runs of several engineers may share this machine and STATE.
+exec 9>"$STATE/prepare.lock"
+flock 9
 
 missing=
 for tool in buildah podman runc debootstrap; do
