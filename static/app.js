@@ -17,7 +17,8 @@
 
   function localTime(ms, withDay) {
     const options = { hour: "2-digit", minute: "2-digit" };
-    if (withDay) options.weekday = "short";
+    // Reshapes run for days: a weekday alone is ambiguous a week out, so give the date too.
+    if (withDay) Object.assign(options, { weekday: "short", day: "numeric", month: "short" });
     return new Date(ms).toLocaleString([], options);
   }
 

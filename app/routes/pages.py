@@ -50,7 +50,7 @@ def _duration(seconds: float | None) -> str:
 
 def _clock(ts: float | None) -> str:
     """Server-local wall time; static/app.js rewrites it in the browser's time zone."""
-    return "–" if ts is None else time.strftime("%a %H:%M", time.localtime(ts))
+    return "–" if ts is None else time.strftime("%a %d %b %H:%M", time.localtime(ts))
 
 
 def _iso(ts: float) -> str:
