@@ -204,7 +204,11 @@ def container(podman: Podman, image: BuiltImage, *run_args: str) -> Iterator[Con
 def kernel_tree(tmp_path: Path) -> Path:
     """A Synology-like box mid-reshape: proc/mdstat and sys/block/md2/md/*."""
     root = tmp_path / "kernel"
-    files = {"proc/mdstat": MDSTAT_RESHAPE}
+    files = {
+        "proc/mdstat": MDSTAT_RESHAPE,
+        "proc/meminfo": "MemTotal: 8000000 kB\nMemAvailable: 4000000 kB",
+        "sys/block/md2/queue/read_ahead_kb": "128",
+    }
     files.update({f"sys/block/md2/md/{attr}": value for attr, value in MD2_SYSFS.items()})
     for relative, text in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -294,6 +298,36 @@ def test_narrower_variant_can_tune_per_array(
     assert health["tuning_writable"] is True, logs
     assert "tuning is on" in logs, logs
     assert (kernel_tree / "sys/block/md2/md/stripe_cache_size").read_text() == "513\n"
+
+
+@pytest.mark.container
+def test_sigterm_puts_the_original_knob_values_back(
+    podman: Podman, image: BuiltImage, kernel_tree: Path
+) -> None:
+    """Boost, then `docker stop`: the knobs are back as found before the container exits."""
+    knob = kernel_tree / "sys/block/md2/md/stripe_cache_size"
+    token = "container-test-token-0123456789"
+    with container(
+        podman, image, "-v", f"{kernel_tree}:/fixture:rw", "-e", f"MDBOOST_API_TOKEN={token}",
+        "-e", "MDBOOST_PROC_ROOT=/fixture/proc", "-e", "MDBOOST_SYS_ROOT=/fixture/sys",
+    ) as box:  # fmt: skip
+        box.wait_ready()
+        request = urllib.request.Request(
+            box.url("/api/presets/boost/apply"),
+            data=json.dumps({"arrays": ["md2"]}).encode(),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert json.load(response)["ok"] is True
+        deadline = time.monotonic() + 10
+        while knob.read_text() == "513\n" and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling interval, bounded by the deadline
+        assert knob.read_text() != "513\n", "boost never changed stripe_cache_size"
+        stop_s, exit_code = box.stop_with_sigterm()
+        logs = box.logs()
+    assert stop_s < STOP_LIMIT_S and exit_code == 0, logs
+    assert knob.read_text() == "513\n", logs
+    assert (kernel_tree / "sys/block/md2/md/sync_speed_min").read_text() == "system\n", logs
 
 
 @pytest.mark.container
