@@ -12,10 +12,10 @@ FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 WORKDIR /app
 # Dependencies first, from pyproject.toml's pinned list, so that a source change reuses this layer.
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 RUN python -m venv /venv \
  && python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > /tmp/requirements.txt \
- && /venv/bin/pip install --only-binary=:all: --requirement /tmp/requirements.txt
+ && /venv/bin/pip install --only-binary=:all: --constraint constraints.txt --requirement /tmp/requirements.txt
 # migrations/, presets/, templates/ and static/ are found next to the app package
 # (app.PROJECT_ROOT), so the source tree stays whole at /app and is installed editable: the venv
 # only points at it. .dockerignore keeps out what the app does not need at run time.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Creates .venv in the repository root and installs mdboost (and, with "test", its test tools).
-# Idempotent: reinstalls only when pyproject.toml changed.
+# Idempotent: reinstalls only when pyproject.toml or constraints.txt changed.
 set -eu
 cd "$(dirname "$0")/.."
 extra=${1:-}
@@ -20,13 +20,13 @@ if ! [ -x .venv/bin/python ]; then
     fi
   fi
 fi
-stamp=".venv/.installed-$(cat pyproject.toml | cksum | cut -d' ' -f1)-$extra"
+stamp=".venv/.installed-$(cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)-$extra"
 if ! [ -f "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   if [ -n "$extra" ]; then
-    .venv/bin/python -m pip install -q -e ".[$extra]"
+    .venv/bin/python -m pip install -q -c constraints.txt -e ".[$extra]"
   else
-    .venv/bin/python -m pip install -q -e .
+    .venv/bin/python -m pip install -q -c constraints.txt -e .
   fi
   rm -f .venv/.installed-*
   touch "$stamp"

@@ -340,7 +340,8 @@ def test_pinned_dependencies_install_from_wheels_on(arch: str, tmp_path: Path) -
             sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed",
             "--only-binary=:all:", "--implementation", "cp", "--python-version", "3.11",
             "--platform", f"manylinux_2_36_{arch}", "--platform", f"manylinux2014_{arch}",
-            "--target", str(tmp_path / "target"), "--report", str(report), *DEPENDENCIES,
+            "--target", str(tmp_path / "target"), "--report", str(report),
+            "--constraint", str(PROJECT_ROOT / "constraints.txt"), *DEPENDENCIES,
         ],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
