@@ -162,3 +162,21 @@ def test_with_a_password_the_page_asks_to_sign_in_and_posts_need_a_login(tree: K
     ):
         assert client.post(path, data=data, headers=HTMX).status_code == 401
     assert tree.snapshot() == before
+
+
+def test_an_shr_expansion_shows_the_pool_as_one_job(tree: KernelTree, client):
+    """md2 reshaping now, md3 queued behind it (resync=DELAYED): one pool, phase 1 of 2."""
+    md3 = (
+        "md3 : active raid5 sda6[0] sdb6[1] sdc6[2]\n"
+        "      976758848 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/3] [UUU]\n"
+        "\tresync=DELAYED\n"
+    )
+    tree.md("md3")
+    boxes(tree, raid5("md2", RESHAPE) + md3)
+    wait_for(lambda: client.get("/api/runs").json()["runs"], 10, "the sampler to open a run")
+    html = client.get("/").text
+    assert 'id="pool"' in html and "Storage pool" in html
+    assert "Phase <strong>1 of 2</strong>" in html
+    assert "md2 now" in html and "md3 waiting" in html
+    boxes(tree, raid5("md2", RESHAPE))  # a single array's job: its own card says it all
+    assert 'id="pool"' not in client.get("/").text

@@ -174,11 +174,18 @@ def _summaries(boost: dict[str, Any]) -> dict[int, str]:
     return {e["op_id"]: e["summary"] for e in boost["tuning"]["effects"]}
 
 
+def _pool(conn: Any, host: Any, now: float) -> dict[str, Any] | None:
+    """The pool view, when one job spans several arrays (an SHR expansion); else None."""
+    pool = eta.pool_eta(conn, host, now)
+    return pool if len(pool["arrays"]) > 1 else None
+
+
 def _page(request: Request, host: Any, conn: Any, now: float, boost: dict[str, Any]) -> Response:
     context = {
         "now": now,
         "demo": request.app.state.settings.demo,
         "cards": _cards(host, conn, now, _summaries(boost)),
+        "pool": _pool(conn, host, now),
         "runs": _past_runs(conn),
         "boost": boost,
     }
