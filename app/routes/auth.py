@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app import auth
 from app.deps import ClockDep, DbDep, RowId
-from app.routes.pages import _render
+from app.routes.pages import render_page
 from app.security import AdminDep, password_configured
 
 router = APIRouter(tags=["auth"])
@@ -50,7 +50,7 @@ def _logged_in(request: Request, conn: DbDep, clock: ClockDep) -> RedirectRespon
 def login_page(request: Request, conn: DbDep) -> Response:
     if not password_configured(request, conn):
         return RedirectResponse("/setup", status_code=303)
-    return _render(request, "login.html", {"error": None})
+    return render_page(request, "login.html", {"error": None})
 
 
 @router.post("/login", response_class=HTMLResponse, include_in_schema=False)
@@ -58,7 +58,7 @@ def login(request: Request, conn: DbDep, clock: ClockDep, password: Password) ->
     throttle: auth.LoginThrottle = request.app.state.login_throttle
     wait = throttle.retry_after(_client(request))
     if wait:
-        response = _render(
+        response = render_page(
             request, "login.html", {"error": f"Too many attempts: try again in {wait} s."}
         )
         response.status_code = 429
@@ -66,7 +66,7 @@ def login(request: Request, conn: DbDep, clock: ClockDep, password: Password) ->
         return response
     if not _password_ok(request, conn, password):
         throttle.failed(_client(request))
-        response = _render(request, "login.html", {"error": "Wrong password."})
+        response = render_page(request, "login.html", {"error": "Wrong password."})
         response.status_code = 401
         return response
     throttle.succeeded(_client(request))
@@ -87,7 +87,7 @@ def logout(request: Request, conn: DbDep) -> Response:
 def setup_page(request: Request, conn: DbDep) -> Response:
     if password_configured(request, conn):
         return RedirectResponse("/login", status_code=303)
-    return _render(request, "setup.html", {"error": None})
+    return render_page(request, "setup.html", {"error": None})
 
 
 @router.post("/setup", response_class=HTMLResponse, include_in_schema=False)
@@ -104,7 +104,7 @@ def setup(
     elif not auth.set_password_once(conn, password, clock()):
         error = "A password was set a moment ago: sign in instead."
     if error:
-        response = _render(request, "setup.html", {"error": error})
+        response = render_page(request, "setup.html", {"error": error})
         response.status_code = 400
         return response
     return _logged_in(request, conn, clock)
@@ -112,7 +112,7 @@ def setup(
 
 @router.get("/account", response_class=HTMLResponse, include_in_schema=False)
 def account_page(request: Request, conn: DbDep, admin: AdminDep) -> Response:
-    return _render(
+    return render_page(
         request,
         "account.html",
         {"tokens": auth.list_api_tokens(conn), "new_token": None, "principal": admin},
@@ -128,7 +128,7 @@ def account_new_token(
     name: Annotated[str, Form(min_length=1, max_length=60)],
 ) -> Response:
     token = auth.create_api_token(conn, name, clock())
-    return _render(
+    return render_page(
         request,
         "account.html",
         {"tokens": auth.list_api_tokens(conn), "new_token": token, "principal": admin},

@@ -65,7 +65,7 @@ def _templates(directory: Path) -> Jinja2Templates:
     return templates
 
 
-def _render(request: Request, name: str, context: dict[str, Any]) -> HTMLResponse:
+def render_page(request: Request, name: str, context: dict[str, Any]) -> HTMLResponse:
     templates = _templates(request.app.state.settings.templates_dir)
     return templates.TemplateResponse(request, name, context)
 
@@ -189,7 +189,7 @@ def _page(request: Request, host: Any, conn: Any, now: float, boost: dict[str, A
         "runs": _past_runs(conn),
         "boost": boost,
     }
-    return _render(request, "index.html", context)
+    return render_page(request, "index.html", context)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -207,7 +207,7 @@ def array_card(
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     summaries = _summaries(_boost_panel(request, conn))
     card = _card(arrays.array_view(array, host, conn), host, conn, clock(), summaries)
-    return _render(request, "_array.html", {"card": card})
+    return render_page(request, "_array.html", {"card": card})
 
 
 def same_origin(request: Request) -> None:
@@ -236,7 +236,7 @@ def _boost_fragment(
     """The panel, plus out-of-band the chart markers and past runs that an apply or revert moves."""
     cards = [c for c in _cards(host, conn, now, _summaries(boost)) if c["array"]["run"]]
     context = {"boost": boost, "oob_cards": cards, "runs": _past_runs(conn)}
-    return _render(request, "_boost.html", context)
+    return render_page(request, "_boost.html", context)
 
 
 def _attempt(action: Any) -> tuple[dict[str, Any] | None, str | None]:
