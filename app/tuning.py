@@ -11,7 +11,8 @@ import os
 import signal
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,9 @@ from app.presets import Preset, PresetError
 from app.tunables import CATALOGUE, SYSTEM, md_floor
 
 log = logging.getLogger(__name__)
+
+
+LOCK_WAIT_S = 30.0
 
 
 class Busy(Exception):
@@ -84,6 +88,10 @@ class Tuner:
         self.settings = settings
         self.presets = presets
         self.preset_errors = preset_errors
+        # `operation` is held for a whole apply or revert: a second one gets Busy (409).
+        # `lock` guards the connection and the knobs; the sampler's hook takes it for a moment
+        # each tick, so an apply waits for it rather than failing (seen in CI as a stray 409).
+        self.operation = threading.Lock()
         self.lock = threading.Lock()
         self.drift_seen: set[tuple[int, str, str]] = set()
 
@@ -112,12 +120,8 @@ class Tuner:
     def apply(self, name: str, array_names: list[str] | None = None) -> dict[str, Any]:
         if self.preset(name).restore_originals:
             return self.revert(f"{name} preset")
-        if not self.lock.acquire(blocking=False):
-            raise Busy("another apply or revert is running")
-        try:
+        with self._exclusive(wait=False):
             return self._apply(name, array_names)
-        finally:
-            self.lock.release()
 
     def _apply(self, name: str, array_names: list[str] | None) -> dict[str, Any]:
         plan = self.plan(name, array_names)
@@ -192,12 +196,23 @@ class Tuner:
 
     # ---- revert
     def revert(self, reason: str = "requested", wait: bool = False) -> dict[str, Any]:
-        if not self.lock.acquire(blocking=wait, timeout=30 if wait else -1):
+        with self._exclusive(wait):
+            return self._revert(reason)
+
+    @contextmanager
+    def _exclusive(self, wait: bool) -> Iterator[None]:
+        """One apply or revert at a time (Busy otherwise), then the knobs to itself."""
+        if not self.operation.acquire(blocking=wait, timeout=LOCK_WAIT_S if wait else -1):
             raise Busy("another apply or revert is running")
         try:
-            return self._revert(reason)
+            if not self.lock.acquire(timeout=LOCK_WAIT_S):
+                raise Busy("the sampler's tuning check did not finish in time")
+            try:
+                yield
+            finally:
+                self.lock.release()
         finally:
-            self.lock.release()
+            self.operation.release()
 
     def _revert(self, reason: str) -> dict[str, Any]:
         session = journal.open_session(self.conn)
@@ -302,7 +317,7 @@ class Tuner:
 
         Skipped while an apply or revert holds the lock: the next tick does it.
         """
-        if not self.lock.acquire(blocking=False):
+        if self.operation.locked() or not self.lock.acquire(blocking=False):
             return
         try:
             session = journal.open_session(self.conn)

@@ -23,7 +23,7 @@ def status(tuner: Tuner, conn: sqlite3.Connection) -> dict[str, Any]:
         "active": session is not None,
         "preset": session["preset"] if session else None,
         "session": dict(session) | {"arrays": json.loads(session["arrays"])} if session else None,
-        "busy": tuner.lock.locked(),
+        "busy": tuner.operation.locked(),
         "knobs": tuner.knob_states(session, conn) if session else [],
         "effects": effects.recent(conn, tuner.settings.effect_minutes * 60, tuner.clock()),
         "ram": {

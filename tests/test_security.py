@@ -174,4 +174,4 @@ def test_reading_can_require_login_too(box, tmp_path):
 def test_the_demo_allows_changes_without_login(tmp_path):
     with Server(["demo", "--state-dir", str(tmp_path)]) as server:
         status, body = server.request("POST", "/api/boost", {"on": True})
-        assert status == 200 and body["ok"] is True
+        assert status == 200 and body["ok"] is True, body

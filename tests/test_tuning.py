@@ -2,6 +2,7 @@
 
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from app.planning import PlanError
 from app.tunables import CATALOGUE
 from app.tuning import Busy, Tuner, TuningFailed, write_order
 from tests.kernel_tree import KernelTree, mdstat_text, progress, raid1, raid5
+from tests.server import wait_for
 
 TOTAL = 1953494784
 
@@ -267,8 +269,20 @@ def test_bad_array_names_change_nothing(box, tmp_path, name):
 
 def test_only_one_apply_at_a_time(box, tmp_path):
     tuner = make_tuner(box, tmp_path)
-    with tuner.lock, pytest.raises(Busy):
+    with tuner.operation, pytest.raises(Busy):
         tuner.apply("boost")
+
+
+def test_an_apply_waits_for_the_samplers_tuning_check_instead_of_failing(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    results: list[dict] = []
+    with tuner.lock:  # what on_tick holds for a moment on every tick
+        worker = threading.Thread(target=lambda: results.append(tuner.apply("boost")))
+        worker.start()
+        wait_for(tuner.operation.locked, 10, "the apply to start waiting")
+        assert tuning_view.status(tuner, tuner.conn)["busy"] is True
+    worker.join(timeout=30)
+    assert results and results[0]["ok"] is True
 
 
 def test_revert_happens_when_the_operation_finishes(box, tmp_path):
