@@ -7,7 +7,7 @@ from typing import Any
 
 from app import arrays, effects, journal, mdstat
 from app.host import ARRAY_NAME, Host
-from app.planning import PlanError, stripe_cache_total_mib
+from app.planning import budget_mib, stripe_cache_total_mib
 from app.tunables import CATALOGUE
 from app.tuning import Tuner
 
@@ -15,10 +15,7 @@ from app.tuning import Tuner
 def status(tuner: Tuner, conn: sqlite3.Connection) -> dict[str, Any]:
     session = journal.open_session(conn)
     md = arrays.current(tuner.host)
-    try:
-        budget: float | None = tuner.plan("boost").budget_mib if "boost" in tuner.presets else None
-    except PlanError:
-        budget = None
+    budget = budget_mib(tuner.host, tuner.settings.max_cache_mb)
     return {
         "active": session is not None,
         "preset": session["preset"] if session else None,
@@ -27,7 +24,7 @@ def status(tuner: Tuner, conn: sqlite3.Connection) -> dict[str, Any]:
         "knobs": tuner.knob_states(session, conn) if session else [],
         "effects": effects.recent(conn, tuner.settings.effect_minutes * 60, tuner.clock()),
         "ram": {
-            "budget_mib": round(budget, 1) if budget is not None else None,
+            "budget_mib": round(budget, 1),
             "cost_mib": round(stripe_cache_total_mib(md, tuner.host), 1),
         },
         "capabilities": capabilities(tuner.host, md),
