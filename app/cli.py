@@ -8,8 +8,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from app import forecast_replay, mdstat
 from app.config import Settings
+from app.forecast import replay
+from app.kernel import mdstat
+from app.resources import MissingDataDir
 from app.simulator import Simulator
 
 
@@ -31,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parse.add_argument("file", nargs="?", default=None)
 
     forecast = commands.add_parser("forecast", help="replay the ETA over a recorded run (CSV)")
-    forecast_replay.add_arguments(forecast)
+    replay.add_arguments(forecast)
 
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -41,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "parse":
             return _parse(args.file)
         if args.command == "forecast":
-            return forecast_replay.run(args)
+            return replay.run(args)
     except BrokenPipeError:
         # `mdboost parse | head` closed the pipe: not an error (Python docs, "Note on SIGPIPE").
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -103,6 +105,10 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
 
     from app.main import create_app
 
-    app = create_app(settings, sim)
+    try:
+        app = create_app(settings, sim)
+    except MissingDataDir as error:
+        print(f"mdboost: cannot start: {error}", file=sys.stderr)
+        return 2
     uvicorn.run(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
     return 0

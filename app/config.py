@@ -6,7 +6,7 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app import PROJECT_ROOT
+from app.resources import data_dir
 
 
 class Settings(BaseSettings):
@@ -23,10 +23,10 @@ class Settings(BaseSettings):
     idle_sample_seconds: float = 60.0
     # Samples of finished runs older than this are thinned to one per minute.
     downsample_after_days: float = 7.0
-    migrations_dir: Path = PROJECT_ROOT / "migrations"
-    presets_dir: Path = PROJECT_ROOT / "presets"  # built-in presets; users add theirs to data_dir
-    templates_dir: Path = PROJECT_ROOT / "templates"
-    static_dir: Path = PROJECT_ROOT / "static"
+    migrations_dir: Path = data_dir("migrations")
+    presets_dir: Path = data_dir("presets")  # built-in presets; users add theirs to data_dir
+    templates_dir: Path = data_dir("templates")
+    static_dir: Path = data_dir("static")
     # Simulator mode ("mdboost demo"): the page says so, and changes need no login.
     demo: bool = False
 

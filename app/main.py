@@ -7,17 +7,28 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
-from app import capabilities, db, errors, sampler, simulator
-from app.auth import LoginThrottle
+from app import simulator
 from app.config import Settings, get_settings
-from app.host import Host
-from app.routes import arrays, auth, forecast, health, pages, runs, tuning
-from app.security import GuardMiddleware, require_reader
-from app.tuning import Tuner
+from app.kernel import capabilities
+from app.kernel.host import Host
+from app.live import sampler
+from app.resources import require_dirs
+from app.store import db
+from app.tuning.tuner import Tuner
+from app.web import errors
+from app.web.auth import LoginThrottle
+from app.web.routes import arrays, auth, forecast, health, pages, runs, tuning
+from app.web.security import GuardMiddleware, require_reader
 
 
 def create_app(settings: Settings | None = None, sim: simulator.Simulator | None = None) -> FastAPI:
     settings = settings or get_settings()
+    require_dirs(
+        migrations_dir=settings.migrations_dir,
+        presets_dir=settings.presets_dir,
+        templates_dir=settings.templates_dir,
+        static_dir=settings.static_dir,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

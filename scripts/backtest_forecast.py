@@ -4,7 +4,7 @@
 
 DIR holds run CSVs (default tests/fixtures/runs) named <source>-<class>-<name>.csv, e.g.
 sim-changes-a.csv or real-bursts-grow.csv. For every row of a run, the forecast made from the
-rows so far (app/forecast_replay.replay) and the kernel's finish= of that row are compared with
+rows so far (app/forecast/replay.replay) and the kernel's finish= of that row are compared with
 the run's true finish (its first row at 100 %):
 - error: |predicted - true finish| as % of the true time left, rows past 5 % progress;
 - coverage: how often low <= true finish <= high, rows past 10 % progress (a row without a
@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.forecast_replay import RecordedRun, read_run, replay
+from app.forecast.replay import RecordedRun, read_run, replay
 
 ERROR_FROM = 0.05
 COVERAGE_FROM = 0.10

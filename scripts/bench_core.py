@@ -22,11 +22,15 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import PROJECT_ROOT, db, mdstat, sampler, simulator
-from app.host import Host
+from app.kernel import mdstat
+from app.kernel.host import Host
+from app.live import sampler
+from app.resources import SOURCE_ROOT, data_dir
+from app.simulator import box
+from app.store import db, rollup
 
 # tests.server: the same child-process server the end-to-end tests use.
-sys.path.insert(0, str(PROJECT_ROOT))
+sys.path.insert(0, str(SOURCE_ROOT))
 from tests.server import Server, wait_for
 
 DAY_S = 86400.0
@@ -131,9 +135,9 @@ def bench_parse() -> Figure:
 
 
 def bench_sampler_tick(work: Path, ticks: int = 500) -> tuple[Figure, Figure]:
-    sim = simulator.Simulator(work / "tick-tree")
+    sim = box.Simulator(work / "tick-tree")
     conn = db.connect(work / "tick.db")
-    db.migrate(conn, PROJECT_ROOT / "migrations")
+    db.migrate(conn, data_dir("migrations"))
     host = Host(sim.root / "proc", sim.root / "sys")
     sampling = sampler.Sampler(host, conn, clock=lambda: sim.state.sim_time)
     cpu_ms = []
@@ -186,10 +190,10 @@ def history_runs() -> list[HistoryRun]:
         HistoryRun("md0", "check", 21.0, 2_490_176, 40_000, "completed"),
         HistoryRun("md1", "check", 20.99, 2_097_088, 40_000, "completed"),
         # 2 TB at ~2.5 MB/s: nine days, finished ten days ago.
-        HistoryRun("md2", "reshape", 19.0, simulator.PER_DEVICE_BLOCKS, 2_500, "completed"),
+        HistoryRun("md2", "reshape", 19.0, box.PER_DEVICE_BLOCKS, 2_500, "completed"),
         HistoryRun("md3", "check", 14.0, 976_758_848, 120_000, "completed"),
         HistoryRun("md2", "check", 8.0, 5_860_484_352, 100_000, "interrupted", 5 * 3600),
-        HistoryRun("md2", "reshape", 3.0, simulator.RESHAPE_TOTAL_BLOCKS, 6_000, "running"),
+        HistoryRun("md2", "reshape", 3.0, box.RESHAPE_TOTAL_BLOCKS, 6_000, "running"),
     ]
 
 
@@ -284,7 +288,7 @@ def bench_server(work: Path, rounds: int) -> tuple[list[Figure], list[str]]:
     notes: list[str] = []
     db_path = work / "history.db"
     conn = db.connect(db_path)
-    db.migrate(conn, PROJECT_ROOT / "migrations")
+    db.migrate(conn, data_dir("migrations"))
     conn.execute("PRAGMA synchronous=OFF")  # building the fixture only; the server uses FULL
     now = time.time()
     started = time.perf_counter()
@@ -292,7 +296,7 @@ def bench_server(work: Path, rounds: int) -> tuple[list[Figure], list[str]]:
     notes.append(f"built {rows:,} sample rows in {time.perf_counter() - started:.1f} s")
     size_before, _ = database_size(conn, db_path)
     started = time.perf_counter()
-    deleted = sampler.downsample(conn, now - 7 * DAY_S)
+    deleted = rollup.downsample(conn, now - 7 * DAY_S)
     downsample_s = time.perf_counter() - started
     size_after, in_use_after = database_size(conn, db_path)
     kept = conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
@@ -307,9 +311,7 @@ def bench_server(work: Path, rounds: int) -> tuple[list[Figure], list[str]]:
     md2_rows = conn.execute("SELECT COUNT(*) FROM samples WHERE array = 'md2'").fetchone()[0]
     conn.close()
 
-    tree = simulator.Simulator(
-        work / "tree", start_percent=current_done * 100 / simulator.RESHAPE_TOTAL_BLOCKS
-    )
+    tree = box.Simulator(work / "tree", start_percent=current_done * 100 / box.RESHAPE_TOTAL_BLOCKS)
     env = {
         "MDBOOST_DB": str(db_path),
         "MDBOOST_PROC_ROOT": str(tree.root / "proc"),

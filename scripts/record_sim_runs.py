@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/record_sim_runs.py [--out tests/fixtures/runs] [--seed-offset 0]
 
-Each scenario drives app/simulator.py headless from start to finish, changing knobs the way a
+Each scenario drives app/simulator/box.py headless from start to finish, changing knobs the way a
 user or mdboost would, and writes one CSV: ts,done,total,finish_min,event,knee. `finish_min` is
 the kernel-style finish= parsed from the simulated /proc/mdstat; `event` names a tuning change
 ("apply", "revert") on the row sampled at that moment; `knee` is the grow's knee (2/3 for the
@@ -18,8 +18,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app import mdstat
-from app.simulator import (
+from app.kernel import mdstat
+from app.simulator.box import (
     NEW_DATA_DISKS,
     OLD_DATA_DISKS,
     RESHAPE_TOTAL_BLOCKS,

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from app import PROJECT_ROOT, db
+from app.store import db
+from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree
 
 

@@ -1,8 +1,9 @@
 import json
+import os
 import subprocess
 import sys
 
-from app import PROJECT_ROOT
+from tests import PROJECT_ROOT
 
 SEED_MDSTAT = """Personalities : [linear] [raid0] [raid1] [raid10] [raid6] [raid5] [raid4]
 md3 : active raid5 sdd6[2] sda6[0] sdb6[1]
@@ -72,3 +73,22 @@ def test_parse_into_a_closed_pipe_is_not_an_error(tmp_path):
     )
     assert result.stdout == "{\n"
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr
+
+
+def test_a_missing_data_directory_stops_start_up_and_is_named(tmp_path):
+    missing = tmp_path / "no-templates"
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", "1"],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        env={
+            **os.environ,
+            "MDBOOST_TEMPLATES_DIR": str(missing),
+            "MDBOOST_DB": str(tmp_path / "db"),
+        },
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert f"the templates_dir directory {missing} does not exist" in done.stderr
+    assert "no such table" not in done.stderr

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from app import PROJECT_ROOT
+from tests import PROJECT_ROOT
 
 STATE = Path("/var/tmp/mdboost-container-test")
 PREPARE = PROJECT_ROOT / "tests" / "container" / "prepare.sh"

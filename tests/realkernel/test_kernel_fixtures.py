@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from kernel_states import FIXTURES, check_state, disagreements, parse_detail, state_dirs
 
-from app.mdstat import parse
+from app.kernel.mdstat import parse
 
 STATES = state_dirs()
 

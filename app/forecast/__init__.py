@@ -1,0 +1,1 @@
+"""Forecasting when a run finishes: the model, the per-array and pool service, and replays."""

@@ -1,0 +1,1 @@
+"""Reading the kernel: the only code that opens /proc and /sys, and pure parsers of its text."""

@@ -1,0 +1,168 @@
+"""The only code that opens files under /proc and /sys, rooted at settings.proc_root / sys_root.
+
+Every path is built here from validated names, never from raw input: an array is `md` + digits,
+a disk a plain sysfs name. A missing file means "not available on this kernel" (None), not an error.
+"""
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.kernel import sysfs
+
+ARRAY_NAME = re.compile(r"^md\d+$")
+ATTR_READ_LIMIT = 65536  # sysfs attributes are at most a page; never read a device endlessly
+MDSTAT_READ_LIMIT = 16 * 1024 * 1024
+DISK_NAME = re.compile(r"^[a-z][a-z0-9!_.-]*$")
+
+# Per-array attributes sampled every tick (Documentation/admin-guide/md.rst, "md devices in sysfs").
+MD_ATTRS = (
+    "sync_action",
+    "sync_completed",
+    "sync_speed",
+    "reshape_position",
+    "degraded",
+    "mismatch_cnt",
+    "raid_disks",
+    "stripe_cache_size",
+    "sync_speed_min",
+    "sync_speed_max",
+)
+
+
+def check_array_name(name: str) -> str:
+    if not ARRAY_NAME.fullmatch(name):
+        raise ValueError(f"not an md array name: {name[:40]!r} (expected md followed by digits)")
+    return name
+
+
+def check_disk_name(name: str) -> str:
+    if not DISK_NAME.fullmatch(name) or ".." in name:
+        raise ValueError(f"not a block device name: {name[:40]!r}")
+    return name
+
+
+@dataclass(frozen=True)
+class ArraySysfs:
+    """One array's sysfs view; None where the kernel has no such file."""
+
+    sync_action: str | None  # idle | resync | recover | reshape | check | repair | frozen
+    sync_completed_sectors: tuple[int, int] | None  # (done, total) 512-byte sectors
+    sync_speed_kb_s: int | None  # KiB/s, the kernel's ~30 s average
+    reshape_position: str | None  # sector or "none"
+    degraded: int | None  # number of missing devices
+    mismatch_cnt: int | None  # sectors found inconsistent by the last check
+    raid_disks: tuple[int, int | None] | None  # (new, old during a reshape)
+    stripe_cache_size: int | None  # entries (raid4/5/6 only)
+    sync_speed_min: sysfs.SpeedLimit | None  # KiB/s
+    sync_speed_max: sysfs.SpeedLimit | None  # KiB/s
+
+
+class Host:
+    """Reads and writes the kernel's md files under two roots (real, simulated, or a test tree)."""
+
+    def __init__(self, proc_root: Path, sys_root: Path) -> None:
+        self.proc_root = proc_root
+        self.sys_root = sys_root
+
+    # ---- paths, built only from validated names
+    def md_attr_path(self, array: str, attr: str) -> Path:
+        return self.sys_root / "block" / check_array_name(array) / "md" / _plain(attr)
+
+    def md_queue_path(self, array: str, attr: str) -> Path:
+        return self.sys_root / "block" / check_array_name(array) / "queue" / _plain(attr)
+
+    def disk_path(self, disk: str, *parts: str) -> Path:
+        return self.sys_root.joinpath("block", check_disk_name(disk), *map(_plain, parts))
+
+    def knob_path(self, template: str, target: str | None) -> Path:
+        """A catalogue path template ("sys:block/{array}/md/x") for a validated target."""
+        root_name, _, relative = template.partition(":")
+        root = {"proc": self.proc_root, "sys": self.sys_root}[root_name]
+        parts = []
+        for part in relative.split("/"):
+            if part == "{array}":
+                part = check_array_name(target or "")
+            elif part == "{disk}":
+                part = check_disk_name(target or "")
+            parts.append(_plain(part))
+        return root.joinpath(*parts)
+
+    def raid_sysctl_path(self, name: str) -> Path:
+        return self.proc_root / "sys" / "dev" / "raid" / _plain(name)
+
+    # ---- reading
+    def read(self, path: Path, limit: int = ATTR_READ_LIMIT) -> str | None:
+        """Text of a kernel file (at most `limit` bytes), or None when there is no such file."""
+        try:
+            with path.open("rb") as file:
+                return file.read(limit).decode(errors="replace")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    def read_mdstat(self) -> str | None:
+        return self.read(self.proc_root / "mdstat", MDSTAT_READ_LIMIT)
+
+    def has_mdstat(self) -> bool:
+        return (self.proc_root / "mdstat").is_file()
+
+    def read_array_sysfs(self, array: str) -> ArraySysfs:
+        raw = {attr: self.read(self.md_attr_path(array, attr)) for attr in MD_ATTRS}
+        action = raw["sync_action"]
+        return ArraySysfs(
+            sync_action=action.strip() if action else None,
+            sync_completed_sectors=sysfs.parse_sync_completed(raw["sync_completed"]),
+            sync_speed_kb_s=sysfs.parse_int(raw["sync_speed"]),
+            reshape_position=raw["reshape_position"].strip() if raw["reshape_position"] else None,
+            degraded=sysfs.parse_int(raw["degraded"]),
+            mismatch_cnt=sysfs.parse_int(raw["mismatch_cnt"]),
+            raid_disks=sysfs.parse_raid_disks(raw["raid_disks"]),
+            stripe_cache_size=sysfs.parse_int(raw["stripe_cache_size"]),
+            sync_speed_min=sysfs.parse_speed_limit(raw["sync_speed_min"]),
+            sync_speed_max=sysfs.parse_speed_limit(raw["sync_speed_max"]),
+        )
+
+    def read_global_speed_limits(self) -> tuple[int | None, int | None]:
+        """(speed_limit_min, speed_limit_max) in KiB/s from /proc/sys/dev/raid."""
+        return (
+            sysfs.parse_int(self.read(self.raid_sysctl_path("speed_limit_min"))),
+            sysfs.parse_int(self.read(self.raid_sysctl_path("speed_limit_max"))),
+        )
+
+    def read_meminfo(self) -> dict[str, int]:
+        text = self.read(self.proc_root / "meminfo")
+        return sysfs.parse_meminfo(text) if text else {}
+
+    def read_diskstats(self) -> dict[str, sysfs.DiskStat]:
+        text = self.read(self.proc_root / "diskstats")
+        return sysfs.parse_diskstats(text) if text else {}
+
+    def whole_disk(self, member: str) -> str | None:
+        """The disk holding a member partition (sda5 -> sda), from /sys/block/<disk>/<part>."""
+        check_disk_name(member)
+        if (self.sys_root / "block" / member).is_dir():
+            return member
+        block = self.sys_root / "block"
+        if block.is_dir():
+            for disk in sorted(os.listdir(block)):
+                if (block / disk / member).is_dir():
+                    return disk
+        return None
+
+    # ---- writing (tuning only)
+    def write(self, path: Path, value: str) -> None:
+        """Write one value like `echo value > file`; raises OSError with the kernel's errno."""
+        if not path.exists():  # never create a file: only attributes the kernel has are written
+            raise FileNotFoundError(2, "no such kernel attribute", str(path))
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+        try:
+            os.write(fd, f"{value}\n".encode())
+        finally:
+            os.close(fd)
+
+
+def _plain(part: str) -> str:
+    if not part or "/" in part or part in (".", ".."):
+        raise ValueError(f"not a plain path component: {part[:40]!r}")
+    return part

@@ -1,0 +1,47 @@
+"""The per-array view the API and the page share: parse fields, role, sysfs extras, current run."""
+
+import sqlite3
+from typing import Any
+
+from app.kernel import mdstat
+from app.kernel.host import ARRAY_NAME, Host
+from app.store import history
+
+SYNOLOGY_SMALL_BLOCKS = 16 * 1024 * 1024  # DSM's system and swap arrays are a few GiB
+
+
+def role_of(array: mdstat.Array) -> str:
+    """system / swap for DSM's own small raid1 arrays md0 / md1; data for everything else."""
+    small_raid1 = array.level == "raid1" and (array.blocks or 0) < SYNOLOGY_SMALL_BLOCKS
+    if small_raid1 and array.name == "md0":
+        return "system"
+    if small_raid1 and array.name == "md1":
+        return "swap"
+    return "data"
+
+
+def array_view(array: mdstat.Array, host: Host, conn: sqlite3.Connection) -> dict[str, Any]:
+    view = mdstat.array_to_json(array)
+    view["role"] = role_of(array)
+    view["degraded"] = array.degraded
+    if ARRAY_NAME.fullmatch(array.name):
+        sysfs = host.read_array_sysfs(array.name)
+        view["sysfs"] = {
+            "sync_action": sysfs.sync_action,
+            "sync_speed_kb_s": sysfs.sync_speed_kb_s,
+            "degraded": sysfs.degraded,
+            "mismatch_cnt": sysfs.mismatch_cnt,
+            "stripe_cache_size": sysfs.stripe_cache_size,
+            "sync_speed_min_kb_s": sysfs.sync_speed_min.kb_s if sysfs.sync_speed_min else None,
+            "sync_speed_max_kb_s": sysfs.sync_speed_max.kb_s if sysfs.sync_speed_max else None,
+        }
+    else:
+        view["sysfs"] = None
+    view["run"] = history.open_run(conn, array.name)
+    return view
+
+
+def current(host: Host) -> mdstat.MdStat:
+    """The arrays as the kernel shows them now (no mdstat: no arrays)."""
+    text = host.read_mdstat()
+    return mdstat.parse(text) if text is not None else mdstat.MdStat(None, ())

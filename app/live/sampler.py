@@ -1,0 +1,288 @@
+"""sample_once(): read mdstat + sysfs, keep runs up to date, store one row per array; and the loop.
+
+A failed read or write is logged and retried next tick. Ticks that could not be written (disk
+full, database locked) wait in memory and are replayed in order, runs included, before the next
+one, so nothing is lost and every sample still lands in the right run.
+"""
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.kernel import mdstat
+from app.kernel.host import ARRAY_NAME, Host
+from app.store import db, rollup
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+# A restart: progress falls back by more than this fraction of the total.
+RESTART_DROP = 0.10
+# Ticks kept in memory while the database cannot be written (about a day at 5 s).
+MAX_PENDING_TICKS = 17_280
+DOWNSAMPLE_EVERY_S = 3600.0
+
+_SAMPLE_COLUMNS = (
+    "ts",
+    "array",
+    "run_id",
+    "state",
+    "status",
+    "degraded",
+    "action",
+    "percent",
+    "done_blocks",
+    "total_blocks",
+    "speed_kb_s",
+    "finish_min",
+    "sync_speed_kb_s",
+    "mismatch_cnt",
+    "stripe_cache_size",
+    "speed_min_kb_s",
+    "speed_max_kb_s",
+)
+_INSERT_SAMPLE = (
+    f"INSERT INTO samples ({', '.join(_SAMPLE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_SAMPLE_COLUMNS))})"
+)
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    run_id: int
+    array: str
+    action: str
+    outcome: str
+
+
+@dataclass(frozen=True)
+class PendingTick:
+    """One tick's readings, waiting to be written."""
+
+    now: float
+    parsed: mdstat.MdStat
+    rows: list[dict[str, Any]]
+
+
+@dataclass
+class Tick:
+    """What one sample_once() saw and did."""
+
+    parsed: mdstat.MdStat | None = None
+    any_running: bool = False
+    written: int = 0
+    finished_runs: list[FinishedRun] = field(default_factory=list)
+    error: str | None = None
+
+
+class Sampler:
+    """Owns the sampler's writes to SQLite: samples, runs, the ticks waiting to be written."""
+
+    def __init__(
+        self,
+        host: Host,
+        conn: sqlite3.Connection,
+        clock: Clock = time.time,
+        downsample_after_days: float = 7.0,
+    ) -> None:
+        self.host = host
+        self.conn = conn
+        self.clock = clock
+        self.downsample_after_s = downsample_after_days * 86400
+        self.pending: list[PendingTick] = []
+        self.last_downsample = 0.0
+        self.latest: Tick = Tick()
+
+    def sample_once(self) -> Tick:
+        now = self.clock()
+        tick = Tick()
+        try:
+            text = self.host.read_mdstat()
+            parsed = mdstat.parse(text) if text is not None else mdstat.MdStat(None, ())
+        except (OSError, ValueError) as error:
+            log.warning("cannot read mdstat: %s", error)
+            tick.error = f"cannot read mdstat: {error}"
+            self.latest = tick
+            return tick
+        for warning in parsed.warnings:
+            log.warning("mdstat: %s", warning)
+        tick.parsed = parsed
+        tick.any_running = any(a.sync is not None and a.sync.running for a in parsed.arrays)
+        # One read of the global limits per tick, not per array (issue 2 benchmark: sampler CPU).
+        global_limits = self.host.read_global_speed_limits()
+        rows = [self._row(a, now, global_limits) for a in parsed.arrays]
+        self.pending.append(PendingTick(now, parsed, rows))
+        try:
+            self._store(tick)
+        except sqlite3.Error as error:
+            tick.finished_runs.clear()  # rolled back: they will be reported when replayed
+            del self.pending[:-MAX_PENDING_TICKS]
+            log.error(
+                "cannot write samples (%d ticks kept in memory): %s", len(self.pending), error
+            )
+            tick.error = f"cannot write samples: {error}"
+        if now - self.last_downsample >= DOWNSAMPLE_EVERY_S:
+            try:
+                rollup.downsample(self.conn, now - self.downsample_after_s)
+                self.last_downsample = now
+            except sqlite3.Error as error:
+                log.warning("downsampling failed, will retry: %s", error)
+        self.latest = tick
+        return tick
+
+    def _row(
+        self, array: mdstat.Array, now: float, global_limits: tuple[int | None, int | None]
+    ) -> dict[str, Any]:
+        sync = array.sync if array.sync is not None and array.sync.running else None
+        row: dict[str, Any] = dict.fromkeys(_SAMPLE_COLUMNS)
+        row.update(
+            ts=now,
+            array=array.name,
+            state=array.state,
+            status=array.status,
+            action=sync.action if sync else None,
+            percent=sync.percent if sync else None,
+            done_blocks=sync.done_blocks if sync else None,
+            total_blocks=sync.total_blocks if sync else None,
+            speed_kb_s=sync.speed_kb_s if sync else None,
+            finish_min=sync.finish_min if sync else None,
+        )
+        if ARRAY_NAME.fullmatch(array.name):
+            sysfs = self.host.read_array_sysfs(array.name)
+            global_min, global_max = global_limits
+            row.update(
+                degraded=sysfs.degraded,
+                sync_speed_kb_s=sysfs.sync_speed_kb_s,
+                mismatch_cnt=sysfs.mismatch_cnt,
+                stripe_cache_size=sysfs.stripe_cache_size,
+                speed_min_kb_s=sysfs.sync_speed_min.kb_s if sysfs.sync_speed_min else global_min,
+                speed_max_kb_s=sysfs.sync_speed_max.kb_s if sysfs.sync_speed_max else global_max,
+            )
+        return row
+
+    def _store(self, tick: Tick) -> None:
+        """Write every pending tick in order, with its run bookkeeping, in one transaction."""
+        conn = self.conn
+        with db.write_transaction(conn):
+            for pending in self.pending:
+                open_runs = {
+                    r["array"]: r
+                    for r in conn.execute("SELECT * FROM runs WHERE finished IS NULL").fetchall()
+                }
+                for array, row in zip(pending.parsed.arrays, pending.rows, strict=True):
+                    run = open_runs.pop(array.name, None)
+                    row["run_id"] = self._track_run(array, row, run, pending.now, tick)
+                    conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
+                for run in open_runs.values():
+                    self._finish(run, "vanished", pending.now, tick)
+        tick.written = sum(len(p.rows) for p in self.pending)
+        self.pending.clear()
+
+    def _track_run(
+        self,
+        array: mdstat.Array,
+        row: dict[str, Any],
+        run: sqlite3.Row | None,
+        now: float,
+        tick: Tick,
+    ) -> int | None:
+        sync = array.sync if array.sync is not None and array.sync.running else None
+        if sync is None:
+            if run is not None:
+                outcome = _outcome_when_idle(self.conn, self.host, run, row, now)
+                self._finish(run, outcome, now, tick)
+            return None
+        if run is not None:
+            if run["action"] != sync.action:
+                self._finish(run, "interrupted", now, tick)
+            elif _restarted(self.conn, run, sync):
+                self._finish(run, "restarted", now, tick)
+            else:
+                return int(run["id"])
+        cursor = self.conn.execute(
+            "INSERT INTO runs (array, action, started, total_blocks) VALUES (?, ?, ?, ?)",
+            (array.name, sync.action, now, sync.total_blocks),
+        )
+        log.info("%s: %s started (run %s)", array.name, sync.action, cursor.lastrowid)
+        return cursor.lastrowid
+
+    def _finish(self, run: sqlite3.Row, outcome: str, now: float, tick: Tick) -> None:
+        self.conn.execute(
+            "UPDATE runs SET finished = ?, outcome = ? WHERE id = ?", (now, outcome, run["id"])
+        )
+        log.info("%s: %s run %s ended: %s", run["array"], run["action"], run["id"], outcome)
+        tick.finished_runs.append(FinishedRun(run["id"], run["array"], run["action"], outcome))
+
+
+def _last_sample(conn: sqlite3.Connection, run_id: int) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT done_blocks, total_blocks FROM samples WHERE run_id = ? ORDER BY ts DESC LIMIT 1",
+        (run_id,),
+    ).fetchone()
+    return row
+
+
+def _restarted(conn: sqlite3.Connection, run: sqlite3.Row, sync: mdstat.Sync) -> bool:
+    last = _last_sample(conn, run["id"])
+    if last is None or last["done_blocks"] is None or sync.done_blocks is None:
+        return False
+    total = sync.total_blocks or last["total_blocks"] or 0
+    return bool(total) and last["done_blocks"] - sync.done_blocks > RESTART_DROP * total
+
+
+def _outcome_when_idle(
+    conn: sqlite3.Connection, host: Host, run: sqlite3.Row, row: dict[str, Any], now: float
+) -> str:
+    """Completed or interrupted. md has no "finished" flag: ask what md keeps per action, else
+    judge from the last sample, which on a real kernel can be far below 100 % when a short
+    check or resync ends between two ticks (tests/realkernel, issue 8)."""
+    action, array = run["action"], run["array"]
+    if action == "recovery" and row["degraded"] is not None:
+        return "completed" if row["degraded"] == 0 else "interrupted"
+    if action in ("resync", "reshape") and ARRAY_NAME.fullmatch(array):
+        # resync_start and reshape_position read "none" once the job is done (md.rst).
+        attr = "resync_start" if action == "resync" else "reshape_position"
+        text = host.read(host.md_attr_path(array, attr))
+        if text is not None:
+            return "completed" if text.strip() == "none" else "interrupted"
+    last = conn.execute(
+        "SELECT ts, done_blocks, total_blocks, speed_kb_s FROM samples "
+        "WHERE run_id = ? AND done_blocks IS NOT NULL ORDER BY ts DESC LIMIT 1",
+        (run["id"],),
+    ).fetchone()
+    if last is None or not last["total_blocks"]:
+        return "completed"
+    remaining = last["total_blocks"] - last["done_blocks"]
+    reachable = (last["speed_kb_s"] or 0) * max(now - last["ts"], 0.0)
+    done = remaining <= 0.01 * last["total_blocks"] or reachable >= remaining
+    return "completed" if done else "interrupted"
+
+
+def interval_seconds(tick: Tick, fixed: float | None, busy: float, idle: float) -> float:
+    if fixed is not None:
+        return fixed
+    return busy if tick.any_running else idle
+
+
+async def run_forever(
+    sampler: Sampler,
+    stop: asyncio.Event,
+    next_interval: Callable[[Tick], float],
+    on_tick: Callable[[Tick], None] | None = None,
+) -> None:
+    """Sample until `stop` is set; an exception in one tick never ends the loop."""
+    while not stop.is_set():
+        try:
+            tick = await asyncio.to_thread(sampler.sample_once)
+            if on_tick is not None:
+                await asyncio.to_thread(on_tick, tick)
+        except Exception:
+            log.exception("sampler tick failed; retrying next tick")
+            tick = Tick(error="tick failed")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=next_interval(tick))

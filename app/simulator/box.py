@@ -1,0 +1,307 @@
+"""A simulated Synology-like box: a /proc + /sys tree that a reshape advances, for demos and tests.
+
+md0 (system, raid1), md1 (swap, raid1), md2 (a 4-disk raid5 growing from 3 disks), md3 (idle raid1).
+The reshape's speed reacts to the tunables in the tree the way the seeds measured
+(../shared/seeds): stripe_cache_size 256 -> ~6 MB/s, 4096 -> ~4x, 16384 -> ~30 MB/s, 32768
+slightly worse; while simulated competing I/O runs, md holds the sync near speed_limit_min.
+The app reads this tree through host.py exactly as it reads a real NAS.
+"""
+
+import asyncio
+import contextlib
+import itertools
+import json
+import math
+import os
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from app.kernel import mdstat
+
+DISKS = ("sda", "sdb", "sdc", "sdd")
+PER_DEVICE_BLOCKS = 1_953_494_784  # 1 KiB blocks in each md2 member partition (2 TB)
+OLD_DATA_DISKS, NEW_DATA_DISKS = 2, 3  # raid5 3 -> 4 disks
+RESHAPE_TOTAL_BLOCKS = PER_DEVICE_BLOCKS * OLD_DATA_DISKS
+NEW_READ_AHEAD_KB = 2 * 64 * NEW_DATA_DISKS  # md: two stripes once the grow is done
+STEP_S = 3.0  # md.c takes a progress mark every 3 s and averages the last 10
+MARKS = 10
+
+# Reshape speed in MB/s by stripe_cache_size (seeds: 256 -> 6, 4096 -> 4x, 16384 best, 32768 worse).
+CACHE_SPEED_MB_S = ((17, 2.5), (256, 6.0), (1024, 12.0), (4096, 24.0), (16384, 30.0), (32768, 27.5))
+COMPETING_SHARE = 0.8  # while other I/O runs, the sync gets at most this share of the disks
+
+KNOB_DEFAULTS = {  # DSM-like values found on a box before anyone tuned it
+    "proc/sys/dev/raid/speed_limit_min": "10000",
+    "proc/sys/dev/raid/speed_limit_max": "200000",
+    "sys/block/md2/md/stripe_cache_size": "256",
+    "sys/block/md2/md/group_thread_cnt": "0",
+    # md's own: two stripes of the 3-disk geometry (2 x 64 KiB x 2 data disks); raised at the end.
+    "sys/block/md2/queue/read_ahead_kb": "256",
+}
+
+
+@dataclass
+class SimState:
+    """Everything needed to continue after a restart; saved as state.json in the tree."""
+
+    anchor_wall: float  # wall-clock time the simulation started
+    speedup: float  # simulated seconds per wall second
+    sim_time: float  # simulated unix time reached
+    done_blocks: float  # reshape progress, 1 KiB blocks
+    marks: list[tuple[float, float]]  # (sim time, done) every STEP_S, newest last
+    burst_until: float  # simulated competing I/O runs until this time
+    next_burst: float  # ... and starts again at this time
+    seed: int
+
+
+def cache_speed_mb_s(stripe_cache_size: int) -> float:
+    """Capacity by stripe cache, interpolated on a log scale between the measured points."""
+    points = CACHE_SPEED_MB_S
+    size = min(max(stripe_cache_size, points[0][0]), points[-1][0])
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
+        if x0 <= size <= x1:
+            f = (math.log(size) - math.log(x0)) / (math.log(x1) - math.log(x0))
+            return y0 + f * (y1 - y0)
+    return points[-1][1]
+
+
+class Simulator:
+    """Advances the simulated box; writes mdstat and sysfs in the kernel's formats."""
+
+    def __init__(
+        self, root: Path, speedup: float = 1.0, seed: int = 1, start_percent: float = 12.0
+    ):
+        self.root = root
+        self.state_file = root / "state.json"
+        if self.state_file.exists():
+            saved = json.loads(self.state_file.read_text())
+            saved["marks"] = [tuple(m) for m in saved["marks"]]
+            self.state = SimState(**saved)
+        else:
+            now = time.time()
+            done = RESHAPE_TOTAL_BLOCKS * start_percent / 100
+            self.state = SimState(now, speedup, now, done, [(now, done)], 0.0, now + 600, seed)
+            self._build_tree()
+        self.rng = random.Random(self.state.seed)  # the same seed gives the same run
+        self.write_status()
+
+    # ---- time
+    def clock(self) -> float:
+        """Simulated unix time: runs `speedup` times faster than the wall clock."""
+        s = self.state
+        return s.anchor_wall + (time.time() - s.anchor_wall) * s.speedup
+
+    def advance_to_now(self) -> None:
+        self.advance(self.clock() - self.state.sim_time)
+
+    def advance(self, seconds: float) -> None:
+        """Run the reshape for `seconds` of simulated time, then rewrite the kernel files."""
+        s = self.state
+        end = s.sim_time + max(seconds, 0.0)
+        while s.sim_time < end and not self.finished:
+            step = min(STEP_S, end - s.sim_time)
+            s.done_blocks = min(RESHAPE_TOTAL_BLOCKS, s.done_blocks + self.speed_kb_s() * step)
+            s.sim_time += step
+            if s.sim_time - s.marks[-1][0] >= STEP_S:
+                s.marks = [*s.marks[-MARKS:], (s.sim_time, s.done_blocks)]
+            self._schedule_bursts()
+        s.sim_time = max(s.sim_time, end)
+        self.write_status()
+
+    # ---- the model
+    @property
+    def finished(self) -> bool:
+        return self.state.done_blocks >= RESHAPE_TOTAL_BLOCKS
+
+    @property
+    def competing_io(self) -> bool:
+        return self.state.sim_time < self.state.burst_until
+
+    def speed_kb_s(self) -> float:
+        """Instantaneous reshape speed from the tunables as they are in the tree now."""
+        capacity = cache_speed_mb_s(self._knob_int("sys/block/md2/md/stripe_cache_size", 256))
+        if self._knob_int("sys/block/md2/queue/read_ahead_kb", 256) >= 4096:
+            capacity *= 1.05  # seeds: 192 KiB -> 32 MiB read-ahead "helped a little"
+        if self.state.done_blocks >= RESHAPE_TOTAL_BLOCKS * OLD_DATA_DISKS / NEW_DATA_DISKS:
+            capacity *= 3.0  # after the knee everything is read: the tail only writes
+        capacity_kb_s = capacity * 1000 * 1000 / 1024 * self.rng.lognormvariate(0, 0.08)
+        limit_min, limit_max = self.effective_limits()
+        if self.competing_io:
+            return min(capacity_kb_s * COMPETING_SHARE, limit_min)
+        return min(capacity_kb_s, limit_max)
+
+    def effective_limits(self) -> tuple[int, int]:
+        """md2's min/max KiB/s: the per-array value when set locally, else the global one."""
+        glob_min = self._knob_int("proc/sys/dev/raid/speed_limit_min", 1000)
+        glob_max = self._knob_int("proc/sys/dev/raid/speed_limit_max", 200000)
+        return (
+            self._local_limit("sync_speed_min", glob_min),
+            self._local_limit("sync_speed_max", glob_max),
+        )
+
+    def _schedule_bursts(self) -> None:
+        s = self.state
+        if s.sim_time >= s.next_burst:
+            s.burst_until = s.sim_time + self.rng.uniform(180, 900)
+            s.next_burst = s.burst_until + self.rng.uniform(600, 3600)
+
+    def window_speed_kb_s(self) -> float:
+        """The kernel's speed=: progress over the last ~30 s of marks."""
+        (t0, d0), (t1, d1) = self.state.marks[0], self.state.marks[-1]
+        return (d1 - d0) / (t1 - t0) if t1 > t0 else 0.0
+
+    # ---- the tree
+    def _path(self, relative: str) -> Path:
+        return self.root / relative
+
+    def _knob_int(self, relative: str, default: int) -> int:
+        try:
+            return int(self._path(relative).read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return default
+
+    def _local_limit(self, attr: str, global_value: int) -> int:
+        """Mimic md: writing "system" returns to the global value, read back as "N (system)"."""
+        path = self._path(f"sys/block/md2/md/{attr}")
+        try:
+            words = path.read_text().split()
+        except OSError:
+            return global_value
+        if not words:
+            return global_value
+        if words[0] == "system" or words[-1] == "(system)" or words[0] == "0":
+            if words != [str(global_value), "(system)"]:
+                _write_atomic(path, f"{global_value} (system)\n")
+            return global_value
+        try:
+            value = int(words[0])
+        except ValueError:
+            return global_value
+        if words[1:] != ["(local)"]:
+            _write_atomic(path, f"{value} (local)\n")
+        return value
+
+    def _build_tree(self) -> None:
+        for relative, value in KNOB_DEFAULTS.items():
+            _write_atomic(self._path(relative), value + "\n")
+        for array in ("md0", "md1", "md2", "md3"):
+            _write_atomic(self._path(f"sys/block/{array}/queue/read_ahead_kb"), "128\n")
+        _write_atomic(self._path("sys/block/md2/queue/read_ahead_kb"), "256\n")
+        for attr in ("sync_speed_min", "sync_speed_max"):
+            for array in ("md0", "md1", "md2", "md3"):
+                _write_atomic(self._path(f"sys/block/{array}/md/{attr}"), "system\n")
+        for disk in DISKS:
+            _write_atomic(self._path(f"sys/block/{disk}/queue/read_ahead_kb"), "128\n")
+            _write_atomic(self._path(f"sys/block/{disk}/device/queue_depth"), "31\n")
+            for part in (1, 2, 5, 6):
+                (self.root / "sys/block" / disk / f"{disk}{part}").mkdir(
+                    parents=True, exist_ok=True
+                )
+        _write_atomic(
+            self._path("proc/meminfo"),
+            "MemTotal:        8039084 kB\nMemFree:          402512 kB\n"
+            "MemAvailable:    6283124 kB\nBuffers:          112344 kB\n"
+            "Cached:          5210332 kB\n",
+        )
+        # raid1 arrays have no stripe_cache_size or group_thread_cnt: absent, as on a real kernel.
+        for array in ("md0", "md1", "md3"):
+            _write_atomic(self._path(f"sys/block/{array}/md/mismatch_cnt"), "0\n")
+
+    def write_status(self) -> None:
+        """Rewrite mdstat and the read-only sysfs files for the current state, each atomically."""
+        s = self.state
+        self.effective_limits()  # normalise "system" writes the way md does
+        reshaping = not self.finished
+        done = int(s.done_blocks)
+        speed = int(self.window_speed_kb_s())
+        finish = (RESHAPE_TOTAL_BLOCKS - done) / speed / 60 if speed > 0 else 0.0
+        md2_sync = (
+            mdstat.Sync(
+                action="reshape",
+                percent=math.floor(done * 1000 / RESHAPE_TOTAL_BLOCKS) / 10,
+                done_blocks=done,
+                total_blocks=RESHAPE_TOTAL_BLOCKS,
+                finish_min=math.floor(finish * 10) / 10,
+                speed_kb_s=speed,
+            )
+            if reshaping
+            else None
+        )
+        read_ahead = "sys/block/md2/queue/read_ahead_kb"
+        if not reshaping and self._knob_int(read_ahead, 0) < NEW_READ_AHEAD_KB:
+            # md raises read-ahead to two stripes of the new geometry when a grow ends (real
+            # kernel, tests/realkernel: 2048 -> 3072 KiB with 512 KiB chunks).
+            _write_atomic(self._path(read_ahead), f"{NEW_READ_AHEAD_KB}\n")
+        _write_atomic(self._path("proc/mdstat"), mdstat.render(self.mdstat(md2_sync)))
+        md2 = {
+            "sync_action": "reshape" if reshaping else "idle",
+            "sync_completed": f"{done * 2} / {RESHAPE_TOTAL_BLOCKS * 2}" if reshaping else "none",
+            "sync_speed": str(speed) if reshaping else "none",
+            "reshape_position": str(done * 2 * OLD_DATA_DISKS) if reshaping else "none",
+            "degraded": "0",
+            "mismatch_cnt": "0",
+            "raid_disks": "4 (3)" if reshaping else "4",
+            "level": "raid5",
+        }
+        for attr, value in md2.items():
+            _write_atomic(self._path(f"sys/block/md2/md/{attr}"), value + "\n")
+        for array in ("md0", "md1", "md3"):
+            for attr, value in (("sync_action", "idle"), ("sync_completed", "none")):
+                _write_atomic(self._path(f"sys/block/{array}/md/{attr}"), value + "\n")
+            _write_atomic(self._path(f"sys/block/{array}/md/degraded"), "0\n")
+            _write_atomic(self._path(f"sys/block/{array}/md/level"), "raid1\n")
+        _write_atomic(self._path("proc/diskstats"), self._diskstats())
+        _write_atomic(self.state_file, json.dumps(asdict(s)))
+
+    def mdstat(self, md2_sync: mdstat.Sync | None) -> mdstat.MdStat:
+        def members(part: int, disks: tuple[str, ...] = DISKS) -> tuple[mdstat.Device, ...]:
+            return tuple(mdstat.Device(f"{d}{part}", i, "") for i, d in enumerate(disks))
+
+        def raid1(name: str, part: int, blocks: int, disks: tuple[str, ...]) -> mdstat.Array:
+            n = len(disks)
+            return mdstat.Array(
+                name, "active", False, False, "raid1", None, blocks, None,
+                members(part, disks), n, n, "U" * n, None, None,
+            )  # fmt: skip
+
+        md2_blocks = PER_DEVICE_BLOCKS * (OLD_DATA_DISKS if md2_sync else NEW_DATA_DISKS)
+        md2 = mdstat.Array(
+            "md2", "active", False, False, "raid5", "1.2", md2_blocks, 64,
+            members(5), 4, 4, "UUUU", None, md2_sync,
+        )  # fmt: skip
+        return mdstat.MdStat(
+            personalities=("linear", "raid0", "raid1", "raid10", "raid6", "raid5", "raid4"),
+            arrays=(
+                md2,
+                raid1("md3", 6, 976_758_848, ("sda", "sdb")),
+                raid1("md1", 2, 2_097_088, DISKS),
+                raid1("md0", 1, 2_490_176, DISKS),
+            ),
+        )
+
+    def _diskstats(self) -> str:
+        lines = []
+        for major_minor, disk in enumerate(DISKS):
+            sectors = int(self.state.done_blocks * 2 / 3)
+            lines.append(
+                f"   8      {major_minor * 16} {disk} {sectors // 256} 0 {sectors} 0 "
+                f"{sectors // 512} 0 {sectors // 2} 0 0 {int(self.state.sim_time) % 10**9} 0"
+            )
+        return "\n".join(lines) + "\n"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+async def run_forever(sim: Simulator, stop: asyncio.Event, tick_s: float = 1.0) -> None:
+    """Advance the simulation to the simulated clock about once a wall second until `stop`."""
+    while not stop.is_set():
+        await asyncio.to_thread(sim.advance_to_now)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=tick_s)

@@ -1,0 +1,1 @@
+"""SQLite: connect and migrate, history queries, and the sample rollup."""

@@ -1,0 +1,1 @@
+"""Tuning kernel knobs: catalogue, presets, plans, apply and revert, journal, policy, effects."""

@@ -1,0 +1,249 @@
+"""Apply a plan and revert a session: journal the originals, write, read back, roll back on failure.
+
+One apply or revert at a time (Busy otherwise). Originals are taken once per session, so a second
+preset over the first still reverts to what mdboost found.
+"""
+
+import logging
+import os
+import signal
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.config import Settings
+from app.kernel import mdstat
+from app.kernel.host import Host
+from app.live import arrays
+from app.tuning import journal
+from app.tuning.catalogue import CATALOGUE, SYSTEM, md_floor, read_knob
+from app.tuning.plan import Change, Plan
+
+log = logging.getLogger(__name__)
+
+
+LOCK_WAIT_S = 30.0
+
+
+class Busy(Exception):
+    """Another apply or revert is running."""
+
+
+@dataclass
+class TuningFailed(Exception):
+    """A kernel write or read-back failed; what this operation wrote was put back."""
+
+    message: str
+    knob: str | None = None
+    target: str | None = None
+    value: str | None = None
+    kernel: str | None = None
+    rolled_back: list[str] = field(default_factory=list)
+    rollback_errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "message": self.message,
+            **{k: v for k, v in self.__dict__.items() if k != "message"},
+        }
+
+
+def write_order(changes: list[Change]) -> list[Change]:
+    """Raise maxima first and lower them last, so min <= max holds after every single write."""
+
+    def rank(change: Change) -> int:
+        if not change.knob.endswith("_max"):
+            return 1
+        rising = change.from_value == SYSTEM or (
+            change.to_value != SYSTEM and int(change.to_value) >= int(change.from_value)
+        )
+        return 0 if rising else 2
+
+    return sorted(changes, key=rank)
+
+
+class Applier:
+    """The only writer of kernel knobs, and the locks that keep its writes one at a time."""
+
+    def __init__(
+        self,
+        host: Host,
+        conn: sqlite3.Connection,
+        clock: Callable[[], float],
+        settings: Settings,
+    ) -> None:
+        self.host = host
+        self.conn = conn
+        self.clock = clock
+        self.settings = settings
+        # `operation` is held for a whole apply or revert: a second one gets Busy (409).
+        # `lock` guards the connection and the knobs; the sampler's hook takes it for a moment
+        # each tick, so an apply waits for it rather than failing (seen in CI as a stray 409).
+        self.operation = threading.Lock()
+        self.lock = threading.Lock()
+
+    @contextmanager
+    def exclusive(self, wait: bool) -> Iterator[None]:
+        """One apply or revert at a time (Busy otherwise), then the knobs to itself."""
+        if not self.operation.acquire(blocking=wait, timeout=LOCK_WAIT_S if wait else -1):
+            raise Busy("another apply or revert is running")
+        try:
+            if not self.lock.acquire(timeout=LOCK_WAIT_S):
+                raise Busy("the sampler's tuning check did not finish in time")
+            try:
+                yield
+            finally:
+                self.lock.release()
+        finally:
+            self.operation.release()
+
+    # ---- apply
+    def apply(self, name: str, plan: Plan) -> dict[str, Any]:
+        """Write a plan of preset `name`; the caller holds exclusive()."""
+        changes = write_order(list(plan.changes))
+        if not changes:
+            return {"ok": True, "op_id": None, "plan": plan.to_json(), "applied": []}
+        now = self.clock()
+        session_id, op_id = journal.begin_apply(self.conn, name, list(plan.arrays), changes, now)
+        self._crash_point("after_journal")
+        written: list[Change] = []
+        try:
+            for change in changes:
+                self._write(change, change.to_value)
+                written.append(change)
+                if len(written) == 1:
+                    self._crash_point("mid_write")
+            self._crash_point("after_write")
+            for change in changes:
+                self._verify(change, change.to_value)
+        except TuningFailed as failure:
+            self._roll_back(written, failure)
+            journal.abandon_apply(self.conn, session_id, op_id, failure.message, self.clock())
+            log.error("apply %s failed and was rolled back: %s", name, failure.message)
+            raise
+        journal.finish_apply(
+            self.conn, session_id, op_id, name, list(plan.arrays), changes, self.clock()
+        )
+        log.info("applied %s to %s: %d knobs", name, ", ".join(plan.arrays), len(changes))
+        return {
+            "ok": True,
+            "op_id": op_id,
+            "plan": plan.to_json(),
+            "applied": [c.key for c in changes],
+        }
+
+    def _write(self, change: Change, value: str) -> None:
+        knob = CATALOGUE[change.knob]
+        text = knob.validate(value)  # last line of defence: never write outside the catalogue
+        try:
+            self.host.write(self.host.knob_path(knob.path, change.target), text)
+        except OSError as error:
+            where = f" on {change.target}" if change.target else ""
+            raise TuningFailed(
+                f"the kernel refused {change.knob}={text}{where}: {error.strerror or error}",
+                knob=change.knob,
+                target=change.target,
+                value=text,
+                kernel=error.strerror or str(error),
+            ) from None
+
+    def _verify(self, change: Change, value: str) -> None:
+        seen = read_knob(self.host, CATALOGUE[change.knob], change.target)
+        if seen != value:
+            raise TuningFailed(
+                f"{change.knob} on {change.target or 'the system'} reads back {seen!r}, "
+                f"not {value!r}",
+                knob=change.knob,
+                target=change.target,
+                value=value,
+                kernel=f"read back {seen!r}",
+            )
+
+    def _roll_back(self, written: list[Change], failure: TuningFailed) -> None:
+        for change in reversed(written):
+            try:
+                self._write(change, change.from_value)
+                failure.rolled_back.append(change.key)
+            except TuningFailed as error:
+                failure.rollback_errors.append(error.message)
+
+    # ---- revert
+    def revert(self, reason: str = "requested", wait: bool = False) -> dict[str, Any]:
+        with self.exclusive(wait):
+            return self.revert_locked(reason)
+
+    def revert_locked(self, reason: str) -> dict[str, Any]:
+        """Put the open session's originals back; the caller holds `lock`."""
+        session = journal.open_session(self.conn)
+        if session is None:
+            return {"ok": True, "restored": [], "detail": "nothing to revert"}
+        now = self.clock()
+        op_id = journal.begin_revert(self.conn, session["id"], reason, now)
+        knobs = journal.session_knobs(self.conn, session["id"])
+        md = arrays.current(self.host)
+        steps = []
+        for row in knobs:
+            knob = CATALOGUE[row["knob"]]
+            current = read_knob(self.host, knob, row["target"])
+            target = self._revert_target(row, md)
+            steps.append(
+                Change(
+                    row["key"],
+                    row["knob"],
+                    row["target"],
+                    knob.unit,
+                    row["desired"] if current is None else current,
+                    target,
+                    "",
+                )
+            )
+        restored: list[dict[str, Any]] = []
+        errors: list[str] = []
+        for change in write_order(steps):
+            try:
+                if change.from_value != change.to_value:
+                    self._write(change, change.to_value)
+                self._verify(change, change.to_value)
+                restored.append(
+                    {"key": change.key, "from": change.from_value, "to": change.to_value}
+                )
+            except TuningFailed as failure:
+                errors.append(failure.message)
+        journal.finish_revert(
+            self.conn, session["id"], op_id, reason, restored, errors, self.clock()
+        )
+        if errors:
+            log.error(
+                "revert (%s) incomplete; the session stays open: %s", reason, "; ".join(errors)
+            )
+            raise TuningFailed("revert incomplete: " + "; ".join(errors), rollback_errors=errors)
+        log.info("reverted %d knobs to their originals (%s)", len(restored), reason)
+        return {"ok": True, "op_id": op_id, "restored": restored, "reason": reason}
+
+    def _revert_target(self, row: sqlite3.Row, md: mdstat.MdStat) -> str:
+        """The journaled original, unless md itself needs more now (new geometry, a reshape)."""
+        original: str = row["original"]
+        array = md.array(row["target"]) if row["target"] else None
+        if array is None or not original.isdigit():
+            return original
+        reshaping = array.sync is not None and array.sync.action == "reshape"
+        floor = md_floor(row["knob"], array.level, array.chunk_kb, array.raid_disks, reshaping)
+        if floor is None or floor <= int(original):
+            return original
+        log.info(
+            "%s: keeping %d, not the original %s: md needs at least that on %s now",
+            row["key"],
+            floor,
+            original,
+            array.name,
+        )
+        return CATALOGUE[row["knob"]].validate(floor)
+
+    def _crash_point(self, where: str) -> None:
+        """Tests kill the real server here (MDBOOST_TEST_CRASH_AT) to prove crash safety."""
+        if self.settings.test_crash_at == where:
+            log.warning("MDBOOST_TEST_CRASH_AT=%s: killing this process now", where)
+            os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,145 @@
+"""Measured effect of a preset: the run's mean speed in the minutes before and after the apply.
+
+Speeds come from progress (done blocks over time), not from the kernel's speed= figure, which lags
+by its ~30 s window. The after-window starts after a short settle and ends early at the next
+apply or revert on that array, so each figure describes one regime.
+"""
+
+import sqlite3
+from typing import Any
+
+from app.store import db
+
+SETTLE_S = 30.0
+MIN_COVERAGE = 0.5  # a window needs samples over at least half its length
+
+
+def mean_speed_kb_s(
+    conn: sqlite3.Connection, run_id: int, start: float, end: float
+) -> float | None:
+    """Mean KiB/s of a run between two times, from its first and last sample in that span."""
+    rows = conn.execute(
+        "SELECT MIN(ts), MAX(ts) FROM samples WHERE run_id = ? AND ts >= ? AND ts <= ? "
+        "AND done_blocks IS NOT NULL",
+        (run_id, start, end),
+    ).fetchone()
+    first_ts, last_ts = rows
+    if first_ts is None or last_ts - first_ts < MIN_COVERAGE * (end - start):
+        return None
+    first = conn.execute(
+        "SELECT done_blocks FROM samples WHERE run_id = ? AND ts = ?", (run_id, first_ts)
+    ).fetchone()[0]
+    last = conn.execute(
+        "SELECT done_blocks FROM samples WHERE run_id = ? AND ts = ?", (run_id, last_ts)
+    ).fetchone()[0]
+    return float(max(last - first, 0) / (last_ts - first_ts))
+
+
+def _neighbour_event(conn: sqlite3.Connection, array: str, ts: float, after: bool) -> float | None:
+    op, order = (">", "ASC") if after else ("<", "DESC")
+    row = conn.execute(
+        f"SELECT ts FROM events WHERE array = ? AND kind IN ('apply', 'revert') AND ts {op} ? "
+        f"ORDER BY ts {order} LIMIT 1",
+        (array, ts),
+    ).fetchone()
+    return float(row[0]) if row else None
+
+
+def measure(
+    conn: sqlite3.Connection, effect: sqlite3.Row, window_s: float, now: float
+) -> dict[str, Any]:
+    """The effect as far as it can be measured now; `complete` once the after-window is over."""
+    applied = effect["applied_at"]
+    out: dict[str, Any] = {
+        "op_id": effect["op_id"],
+        "array": effect["array"],
+        "run_id": effect["run_id"],
+        "preset": effect["preset"],
+        "applied_at": applied,
+        "before_kb_s": effect["before_kb_s"],
+        "after_kb_s": effect["after_kb_s"],
+        "ratio": effect["ratio"],
+        "complete": effect["measured_at"] is not None,
+    }
+    if not out["complete"] and effect["run_id"] is not None:
+        previous = _neighbour_event(conn, effect["array"], applied, after=False)
+        following = _neighbour_event(conn, effect["array"], applied, after=True)
+        before_start = max(applied - window_s, previous or 0.0)
+        after_start = applied + SETTLE_S
+        after_end = min(after_start + window_s, following or float("inf"))
+        out["before_kb_s"] = mean_speed_kb_s(conn, effect["run_id"], before_start, applied)
+        out["after_kb_s"] = mean_speed_kb_s(
+            conn, effect["run_id"], after_start, min(after_end, now)
+        )
+        out["complete"] = now >= after_end
+    before, after = out["before_kb_s"], out["after_kb_s"]
+    out["ratio"] = round(after / before, 2) if before and after is not None else None
+    out["summary"] = summary(out["preset"], before, after, out["ratio"], out["complete"])
+    return out
+
+
+def summary(
+    preset: str, before: float | None, after: float | None, ratio: float | None, complete: bool
+) -> str:
+    """'boost: 6.0 → 27.2 MB/s, ×4.5' (MB = 10^6 bytes, as disks are sold)."""
+    if before is None or after is None:
+        return (
+            f"{preset}: measuring…" if not complete else f"{preset}: not enough samples to measure"
+        )
+    text = f"{preset}: {before * 1.024 / 1000:.1f} → {after * 1.024 / 1000:.1f} MB/s"
+    if ratio is not None:
+        text += f", ×{ratio:.1f}"
+    return text if complete else text + " (measuring)"
+
+
+def settle(conn: sqlite3.Connection, window_s: float, now: float) -> list[dict[str, Any]]:
+    """Store every effect whose after-window is over; returns them."""
+    pending = conn.execute("SELECT * FROM tuning_effects WHERE measured_at IS NULL").fetchall()
+    stored = []
+    for effect in pending:
+        measured = measure(conn, effect, window_s, now)
+        if not measured["complete"]:
+            continue
+        with db.write_transaction(conn):
+            conn.execute(
+                "UPDATE tuning_effects SET before_kb_s = ?, after_kb_s = ?, ratio = ?, "
+                "measured_at = ? WHERE op_id = ? AND array = ?",
+                (
+                    measured["before_kb_s"],
+                    measured["after_kb_s"],
+                    measured["ratio"],
+                    now,
+                    effect["op_id"],
+                    effect["array"],
+                ),
+            )
+        stored.append(measured)
+    return stored
+
+
+def recent(
+    conn: sqlite3.Connection, window_s: float, now: float, limit: int = 20
+) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT * FROM tuning_effects ORDER BY applied_at DESC LIMIT ?", (limit,)
+    ).fetchall()
+    return [measure(conn, row, window_s, now) for row in rows]
+
+
+def for_run(
+    conn: sqlite3.Connection, run_id: int, window_s: float, now: float
+) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT * FROM tuning_effects WHERE run_id = ? ORDER BY applied_at", (run_id,)
+    ).fetchall()
+    return [measure(conn, row, window_s, now) for row in rows]
+
+
+def latest_ratio(conn: sqlite3.Connection, preset: str, array: str) -> float | None:
+    """This array's latest fully measured effect of a preset (speed after / before)."""
+    row = conn.execute(
+        "SELECT ratio FROM tuning_effects WHERE array = ? AND preset = ? "
+        "AND measured_at IS NOT NULL AND ratio > 0 ORDER BY applied_at DESC LIMIT 1",
+        (array, preset),
+    ).fetchone()
+    return float(row[0]) if row else None

@@ -1,0 +1,219 @@
+"""The tuning journal in SQLite: sessions, their knobs' originals, and every apply and revert.
+
+Originals are recorded in the same transaction that opens the apply, before any kernel write, so a
+crash at any point leaves enough on disk to put every knob back (tuned's "recover original values
+in case of crash").
+"""
+
+import json
+import sqlite3
+from typing import Any
+
+from app.store import db, history
+from app.tuning.plan import Change
+
+
+def open_session(conn: sqlite3.Connection) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM tuning_sessions WHERE ended IS NULL"
+    ).fetchone()
+    return row
+
+
+def session_knobs(conn: sqlite3.Connection, session_id: int) -> list[sqlite3.Row]:
+    return conn.execute(
+        "SELECT * FROM tuning_knobs WHERE session_id = ? ORDER BY rowid", (session_id,)
+    ).fetchall()
+
+
+def unfinished_ops(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    return conn.execute(
+        "SELECT * FROM tuning_ops WHERE state = 'in_progress' ORDER BY id"
+    ).fetchall()
+
+
+def begin_apply(
+    conn: sqlite3.Connection, preset: str, arrays: list[str], changes: list[Change], now: float
+) -> tuple[int, int]:
+    """Record originals (once per session) and the intended changes; returns (session, op)."""
+    with db.write_transaction(conn):
+        session = open_session(conn)
+        if session is None:
+            session_id = conn.execute(
+                "INSERT INTO tuning_sessions (started, preset, arrays) VALUES (?, ?, '[]')",
+                (now, preset),
+            ).lastrowid
+        else:
+            session_id = session["id"]
+        assert session_id is not None
+        for change in changes:
+            # INSERT OR IGNORE: a second preset keeps the true originals of the first.
+            conn.execute(
+                "INSERT OR IGNORE INTO tuning_knobs"
+                " (session_id, key, knob, target, original, desired) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    change.key,
+                    change.knob,
+                    change.target,
+                    change.from_value,
+                    change.to_value,
+                ),
+            )
+        op_id = conn.execute(
+            "INSERT INTO tuning_ops (session_id, kind, preset, started, state, changes, arrays)"
+            " VALUES (?, 'apply', ?, ?, 'in_progress', ?, ?)",
+            (
+                session_id,
+                preset,
+                now,
+                json.dumps([_change_json(c) for c in changes]),
+                json.dumps(arrays),
+            ),
+        ).lastrowid
+        assert op_id is not None
+    return session_id, op_id
+
+
+def finish_apply(
+    conn: sqlite3.Connection,
+    session_id: int,
+    op_id: int,
+    preset: str,
+    arrays: list[str],
+    changes: list[Change],
+    now: float,
+) -> None:
+    with db.write_transaction(conn):
+        for change in changes:
+            conn.execute(
+                "UPDATE tuning_knobs SET desired = ? WHERE session_id = ? AND key = ?",
+                (change.to_value, session_id, change.key),
+            )
+        session = conn.execute(
+            "SELECT arrays FROM tuning_sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        all_arrays = sorted(set(json.loads(session["arrays"])) | set(arrays))
+        conn.execute(
+            "UPDATE tuning_sessions SET preset = ?, arrays = ? WHERE id = ?",
+            (preset, json.dumps(all_arrays), session_id),
+        )
+        conn.execute(
+            "UPDATE tuning_ops SET state = 'done', finished = ? WHERE id = ?", (now, op_id)
+        )
+        for array in arrays:
+            run = history.open_run(conn, array)
+            detail = {"preset": preset, "op_id": op_id, "changes": len(changes)}
+            add_event(conn, now, array, run["id"] if run else None, "apply", detail)
+            conn.execute(
+                "INSERT INTO tuning_effects (op_id, array, run_id, preset, applied_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (op_id, array, run["id"] if run else None, preset, now),
+            )
+
+
+def abandon_apply(
+    conn: sqlite3.Connection, session_id: int, op_id: int, error: str, now: float
+) -> None:
+    """The apply was rolled back: forget knobs it added, end the session if it opened it."""
+    with db.write_transaction(conn):
+        conn.execute(
+            "UPDATE tuning_ops SET state = 'rolled_back', finished = ?, error = ? WHERE id = ?",
+            (now, error, op_id),
+        )
+        done_before = conn.execute(
+            "SELECT COUNT(*) FROM tuning_ops"
+            " WHERE session_id = ? AND kind = 'apply' AND state = 'done'",
+            (session_id,),
+        ).fetchone()[0]
+        if done_before == 0:
+            conn.execute("DELETE FROM tuning_knobs WHERE session_id = ?", (session_id,))
+            conn.execute(
+                "UPDATE tuning_sessions SET ended = ?, end_reason = ? WHERE id = ?",
+                (now, "first apply rolled back", session_id),
+            )
+        else:
+            # Knobs first touched by this apply are back at their originals: drop them.
+            op = conn.execute("SELECT changes FROM tuning_ops WHERE id = ?", (op_id,)).fetchone()
+            for change in json.loads(op["changes"]):
+                conn.execute(
+                    "DELETE FROM tuning_knobs WHERE session_id = ? AND key = ? AND original = ?",
+                    (session_id, change["key"], change["from"]),
+                )
+
+
+def begin_revert(conn: sqlite3.Connection, session_id: int, reason: str, now: float) -> int:
+    with db.write_transaction(conn):
+        conn.execute(
+            "UPDATE tuning_ops SET state = 'failed', finished = ?, error = ? "
+            "WHERE session_id = ? AND state = 'in_progress'",
+            (now, "interrupted: mdboost stopped before it finished", session_id),
+        )
+        op_id = conn.execute(
+            "INSERT INTO tuning_ops (session_id, kind, started, state, error)"
+            " VALUES (?, 'revert', ?, 'in_progress', ?)",
+            (session_id, now, reason),
+        ).lastrowid
+        assert op_id is not None
+    return op_id
+
+
+def finish_revert(
+    conn: sqlite3.Connection,
+    session_id: int,
+    op_id: int,
+    reason: str,
+    restored: list[dict[str, Any]],
+    errors: list[str],
+    now: float,
+) -> None:
+    with db.write_transaction(conn):
+        state = "failed" if errors else "done"
+        conn.execute(
+            "UPDATE tuning_ops SET state = ?, finished = ?, changes = ?, error = ? WHERE id = ?",
+            (state, now, json.dumps(restored), "; ".join(errors) or reason, op_id),
+        )
+        if errors:
+            return
+        conn.execute(
+            "UPDATE tuning_sessions SET ended = ?, end_reason = ? WHERE id = ?",
+            (now, reason, session_id),
+        )
+        session = conn.execute(
+            "SELECT arrays FROM tuning_sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        for array in json.loads(session["arrays"]):
+            run = history.open_run(conn, array) or _last_run(conn, array)
+            detail = {"op_id": op_id, "reason": reason, "restored": len(restored)}
+            add_event(conn, now, array, run["id"] if run else None, "revert", detail)
+
+
+def _last_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT * FROM runs WHERE array = ? ORDER BY started DESC LIMIT 1", (array,)
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def add_event(
+    conn: sqlite3.Connection,
+    ts: float,
+    array: str | None,
+    run_id: int | None,
+    kind: str,
+    detail: dict[str, Any],
+) -> None:
+    conn.execute(
+        "INSERT INTO events (ts, array, run_id, kind, detail) VALUES (?, ?, ?, ?, ?)",
+        (ts, array, run_id, kind, json.dumps(detail)),
+    )
+
+
+def _change_json(change: Change) -> dict[str, Any]:
+    return {
+        "key": change.key,
+        "knob": change.knob,
+        "target": change.target,
+        "from": change.from_value,
+        "to": change.to_value,
+    }

@@ -1,0 +1,101 @@
+"""Sessions that end by themselves (time up, arrays finished, mdboost stopping), and the tick.
+
+The sampler calls on_tick() after every sample: it reverts a session that is due, notes drift
+(someone else changed a knob mdboost set) once per value, and stores finished before/after effects.
+"""
+
+import json
+import logging
+import sqlite3
+
+from app.live import arrays
+from app.store import db, history
+from app.tuning import effects, journal, session
+from app.tuning.apply import Applier, Busy, TuningFailed
+
+log = logging.getLogger(__name__)
+
+
+class Policy:
+    """Automatic reverts and the per-tick checks, on top of the applier's locks."""
+
+    def __init__(self, applier: Applier) -> None:
+        self.applier = applier
+        self.drift_seen: set[tuple[int, str, str]] = set()
+
+    def revert_reason(self, open_session: sqlite3.Row, at_start: bool = False) -> str | None:
+        """Why the open session should be reverted now, or None to keep it."""
+        applier = self.applier
+        if at_start and journal.unfinished_ops(applier.conn):
+            return "mdboost stopped in the middle of an apply or revert"
+        hours = applier.settings.boost_hours
+        if hours is not None and applier.clock() - open_session["started"] >= hours * 3600:
+            return f"MDBOOST_BOOST_HOURS={hours:g} elapsed"
+        if applier.settings.revert_on_finish:
+            md = arrays.current(applier.host)
+            tuned = json.loads(open_session["arrays"])
+            still = [
+                a
+                for a in tuned
+                if (x := md.array(a)) is not None and x.sync is not None and x.sync.running
+            ]
+            if tuned and not still:
+                return "the tuned arrays' operations finished"
+        return None
+
+    def on_tick(self) -> None:
+        """Sampler hook: auto-revert when due, store finished effects, note drift.
+
+        Skipped while an apply or revert holds the lock: the next tick does it.
+        """
+        applier = self.applier
+        if applier.operation.locked() or not applier.lock.acquire(blocking=False):
+            return
+        try:
+            open_session = journal.open_session(applier.conn)
+            why = self.revert_reason(open_session) if open_session is not None else None
+            if open_session is not None and why is not None:
+                try:
+                    applier.revert_locked(why)
+                except TuningFailed as error:
+                    log.warning("automatic revert failed, will retry: %s", error.message)
+            elif open_session is not None:
+                self._note_drift(open_session)
+            effects.settle(applier.conn, applier.settings.effect_minutes * 60, applier.clock())
+        finally:
+            applier.lock.release()
+
+    def _note_drift(self, open_session: sqlite3.Row) -> None:
+        conn = self.applier.conn
+        for knob in session.knob_states(self.applier.host, conn, open_session):
+            mark = (open_session["id"], knob["key"], str(knob["current"]))
+            if knob["drift"] and mark not in self.drift_seen:
+                self.drift_seen.add(mark)
+                log.warning(
+                    "drift: %s is %s, mdboost set %s", knob["key"], knob["current"], knob["desired"]
+                )
+                tuned = json.loads(open_session["arrays"])
+                array = knob["target"] if knob["target"] in tuned else None
+                run = history.open_run(conn, array) if array else None
+                with db.write_transaction(conn):
+                    journal.add_event(
+                        conn,
+                        self.applier.clock(),
+                        array,
+                        run["id"] if run else None,
+                        "drift",
+                        {
+                            "key": knob["key"],
+                            "desired": knob["desired"],
+                            "current": knob["current"],
+                        },
+                    )
+
+    def shutdown(self) -> None:
+        """MDBOOST_REVERT_ON_EXIT: put the originals back when mdboost stops."""
+        applier = self.applier
+        if applier.settings.revert_on_exit and journal.open_session(applier.conn) is not None:
+            try:
+                applier.revert("mdboost stopped (MDBOOST_REVERT_ON_EXIT)", wait=True)
+            except (Busy, TuningFailed) as error:
+                log.error("could not revert at exit: %s", error)

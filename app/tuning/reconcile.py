@@ -1,0 +1,30 @@
+"""Start-up: resume or revert a session that a stop or crash left open, from journal and kernel."""
+
+import logging
+
+from app.tuning import journal
+from app.tuning.apply import Applier, TuningFailed
+from app.tuning.policy import Policy
+
+log = logging.getLogger(__name__)
+
+
+def reconcile(applier: Applier, policy: Policy) -> str | None:
+    """Resume or revert a session left open by a stop or crash; returns what it did."""
+    session = journal.open_session(applier.conn)
+    if session is None:
+        return None
+    why = policy.revert_reason(session, at_start=True)
+    if why is None:
+        log.info(
+            "resuming tuning session %s (%s): its arrays are still syncing",
+            session["id"],
+            session["preset"],
+        )
+        return "resumed"
+    log.warning("reverting tuning session %s at start-up: %s", session["id"], why)
+    try:
+        applier.revert(why, wait=True)
+    except TuningFailed:
+        return "revert failed"
+    return "reverted"

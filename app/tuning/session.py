@@ -1,0 +1,29 @@
+"""The open tuning session as the kernel shows it now: each knob's original, desired and current."""
+
+import sqlite3
+from typing import Any
+
+from app.kernel.host import Host
+from app.tuning import journal
+from app.tuning.catalogue import CATALOGUE, read_knob
+
+
+def knob_states(host: Host, conn: sqlite3.Connection, session: sqlite3.Row) -> list[dict[str, Any]]:
+    """One entry per journaled knob; `drift` when the kernel no longer holds what mdboost set."""
+    states = []
+    for row in journal.session_knobs(conn, session["id"]):
+        knob = CATALOGUE[row["knob"]]
+        current = read_knob(host, knob, row["target"])
+        states.append(
+            {
+                "key": row["key"],
+                "knob": row["knob"],
+                "target": row["target"],
+                "unit": knob.unit,
+                "original": row["original"],
+                "desired": row["desired"],
+                "current": current,
+                "drift": current is not None and current != row["desired"],
+            }
+        )
+    return states

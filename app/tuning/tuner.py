@@ -1,0 +1,78 @@
+"""Tuner: the one object routes and the lifespan hold; it plans presets and delegates the rest."""
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from app.config import Settings
+from app.kernel.host import Host
+from app.live import arrays
+from app.store import db
+from app.tuning import presets
+from app.tuning.apply import Applier
+from app.tuning.plan import Plan, PlanError, make_plan
+from app.tuning.policy import Policy
+from app.tuning.presets import Preset, PresetError, UnknownPreset
+from app.tuning.reconcile import reconcile
+
+
+class Tuner:
+    """The loaded presets, the applier (writes and locks) and the policy (automatic reverts)."""
+
+    def __init__(
+        self,
+        host: Host,
+        conn: sqlite3.Connection,
+        clock: Callable[[], float],
+        settings: Settings,
+        found: dict[str, Preset],
+        preset_errors: list[PresetError],
+    ) -> None:
+        self.host = host
+        self.conn = conn
+        self.clock = clock
+        self.settings = settings
+        self.presets = found
+        self.preset_errors = preset_errors
+        self.applier = Applier(host, conn, clock, settings)
+        self.policy = Policy(self.applier)
+        self.operation = self.applier.operation
+        self.lock = self.applier.lock
+
+    @classmethod
+    def open(cls, host: Host, clock: Callable[[], float], settings: Settings) -> "Tuner":
+        """A tuner with its own database connection and the presets from disk."""
+        found, errors = presets.load_all(settings.presets_dir, settings.data_dir)
+        return cls(host, db.connect(settings.db), clock, settings, found, errors)
+
+    def preset(self, name: str) -> Preset:
+        preset = self.presets.get(name)
+        if preset is None:
+            raise UnknownPreset(f"no preset named {name[:40]!r} (known: {', '.join(self.presets)})")
+        return preset
+
+    def plan(self, name: str, array_names: list[str] | None = None) -> Plan:
+        preset = self.preset(name)
+        if preset.restore_originals:
+            raise PlanError(f"{name} puts back the originals: use revert")
+        return make_plan(
+            preset, self.host, arrays.current(self.host), array_names, self.settings.max_cache_mb
+        )
+
+    def apply(self, name: str, array_names: list[str] | None = None) -> dict[str, Any]:
+        if self.preset(name).restore_originals:
+            return self.revert(f"{name} preset")
+        with self.applier.exclusive(wait=False):
+            return self.applier.apply(name, self.plan(name, array_names))
+
+    def revert(self, reason: str = "requested", wait: bool = False) -> dict[str, Any]:
+        return self.applier.revert(reason, wait)
+
+    def reconcile(self) -> str | None:
+        return reconcile(self.applier, self.policy)
+
+    def on_tick(self) -> None:
+        self.policy.on_tick()
+
+    def shutdown(self) -> None:
+        self.policy.shutdown()

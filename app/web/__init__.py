@@ -1,0 +1,1 @@
+"""The web layer: dependencies, security, templating, view models and thin routers."""

@@ -1,0 +1,178 @@
+"""Who may change things: an admin password (salted scrypt), sessions, API tokens, throttling.
+
+Reading is open by default (MDBOOST_READ_REQUIRES_LOGIN closes it). Every change needs an admin:
+a session cookie (HttpOnly, SameSite=Strict) plus the session's CSRF token, or an
+`Authorization: Bearer` token. Secrets are stored only as hashes and never logged.
+"""
+
+import base64
+import hashlib
+import hmac
+import secrets
+import sqlite3
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from app.store import db
+
+SESSION_COOKIE = "mdboost_session"
+CSRF_HEADER = "x-csrf-token"
+CSRF_FIELD = "csrf_token"
+SESSION_SECONDS = 30 * 86400
+MIN_PASSWORD_LENGTH = 8
+# scrypt parameters (RFC 7914 section 2: N=2^14, r=8, p=1 is the interactive-login setting).
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+FAILURES_ALLOWED = 5
+FAILURE_WINDOW_S = 60.0
+
+
+def hash_password(password: str) -> str:
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(
+        password.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=32
+    )
+    encoded = [base64.b64encode(part).decode() for part in (salt, digest)]
+    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${encoded[0]}${encoded[1]}"
+
+
+def verify_password(password: str, stored: str) -> bool:
+    try:
+        scheme, n, r, p, salt, digest = stored.split("$")
+        expected = base64.b64decode(digest)
+        actual = hashlib.scrypt(
+            password.encode(),
+            salt=base64.b64decode(salt),
+            n=int(n),
+            r=int(r),
+            p=int(p),
+            dklen=len(expected),
+        )
+    except ValueError:
+        return False
+    return scheme == "scrypt" and hmac.compare_digest(actual, expected)
+
+
+def token_hash(token: str) -> str:
+    """Tokens are random (256 bits), so a plain SHA-256 is enough to store them safely."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def same_secret(given: str, expected: str) -> bool:
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+# ---- the stored password (when MDBOOST_PASSWORD is not set)
+def stored_password_hash(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT hash FROM auth_password WHERE id = 1").fetchone()
+    return str(row[0]) if row else None
+
+
+def set_password_once(conn: sqlite3.Connection, password: str, now: float) -> bool:
+    """The one-time set-up: store the first password; False if one exists already."""
+    hashed = hash_password(password)
+    with db.write_transaction(conn):
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO auth_password (id, hash, created) VALUES (1, ?, ?)",
+            (hashed, now),
+        )
+    return cursor.rowcount == 1
+
+
+# ---- login sessions
+@dataclass(frozen=True)
+class LoginSession:
+    token: str  # goes into the cookie; only its hash is stored
+    csrf: str
+
+
+def create_session(conn: sqlite3.Connection, now: float) -> LoginSession:
+    session = LoginSession(secrets.token_urlsafe(32), secrets.token_urlsafe(32))
+    with db.write_transaction(conn):
+        conn.execute("DELETE FROM auth_sessions WHERE expires < ?", (now,))
+        conn.execute(
+            "INSERT INTO auth_sessions (token_hash, csrf, created, expires) VALUES (?, ?, ?, ?)",
+            (token_hash(session.token), session.csrf, now, now + SESSION_SECONDS),
+        )
+    return session
+
+
+def find_session(conn: sqlite3.Connection, token: str, now: float) -> LoginSession | None:
+    row = conn.execute(
+        "SELECT csrf FROM auth_sessions WHERE token_hash = ? AND expires >= ?",
+        (token_hash(token), now),
+    ).fetchone()
+    return LoginSession(token, row[0]) if row else None
+
+
+def end_session(conn: sqlite3.Connection, token: str) -> None:
+    with db.write_transaction(conn):
+        conn.execute("DELETE FROM auth_sessions WHERE token_hash = ?", (token_hash(token),))
+
+
+# ---- API tokens made in the page
+def create_api_token(conn: sqlite3.Connection, name: str, now: float) -> str:
+    token = "mdb_" + secrets.token_urlsafe(32)
+    with db.write_transaction(conn):
+        conn.execute(
+            "INSERT INTO api_tokens (name, token_hash, created) VALUES (?, ?, ?)",
+            (name, token_hash(token), now),
+        )
+    return token
+
+
+def api_token_valid(conn: sqlite3.Connection, token: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM api_tokens WHERE token_hash = ? AND revoked IS NULL", (token_hash(token),)
+    ).fetchone()
+    return row is not None
+
+
+def revoke_api_token(conn: sqlite3.Connection, token_id: int, now: float) -> bool:
+    with db.write_transaction(conn):
+        cursor = conn.execute(
+            "UPDATE api_tokens SET revoked = ? WHERE id = ? AND revoked IS NULL", (now, token_id)
+        )
+    return cursor.rowcount == 1
+
+
+def list_api_tokens(conn: sqlite3.Connection) -> list[dict[str, object]]:
+    rows = conn.execute(
+        "SELECT id, name, created, revoked FROM api_tokens ORDER BY id DESC"
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+# ---- throttling
+class LoginThrottle:
+    """At most FAILURES_ALLOWED failed logins per client per minute; then 429 until it cools."""
+
+    def __init__(self) -> None:
+        self.failures: dict[str, deque[float]] = {}
+        self.lock = threading.Lock()
+
+    def _recent(self, client: str, now: float) -> deque[float]:
+        failures = self.failures.setdefault(client, deque())
+        while failures and now - failures[0] > FAILURE_WINDOW_S:
+            failures.popleft()
+        return failures
+
+    def retry_after(self, client: str) -> int:
+        """Seconds until this client may try again; 0 when it may try now."""
+        now = time.monotonic()
+        with self.lock:
+            failures = self._recent(client, now)
+            if len(failures) < FAILURES_ALLOWED:
+                return 0
+            return int(FAILURE_WINDOW_S - (now - failures[0])) + 1
+
+    def failed(self, client: str) -> None:
+        with self.lock:
+            self._recent(client, time.monotonic()).append(time.monotonic())
+            if len(self.failures) > 10_000:  # a flood of addresses must not grow memory forever
+                self.failures.clear()
+
+    def succeeded(self, client: str) -> None:
+        with self.lock:
+            self.failures.pop(client, None)

@@ -1,0 +1,91 @@
+"""Every error is JSON for the API and a readable page for people; never a stack trace."""
+
+import html
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import fastapi
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import (
+    http_exception_handler,
+    request_validation_exception_handler,
+)
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException
+
+from app.tuning.apply import Busy, TuningFailed
+from app.tuning.plan import PlanError
+from app.tuning.presets import UnknownPreset
+
+log = logging.getLogger(__name__)
+
+
+def _wants_page(request: Request) -> bool:
+    return not request.url.path.startswith("/api/") and "text/html" in request.headers.get(
+        "accept", ""
+    )
+
+
+def _page(status: int, message: str) -> HTMLResponse:
+    text = html.escape(message)
+    body = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<title>mdboost: {status}</title><link rel="stylesheet" href="/static/app.css"></head>'
+        f'<body><main class="narrow"><h1>{status}</h1><p role="alert">{text}</p>'
+        '<p><a href="/">Back to the arrays</a></p></main></body></html>'
+    )
+    return HTMLResponse(body, status_code=status)
+
+
+def message_of(detail: Any) -> str:
+    """The human part of an HTTPException's detail: its "message" when it has one."""
+    if isinstance(detail, dict):
+        return str(detail.get("message", detail))
+    return str(detail)
+
+
+async def on_http_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    if _wants_page(request) and not request.headers.get("hx-request"):
+        if error.status_code == 401:
+            return RedirectResponse("/login", status_code=303)
+        return _page(error.status_code, message_of(error.detail))
+    return await http_exception_handler(request, error)
+
+
+async def on_validation_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, RequestValidationError)
+    if _wants_page(request) and not request.headers.get("hx-request"):
+        return _page(422, "; ".join(str(e.get("msg", e)) for e in error.errors()))
+    return await request_validation_exception_handler(request, error)
+
+
+async def on_crash(request: Request, error: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    message = "internal error: the details are in mdboost's log"
+    if _wants_page(request):
+        return _page(500, message)
+    return Response(f'{{"detail": "{message}"}}', status_code=500, media_type="application/json")
+
+
+def call_tuning(action: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    """Run one tuning action; its errors become JSON with the right status, never a 500."""
+    try:
+        return action(*args)
+    except UnknownPreset as error:
+        raise fastapi.HTTPException(404, detail={"message": str(error)}) from None
+    except PlanError as error:
+        raise fastapi.HTTPException(422, detail={"message": str(error)}) from None
+    except Busy as error:
+        raise fastapi.HTTPException(409, detail={"message": str(error), "busy": True}) from None
+    except TuningFailed as error:
+        raise fastapi.HTTPException(409, detail=error.to_json()) from None
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(HTTPException, on_http_error)
+    app.add_exception_handler(RequestValidationError, on_validation_error)
+    app.add_exception_handler(Exception, on_crash)

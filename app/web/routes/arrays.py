@@ -1,0 +1,43 @@
+"""Arrays as the kernel shows them now, and their sample history."""
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import Response
+
+from app.live import arrays
+from app.store import history
+from app.web.deps import DbDep, HostDep
+
+router = APIRouter(prefix="/api/arrays", tags=["arrays"])
+
+
+@router.get("")
+def list_arrays(host: HostDep, conn: DbDep) -> dict[str, Any]:
+    current = arrays.current(host)
+    return {
+        "personalities": list(current.personalities) if current.personalities else None,
+        "arrays": [arrays.array_view(a, host, conn) for a in current.arrays],
+        "warnings": list(current.warnings),
+    }
+
+
+@router.get("/{name}/samples")
+def array_samples(
+    name: str,
+    host: HostDep,
+    conn: DbDep,
+    since: Annotated[float | None, Query(ge=0, description="unix seconds")] = None,
+    until: Annotated[float | None, Query(ge=0, description="unix seconds")] = None,
+    points: Annotated[int, Query(ge=2, le=5000)] = 500,
+) -> Response:
+    """Samples downsampled to at most `points`, keeping each bucket's slowest and fastest."""
+    if arrays.current(host).array(name) is None and not history.array_known(conn, name):
+        raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
+    if since is not None and until is not None and since > until:
+        raise HTTPException(status_code=422, detail="since must not be after until")
+    body = {"array": name, "samples": history.samples(conn, name, since, until, points)}
+    # Plain rows of numbers and strings: json.dumps directly is several times faster than
+    # FastAPI's generic encoder on 500 rows, which was half of this endpoint's time.
+    return Response(json.dumps(body), media_type="application/json")

@@ -1,0 +1,167 @@
+"""Login, logout, the one-time set-up of the admin password, and API tokens."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.web import auth
+from app.web.deps import ClockDep, DbDep, RowId
+from app.web.security import AdminDep, password_configured
+from app.web.templating import render_page
+
+router = APIRouter(tags=["auth"])
+
+Password = Annotated[str, Form(max_length=1024)]
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "?"
+
+
+def _password_ok(request: Request, conn: DbDep, password: str) -> bool:
+    configured = request.app.state.settings.password
+    if configured is not None:
+        # Hash both sides first so the comparison takes the same time whatever the lengths.
+        return auth.same_secret(
+            auth.token_hash(password), auth.token_hash(configured.get_secret_value())
+        )
+    stored = auth.stored_password_hash(conn)
+    return stored is not None and auth.verify_password(password, stored)
+
+
+def _logged_in(request: Request, conn: DbDep, clock: ClockDep) -> RedirectResponse:
+    session = auth.create_session(conn, clock())
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(
+        auth.SESSION_COOKIE,
+        session.token,
+        max_age=auth.SESSION_SECONDS,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/",
+    )
+    return response
+
+
+@router.get("/login", response_class=HTMLResponse, include_in_schema=False)
+def login_page(request: Request, conn: DbDep) -> Response:
+    if not password_configured(request, conn):
+        return RedirectResponse("/setup", status_code=303)
+    return render_page(request, "login.html", {"error": None})
+
+
+@router.post("/login", response_class=HTMLResponse, include_in_schema=False)
+def login(request: Request, conn: DbDep, clock: ClockDep, password: Password) -> Response:
+    throttle: auth.LoginThrottle = request.app.state.login_throttle
+    wait = throttle.retry_after(_client(request))
+    if wait:
+        response = render_page(
+            request, "login.html", {"error": f"Too many attempts: try again in {wait} s."}
+        )
+        response.status_code = 429
+        response.headers["Retry-After"] = str(wait)
+        return response
+    if not _password_ok(request, conn, password):
+        throttle.failed(_client(request))
+        response = render_page(request, "login.html", {"error": "Wrong password."})
+        response.status_code = 401
+        return response
+    throttle.succeeded(_client(request))
+    return _logged_in(request, conn, clock)
+
+
+@router.post("/logout", include_in_schema=False)
+def logout(request: Request, conn: DbDep) -> Response:
+    cookie = request.cookies.get(auth.SESSION_COOKIE)
+    if cookie:
+        auth.end_session(conn, cookie)
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(auth.SESSION_COOKIE, path="/")
+    return response
+
+
+@router.get("/setup", response_class=HTMLResponse, include_in_schema=False)
+def setup_page(request: Request, conn: DbDep) -> Response:
+    if password_configured(request, conn):
+        return RedirectResponse("/login", status_code=303)
+    return render_page(request, "setup.html", {"error": None})
+
+
+@router.post("/setup", response_class=HTMLResponse, include_in_schema=False)
+def setup(
+    request: Request, conn: DbDep, clock: ClockDep, password: Password, confirm: Password
+) -> Response:
+    error = None
+    if password_configured(request, conn):
+        error = "A password is already set: sign in instead."
+    elif len(password) < auth.MIN_PASSWORD_LENGTH:
+        error = f"Use at least {auth.MIN_PASSWORD_LENGTH} characters."
+    elif password != confirm:
+        error = "The two passwords differ."
+    elif not auth.set_password_once(conn, password, clock()):
+        error = "A password was set a moment ago: sign in instead."
+    if error:
+        response = render_page(request, "setup.html", {"error": error})
+        response.status_code = 400
+        return response
+    return _logged_in(request, conn, clock)
+
+
+@router.get("/account", response_class=HTMLResponse, include_in_schema=False)
+def account_page(request: Request, conn: DbDep, admin: AdminDep) -> Response:
+    return render_page(
+        request,
+        "account.html",
+        {"tokens": auth.list_api_tokens(conn), "new_token": None, "principal": admin},
+    )
+
+
+@router.post("/account/tokens", response_class=HTMLResponse, include_in_schema=False)
+def account_new_token(
+    request: Request,
+    conn: DbDep,
+    clock: ClockDep,
+    admin: AdminDep,
+    name: Annotated[str, Form(min_length=1, max_length=60)],
+) -> Response:
+    token = auth.create_api_token(conn, name, clock())
+    return render_page(
+        request,
+        "account.html",
+        {"tokens": auth.list_api_tokens(conn), "new_token": token, "principal": admin},
+    )
+
+
+@router.post("/account/tokens/{token_id}/revoke", include_in_schema=False)
+def account_revoke_token(
+    token_id: RowId, conn: DbDep, clock: ClockDep, admin: AdminDep
+) -> Response:
+    auth.revoke_api_token(conn, token_id, clock())
+    return RedirectResponse("/account", status_code=303)
+
+
+class NewToken(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=60)
+
+
+@router.get("/api/tokens")
+def list_tokens(conn: DbDep, admin: AdminDep) -> dict[str, Any]:
+    return {"tokens": auth.list_api_tokens(conn)}
+
+
+@router.post("/api/tokens")
+def create_token(body: NewToken, conn: DbDep, clock: ClockDep, admin: AdminDep) -> dict[str, Any]:
+    """Create an API token; it is shown only in this answer (only its hash is kept)."""
+    return {"name": body.name, "token": auth.create_api_token(conn, body.name, clock())}
+
+
+@router.delete("/api/tokens/{token_id}")
+def revoke_token(token_id: RowId, conn: DbDep, clock: ClockDep, admin: AdminDep) -> dict[str, Any]:
+    if not auth.revoke_api_token(conn, token_id, clock()):
+        raise HTTPException(404, detail=f"no active token {token_id}")
+    return {"ok": True}

@@ -1,0 +1,127 @@
+"""The dashboard (issue 4): one page of partials; each /ui/* route renders one swappable region."""
+
+import sqlite3
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from app.kernel.host import Host
+from app.live import arrays
+from app.web import security, views
+from app.web.deps import ClockDep, DbDep, HostDep, TunerDep
+from app.web.errors import call_tuning, message_of
+from app.web.templating import Static, render_page
+
+router = APIRouter(tags=["pages"], include_in_schema=False)
+router.mount("/static", Static(), name="static")
+
+CHANGES = [Depends(security.same_origin), Depends(security.require_admin)]
+
+
+def _page(
+    request: Request, host: Host, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
+) -> Response:
+    context = {
+        "now": now,
+        "demo": request.app.state.settings.demo,
+        "cards": views.cards(host, conn, now, views.summaries(boost)),
+        "pool": views.pool(conn, host, now),
+        "runs": views.past_runs(conn),
+        "boost": boost,
+    }
+    return render_page(request, "index.html", context)
+
+
+def _boost_fragment(
+    request: Request, host: Host, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
+) -> Response:
+    """The panel, plus out-of-band the chart markers and past runs that an apply or revert moves."""
+    cards = [c for c in views.cards(host, conn, now, views.summaries(boost)) if c["array"]["run"]]
+    context = {"boost": boost, "oob_cards": cards, "runs": views.past_runs(conn)}
+    return render_page(request, "_boost.html", context)
+
+
+def _after_post(
+    request: Request, host: Host, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
+) -> Response:
+    """htmx: the boost panel plus the chart markers out of band; without JS: the whole page."""
+    if request.headers.get("hx-request") != "true":
+        if boost.get("plan") or boost.get("error"):
+            return _page(request, host, conn, now, boost)
+        return RedirectResponse("/#boost", status_code=303)
+    return _boost_fragment(request, host, conn, now, boost)
+
+
+def _attempt(action: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any] | None, str | None]:
+    """Run one tuning action: (its result, None) or (None, its error: busy, refused, invalid)."""
+    try:
+        return call_tuning(action), None
+    except HTTPException as error:
+        return None, message_of(error.detail)
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(
+    request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+) -> Response:
+    return _page(request, host, conn, clock(), views.boost_panel(request, tuner, conn))
+
+
+@router.get("/ui/arrays/{name}", response_class=HTMLResponse)
+def array_card(
+    name: str, request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+) -> HTMLResponse:
+    """The polled card of one array: it carries its own hx-trigger only while an operation runs."""
+    array = arrays.current(host).array(name)
+    if array is None:
+        raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
+    summaries = views.summaries(views.boost_panel(request, tuner, conn))
+    card = views.card(arrays.array_view(array, host, conn), host, conn, clock(), summaries)
+    return render_page(request, "_array.html", {"card": card})
+
+
+@router.get("/ui/boost", response_class=HTMLResponse)
+def boost_panel(
+    request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+) -> Response:
+    """Polled while an apply or revert runs or an effect is still being measured."""
+    boost = views.boost_panel(request, tuner, conn)
+    return _boost_fragment(request, host, conn, clock(), boost)
+
+
+@router.post("/ui/boost/plan", response_class=HTMLResponse, dependencies=CHANGES)
+def boost_plan(
+    request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+) -> Response:
+    """What boost would change and its RAM cost, to confirm before anything is written."""
+    plan, error = _attempt(lambda: tuner.plan("boost").to_json())
+    boost = views.boost_panel(request, tuner, conn, plan=plan, error=error)
+    return _after_post(request, host, conn, clock(), boost)
+
+
+@router.post("/ui/boost", response_class=HTMLResponse, dependencies=CHANGES)
+def boost_switch(
+    request: Request,
+    host: HostDep,
+    conn: DbDep,
+    clock: ClockDep,
+    tuner: TunerDep,
+    on: Annotated[bool, Form()],
+) -> Response:
+    """The toggle: on applies the boost preset, off reverts to the journaled originals."""
+    _, error = _attempt(
+        (lambda: tuner.apply("boost", None)) if on else (lambda: tuner.revert("boost switched off"))
+    )
+    boost = views.boost_panel(request, tuner, conn, error=error)
+    return _after_post(request, host, conn, clock(), boost)
+
+
+@router.post("/ui/revert", response_class=HTMLResponse, dependencies=CHANGES)
+def revert(
+    request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+) -> Response:
+    _, error = _attempt(lambda: tuner.revert("requested"))
+    boost = views.boost_panel(request, tuner, conn, error=error)
+    return _after_post(request, host, conn, clock(), boost)

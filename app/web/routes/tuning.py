@@ -1,0 +1,82 @@
+"""Tuning: presets, plans (dry runs), apply, revert and the one-click boost."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Path
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.tuning import view as tuning_view
+from app.web.deps import DbDep, TunerDep
+from app.web.errors import call_tuning
+from app.web.security import AdminDep
+
+router = APIRouter(prefix="/api", tags=["tuning"])
+
+PresetName = Annotated[str, Path(pattern=r"^[a-z][a-z0-9_-]{0,39}$")]
+
+
+class ArraysBody(BaseModel):
+    """Which arrays to tune; default: those syncing now, else the data arrays."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    arrays: list[Annotated[str, Field(pattern=r"^md\d+$")]] | None = Field(
+        default=None, max_length=64
+    )
+
+
+class BoostBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    on: bool
+
+
+@router.get("/tuning")
+def tuning_status(tuner: TunerDep, conn: DbDep) -> dict[str, Any]:
+    return tuning_view.status(tuner, conn)
+
+
+@router.get("/presets")
+def list_presets(tuner: TunerDep) -> dict[str, Any]:
+    return {
+        "presets": [
+            {
+                "name": p.name,
+                "summary": p.summary,
+                "source": p.source,
+                "restore_originals": p.restore_originals,
+                "knobs": [s.__dict__ for s in p.settings],
+            }
+            for p in tuner.presets.values()
+        ],
+        "errors": [e.__dict__ for e in tuner.preset_errors],
+    }
+
+
+@router.post("/presets/{name}/plan")
+def plan_preset(
+    name: PresetName, tuner: TunerDep, body: Annotated[ArraysBody | None, Body()] = None
+) -> dict[str, Any]:
+    return call_tuning(lambda: tuner.plan(name, body.arrays if body else None).to_json())
+
+
+@router.post("/presets/{name}/apply")
+def apply_preset(
+    name: PresetName,
+    tuner: TunerDep,
+    admin: AdminDep,
+    body: Annotated[ArraysBody | None, Body()] = None,
+) -> dict[str, Any]:
+    return call_tuning(tuner.apply, name, body.arrays if body else None)
+
+
+@router.post("/revert")
+def revert(tuner: TunerDep, admin: AdminDep) -> dict[str, Any]:
+    return call_tuning(tuner.revert, "requested")
+
+
+@router.post("/boost")
+def boost(body: BoostBody, tuner: TunerDep, admin: AdminDep) -> dict[str, Any]:
+    if body.on:
+        return call_tuning(tuner.apply, "boost", None)
+    return call_tuning(tuner.revert, "boost switched off")

@@ -1,0 +1,162 @@
+"""Guards on every request: security headers, a body-size limit, and who may read or change.
+
+No CORS middleware on purpose: browsers then refuse cross-origin reads of the API.
+"""
+
+import json
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.web import auth
+from app.web.deps import DbDep
+
+# A strict policy: only our own files, no inline script or style, never inside a frame.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
+]
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class GuardMiddleware:
+    """Adds the security headers to every response and refuses bodies over `max_body_bytes`."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names = {name for name, _ in message.get("headers", [])}
+                extra = [(n, v) for n, v in SECURITY_HEADERS if n not in names]
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        declared = dict(scope.get("headers", [])).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
+            await self._too_large(send_with_headers)
+            return
+        received = 0
+
+        async def counting_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body_bytes:
+                    raise BodyTooLarge
+            return message
+
+        try:
+            await self.app(scope, counting_receive, send_with_headers)
+        except BodyTooLarge:
+            await self._too_large(send_with_headers)
+
+    async def _too_large(self, send: Send) -> None:
+        body = json.dumps(
+            {"detail": f"request body larger than {self.max_body_bytes} bytes"}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Principal:
+    how: str  # token | session | demo | open
+    csrf: str | None = None  # the session's CSRF token, for pages to embed
+
+
+def password_configured(request: Request, conn: DbDep) -> bool:
+    settings = request.app.state.settings
+    return settings.password is not None or auth.stored_password_hash(conn) is not None
+
+
+def login_session(request: Request, conn: DbDep) -> auth.LoginSession | None:
+    cookie = request.cookies.get(auth.SESSION_COOKIE)
+    if not cookie or len(cookie) > 200:
+        return None
+    session: auth.LoginSession | None = auth.find_session(conn, cookie, request.app.state.clock())
+    return session
+
+
+async def _admin(request: Request, conn: DbDep) -> Principal | None:
+    """The admin behind this request, or None. Raises 401/403 for a wrong token or CSRF."""
+    settings = request.app.state.settings
+    header = request.headers.get("authorization", "")
+    if header[:7].lower() == "bearer ":
+        token = header[7:].strip()
+        configured = settings.api_token.get_secret_value() if settings.api_token else None
+        if (configured and auth.same_secret(token, configured)) or auth.api_token_valid(
+            conn, token
+        ):
+            return Principal("token")
+        raise HTTPException(401, detail="invalid API token")
+    session = login_session(request, conn)
+    if session is not None:
+        if request.method not in SAFE_METHODS:
+            given = request.headers.get(auth.CSRF_HEADER)
+            if given is None and "form" in request.headers.get("content-type", ""):
+                given = str((await request.form()).get(auth.CSRF_FIELD, ""))
+            if not given or not auth.same_secret(given, session.csrf):
+                raise HTTPException(403, detail="missing or wrong CSRF token: reload the page")
+        return Principal("session", session.csrf)
+    if settings.demo and not password_configured(request, conn):
+        return Principal("demo")
+    return None
+
+
+async def require_admin(request: Request, conn: DbDep) -> Principal:
+    principal = await _admin(request, conn)
+    if principal is None:
+        raise HTTPException(
+            401,
+            detail="login required: sign in at /login, or send Authorization: Bearer <token>",
+            headers={"WWW-Authenticate": "Bearer", "HX-Redirect": "/login"},
+        )
+    return principal
+
+
+async def require_reader(request: Request, conn: DbDep) -> Principal:
+    if not request.app.state.settings.read_requires_login:
+        return Principal("open")
+    return await require_admin(request, conn)
+
+
+AdminDep = Annotated[Principal, Depends(require_admin)]
+ReaderDep = Annotated[Principal, Depends(require_reader)]
+
+
+def same_origin(request: Request) -> None:
+    """Refuse cross-site form posts: a page elsewhere must not flip kernel knobs on the LAN."""
+    origin = request.headers.get("origin")
+    if request.headers.get("sec-fetch-site") == "cross-site" or (
+        origin and origin.split("://", 1)[-1] != request.headers.get("host")
+    ):
+        raise HTTPException(status_code=403, detail="cross-site request refused")

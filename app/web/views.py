@@ -1,0 +1,124 @@
+"""View models of the dashboard: array cards, past runs, the boost panel, the pool."""
+
+import sqlite3
+from typing import Any
+
+from fastapi import Request
+
+from app.forecast.service import array_eta, pool_eta
+from app.kernel.capabilities import HOW_TO_TUNE
+from app.kernel.host import Host
+from app.live import arrays
+from app.store import history
+from app.tuning import view as tuning_view
+from app.tuning.tuner import Tuner
+from app.web import security
+from app.web.templating import FLAG_LABELS, ROLE_LABELS
+
+PAST_RUNS = 20
+
+
+def card(
+    view: dict[str, Any],
+    host: Host,
+    conn: sqlite3.Connection,
+    now: float,
+    summaries: dict[int, str],
+) -> dict[str, Any]:
+    """One array's card: the API's array view plus what the page derives from it."""
+    sync = view["sync"] or {}
+    running = sync.get("percent") is not None
+    run = view["run"]
+    finish_min = sync.get("finish_min")
+    degraded = bool(view["degraded"] or (view["sysfs"] or {}).get("degraded"))
+    return {
+        "array": view,
+        "sync": sync,
+        "running": running,
+        "degraded": degraded,
+        "missing": (view["status"] or "").count("_"),
+        "collapsed": not sync and not degraded and view["state"] == "active",
+        "role_label": ROLE_LABELS.get(view["role"], view["role"]),
+        "members": [
+            {**d, "flag_labels": [FLAG_LABELS.get(f, f) for f in d["flags"]]}
+            for d in view["devices"]
+        ],
+        "elapsed_s": now - run["started"] if run else None,
+        "kernel_eta": now + finish_min * 60 if running and finish_min is not None else None,
+        "eta": array_eta(conn, host, view["name"], now) if running and run else None,
+        "markers": _markers(conn, run["id"], summaries) if run else [],
+    }
+
+
+def _markers(
+    conn: sqlite3.Connection, run_id: int, summaries: dict[int, str]
+) -> list[dict[str, Any]]:
+    """Apply/revert events of a run with their measured effect, for the chart and the list."""
+    marks = []
+    for event in history.events(conn, run_id):
+        detail = event["detail"]
+        if event["kind"] == "apply":
+            label = summaries.get(detail.get("op_id"), f"{detail.get('preset')} applied")
+        elif event["kind"] == "revert":
+            label = f"reverted ({detail.get('reason', 'requested')})"
+        else:
+            continue
+        marks.append({"ts": event["ts"], "kind": event["kind"], "label": label})
+    return marks
+
+
+def cards(
+    host: Host, conn: sqlite3.Connection, now: float, summaries: dict[int, str]
+) -> list[dict[str, Any]]:
+    """Running first, then degraded, then data before DSM's own arrays; file order otherwise."""
+    current = arrays.current(host)
+    found = [
+        card(arrays.array_view(a, host, conn), host, conn, now, summaries) for a in current.arrays
+    ]
+    return sorted(
+        found,
+        key=lambda c: (not c["running"], not c["degraded"], c["array"]["role"] != "data"),
+    )
+
+
+def past_runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    past = []
+    for run in history.runs(conn, limit=PAST_RUNS):
+        presets = [
+            e["detail"].get("preset")
+            for e in history.events(conn, run["id"])
+            if e["kind"] == "apply"
+        ]
+        past.append({**run, "presets": [p for p in presets if p]})
+    return past
+
+
+def boost_panel(
+    request: Request, tuner: Tuner, conn: sqlite3.Connection, **extra: Any
+) -> dict[str, Any]:
+    """The boost panel's state: GET /api/tuning's shape, plus a plan or an error when given."""
+    access = request.app.state.tuning_access
+    why = "; ".join(access.problems)
+    readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
+    session = security.login_session(request, conn)
+    open_demo = request.app.state.settings.demo and not security.password_configured(request, conn)
+    return {
+        "tuning": tuning_view.status(tuner, conn),
+        "readonly": readonly,
+        "may_change": session is not None or open_demo,
+        "open_demo": open_demo,
+        "signed_in": session is not None,
+        "csrf": session.csrf if session else None,
+        **extra,
+    }
+
+
+def summaries(boost: dict[str, Any]) -> dict[int, str]:
+    """Each apply's measured effect by its operation id, for the chart markers."""
+    return {e["op_id"]: e["summary"] for e in boost["tuning"]["effects"]}
+
+
+def pool(conn: sqlite3.Connection, host: Host, now: float) -> dict[str, Any] | None:
+    """The pool view, when one job spans several arrays (an SHR expansion); else None."""
+    found = pool_eta(conn, host, now)
+    return found if len(found["arrays"]) > 1 else None

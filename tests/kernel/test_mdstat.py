@@ -1,0 +1,285 @@
+"""app/kernel/mdstat.py against real captures (tests/fixtures/mdstat), hostile input and its own renderer."""
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.kernel import mdstat
+from app.kernel.mdstat import Array, Bitmap, Device, MdStat, Sync
+from tests import PROJECT_ROOT
+
+FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "mdstat"
+CAPTURES = sorted(FIXTURES.glob("*.txt"))
+
+
+def read(path: Path) -> str:
+    return path.read_bytes().decode("utf-8")
+
+
+def test_at_least_35_real_captures() -> None:
+    assert len(CAPTURES) >= 35
+    assert all(path.with_suffix(".expected.json").exists() for path in CAPTURES)
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=[path.stem for path in CAPTURES])
+def test_real_capture_parses_to_hand_written_facts(capture: Path) -> None:
+    expected = json.loads(capture.with_suffix(".expected.json").read_text())
+    parsed = mdstat.parse(read(capture))
+    assert parsed.to_json() == expected
+    assert parsed.warnings == ()
+
+
+@pytest.mark.parametrize(
+    "capture",
+    [
+        "24-node-exporter-500-raid0-nvme-gce",
+        "26-synology-ds920-sata-names-raidf1",
+        "30-netdata-840-raid5-blank-space-lines",
+        "31-check-raid-225-auto-read-only",
+    ],
+)
+def test_render_reproduces_untouched_kernel_output_byte_for_byte(capture: str) -> None:
+    # These four were pasted without trimming the kernel's lines of six spaces.
+    text = read(FIXTURES / f"{capture}.txt")
+    assert mdstat.render(mdstat.parse(text)) == text
+
+
+def test_to_json_is_what_json_round_trips_to() -> None:
+    parsed = mdstat.parse(read(FIXTURES / "01-node-exporter-composite.txt"))
+    assert json.loads(json.dumps(parsed.to_json())) == parsed.to_json()
+
+
+# --- hostile input: a clean result or a ValueError naming the problem, nothing else -------------
+
+SMALL = read(FIXTURES / "22-telegraf-raid10-check-bitmap.txt")
+COMPOSITE = read(FIXTURES / "01-node-exporter-composite.txt")
+
+
+def outcome(text: str) -> MdStat | ValueError:
+    try:
+        return mdstat.parse(text)
+    except ValueError as error:
+        assert str(error), "a ValueError must say what is wrong"
+        return error
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n\n\n", "   \t  \n      \n"])
+def test_empty_or_whitespace_is_an_empty_mdstat(text: str) -> None:
+    assert mdstat.parse(text) == MdStat(personalities=None, arrays=(), warnings=())
+
+
+def test_binary_with_nul_bytes_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="NUL"):
+        mdstat.parse("Personalities : [raid1]\x00\x01\x02md0 : active")
+
+
+def test_text_that_is_no_mdstat_is_refused() -> None:
+    # Unraid's /proc/mdstat is key=value lines (node_exporter issue #2642).
+    with pytest.raises(ValueError, match="not an mdstat"):
+        mdstat.parse("sbName=/boot/config/super.dat\nsbVersion=2.9.13\nmdState=STARTED\n")
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_random_bytes_decoded_end_cleanly(seed: int) -> None:
+    rng = random.Random(seed)
+    blob = bytes(rng.randrange(1, 256) for _ in range(rng.randrange(1, 2000)))
+    assert isinstance(outcome(blob.decode("utf-8", errors="replace")), MdStat | ValueError)
+
+
+@pytest.mark.parametrize("source", [SMALL, COMPOSITE], ids=["raid10-check", "composite"])
+def test_every_truncation_of_a_real_file_ends_cleanly(source: str) -> None:
+    full = mdstat.parse(source)
+    for cut in range(len(source) + 1):
+        result = outcome(source[:cut])
+        if isinstance(result, MdStat):
+            assert len(result.arrays) <= len(full.arrays)
+            # Whatever survives the cut is never more than the kernel printed.
+            for array in result.arrays:
+                assert array.name in {a.name for a in full.arrays}
+
+
+def test_absurd_block_count_drops_that_line_with_a_warning() -> None:
+    parsed = mdstat.parse(
+        "Personalities : [raid1]\n"
+        "md0 : active raid1 sdb1[1] sda1[0]\n"
+        "      99999999999999999999999 blocks [2/2] [UU]\n"
+    )
+    assert parsed.arrays[0].blocks is None
+    assert parsed.arrays[0].devices == (Device("sdb1", 1, ""), Device("sda1", 0, ""))
+    assert any("absurd number" in w for w in parsed.warnings)
+
+
+def test_number_with_thousands_of_digits_is_absurd_not_a_crash() -> None:
+    parsed = mdstat.parse(f"md0 : active raid0 sda[0]\n      {'9' * 5000} blocks 64k chunks\n")
+    assert parsed.arrays[0].blocks is None
+    assert any("absurd number" in w for w in parsed.warnings)
+
+
+def test_absurd_member_index_loses_the_array_with_a_warning() -> None:
+    parsed = mdstat.parse(
+        "Personalities : [raid1]\nmd0 : active raid1 sda1[99999999999999999999]\n"
+    )
+    assert parsed.arrays == ()
+    assert any("absurd number" in w for w in parsed.warnings)
+
+
+def test_percent_over_100_gives_no_sync_and_a_warning() -> None:
+    parsed = mdstat.parse(
+        "md6 : active raid1 sdb2[2] sda2[0]\n"
+        "      195310144 blocks [2/1] [U_]\n"
+        "      [=>...................]  recovery = 999.9% (16775552/195310144)"
+        " finish=17.0min speed=259783K/sec\n"
+    )
+    assert parsed.arrays[0].sync is None
+    assert parsed.arrays[0].status == "U_"
+    assert any("999.9" in w for w in parsed.warnings)
+
+
+def test_malformed_progress_line_gives_sync_none_and_a_warning() -> None:
+    parsed = mdstat.parse(
+        "md2 : active raid5 sdd5[4] sda5[0] sdc5[5] sdb5[1]\n"
+        "      5846049792 blocks super 1.2 level 5, 64k chunk, algorithm 2 [4/4] [UUUU]\n"
+        "      [=====>...............]  reshape = about a quarter\n"
+    )
+    assert parsed.arrays[0].sync is None
+    assert parsed.arrays[0].blocks == 5846049792
+    assert parsed.warnings == (
+        "line 3: md2: malformed progress line "
+        "'      [=====>...............]  reshape = about a quarter'",
+    )
+
+
+def test_unknown_line_is_skipped_with_a_warning() -> None:
+    parsed = mdstat.parse(
+        "md0 : active raid1 sdb1[1] sda1[0]\n"
+        "      248896 blocks [2/2] [UU]\n"
+        "      consistency policy: who knows\n"
+    )
+    assert parsed.arrays[0].status == "UU"
+    assert parsed.warnings == ("line 3: unknown line skipped: 'consistency policy: who knows'",)
+
+
+def test_header_without_state_is_dropped_and_named() -> None:
+    parsed = mdstat.parse(
+        "Personalities : [raid1]\nmd0 : raid1 sda1[0] sdb1[1]\n      248896 blocks [2/2] [UU]\n"
+    )
+    assert parsed.arrays == ()
+    assert parsed.warnings[0] == "line 2: array md0 has no active/inactive state"
+
+
+def test_garbage_between_arrays_keeps_both_arrays() -> None:
+    parsed = mdstat.parse(
+        "Personalities : [raid1]\n"
+        "md1 : active raid1 sdb2[1] sda2[0]\n"
+        "      136448 blocks [2/2] [UU]\n"
+        "%%% garbage \x7f line ###\n"
+        "]]]][[[[ (((( ))))\n"
+        "md0 : active raid1 sdb1[1] sda1[0]\n"
+        "      16787776 blocks [2/2] [UU]\n"
+        "unused devices: <none>\n"
+    )
+    assert [(a.name, a.blocks) for a in parsed.arrays] == [("md1", 136448), ("md0", 16787776)]
+    assert len(parsed.warnings) == 2
+
+
+def test_one_megabyte_line_without_spaces_ends_cleanly() -> None:
+    assert isinstance(outcome("md0 : active " + "sda[" * 250_000), MdStat | ValueError)
+    assert isinstance(outcome("[" + "=" * 1_000_000 + "]  resync = 1%"), MdStat | ValueError)
+
+
+def test_ten_megabyte_file_of_repeated_arrays_parses_every_array() -> None:
+    block = (
+        "md3 : active raid5 sdd6[2] sda6[0] sdb6[1]\n"
+        "      1953494784 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/3] [UUU]\n"
+        "      [=====>...............]  reshape = 25.1% (491263360/1953494784)"
+        " finish=5198.4min speed=4687K/sec\n"
+        "      bitmap: 0/15 pages [0KB], 65536KB chunk\n\n"
+    )
+    copies = 10 * 2**20 // len(block) + 1
+    parsed = mdstat.parse("Personalities : [raid5]\n" + block * copies)
+    assert len(parsed.arrays) == copies
+    assert parsed.arrays[-1] == parsed.arrays[0]
+    assert parsed.arrays[-1].sync == Sync("reshape", 25.1, 491263360, 1953494784, 5198.4, 4687)
+
+
+# --- property: anything the kernel could print for a state parses back to that state ----------
+
+LEVELS = ["linear", "raid0", "raid1", "raid4", "raid5", "raid6", "raid10", "multipath", "raidF1"]
+
+device_names = st.one_of(
+    st.from_regex(r"(sd[a-z]{1,2}|hd[a-h]|xvd[a-z]|loop)[0-9]{0,2}", fullmatch=True),
+    st.from_regex(r"nvme[0-9]n[0-9](p[0-9])?|sata[1-9]p[1-9]|dm-[0-9]{1,2}", fullmatch=True),
+    st.from_regex(r"cciss/c[0-9]d[0-9]p[0-9]|md[0-9]{1,3}|md_d[0-9]", fullmatch=True),
+)
+devices = st.builds(
+    Device,
+    name=device_names,
+    index=st.integers(0, 255),
+    flags=st.lists(st.sampled_from("WJFSR"), unique=True, max_size=3).map("".join),
+)
+tenths = st.integers(0, 10**7).map(lambda k: k / 10)
+syncs = st.one_of(
+    st.sampled_from([Sync("delayed"), Sync("pending")]),
+    st.builds(
+        Sync,
+        action=st.sampled_from(["resync", "recovery", "reshape", "check"]),
+        percent=st.integers(0, 1000).map(lambda k: k / 10),
+        done_blocks=st.integers(0, 2**50),
+        total_blocks=st.integers(0, 2**50),
+        finish_min=st.none() | tenths,
+        speed_kb_s=st.none() | st.integers(0, 10**7),
+    ),
+    st.builds(Sync, action=st.just("check"), percent=st.just(0.0)),
+)
+bitmaps = st.builds(
+    Bitmap,
+    pages_used=st.integers(0, 10**5),
+    pages_total=st.integers(0, 10**5),
+    kb=st.integers(0, 10**6),
+    chunk=st.sampled_from(["4KB", "512KB", "16384KB", "65536KB", "131072KB", "512B"]),
+)
+
+
+@st.composite
+def arrays(draw: st.DrawFn) -> Array:
+    level = draw(st.none() | st.sampled_from(LEVELS))
+    # status() is only printed by a running personality: no level, no chunk or [n/m] [UU_].
+    has_status = level is not None
+    disks = (
+        draw(st.none() | st.tuples(st.integers(0, 64), st.integers(0, 64))) if has_status else None
+    )
+    return Array(
+        name=f"md{draw(st.integers(0, 127))}",
+        state=draw(st.sampled_from(["active", "inactive"])),
+        read_only=draw(st.booleans()),
+        auto_read_only=draw(st.booleans()),
+        level=level,
+        super=draw(
+            st.none() | st.sampled_from(["1.0", "1.1", "1.2", "external:imsm", "external:/md127/0"])
+        ),
+        blocks=draw(st.none() | st.integers(0, 2**55)),
+        chunk_kb=draw(st.none() | st.integers(1, 2**20)) if has_status else None,
+        devices=tuple(draw(st.lists(devices, max_size=12))),
+        raid_disks=disks[0] if disks else None,
+        active_disks=disks[1] if disks else None,
+        status=draw(st.none() | st.text("U_", min_size=1, max_size=24)) if has_status else None,
+        bitmap=draw(st.none() | bitmaps),
+        sync=draw(st.none() | syncs),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    personalities=st.none() | st.lists(st.sampled_from(LEVELS), unique=True).map(tuple),
+    states=st.lists(arrays(), max_size=6).map(tuple),
+)
+def test_rendered_state_parses_back_to_the_same_values(
+    personalities: tuple[str, ...] | None, states: tuple[Array, ...]
+) -> None:
+    state = MdStat(personalities=personalities, arrays=states)
+    text = mdstat.render(state)
+    assert mdstat.parse(text) == state

@@ -1,0 +1,365 @@
+"""Tuning on a temporary /proc + /sys tree: apply, verify, roll back, revert, reconcile."""
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from app.config import Settings
+from app.kernel.host import Host
+from app.store import db
+from app.tuning import presets
+from app.tuning import view as tuning_view
+from app.tuning.apply import Busy, TuningFailed, write_order
+from app.tuning.catalogue import CATALOGUE
+from app.tuning.plan import PlanError
+from app.tuning.tuner import Tuner
+from tests import PROJECT_ROOT
+from tests.kernel_tree import KernelTree, mdstat_text, progress, raid1, raid5
+from tests.server import wait_for
+
+TOTAL = 1953494784
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def syncing_box(tree: KernelTree) -> None:
+    """md2 reshaping (raid5, 4 disks), md0 idle raid1, DSM-like knob values."""
+    tree.mdstat(mdstat_text(raid5(progress=progress("reshape", 1000, TOTAL)), raid1()))
+    tree.md(
+        "md2",
+        sync_action="reshape",
+        stripe_cache_size="513",
+        group_thread_cnt="0",
+        sync_speed_min="10000 (system)",
+        sync_speed_max="200000 (system)",
+    )
+    tree.write("sys/block/md2/queue/read_ahead_kb", "384")
+    tree.md("md0")
+    tree.write("proc/sys/dev/raid/speed_limit_min", "10000")
+    for disk in ("sda", "sdb", "sdc", "sdd"):
+        tree.write(f"sys/block/{disk}/queue/read_ahead_kb", "128")
+        (tree.sys / "block" / disk / f"{disk}5").mkdir(parents=True, exist_ok=True)
+        (tree.sys / "block" / disk / f"{disk}1").mkdir(parents=True, exist_ok=True)
+
+
+def idle_box(tree: KernelTree) -> None:
+    syncing_box(tree)
+    tree.mdstat(mdstat_text(raid5(), raid1()))
+    tree.md("md2", stripe_cache_size="513", group_thread_cnt="0")
+
+
+def make_tuner(
+    tree: KernelTree, tmp_path: Path, clock: Clock | None = None, **settings: object
+) -> Tuner:
+    config = Settings.model_validate(
+        {
+            "proc_root": tree.proc,
+            "sys_root": tree.sys,
+            "db": tmp_path / "mdboost.db",
+            "max_cache_mb": 1024,
+            **settings,
+        }
+    )
+    conn = db.connect(config.db)
+    db.migrate(conn, PROJECT_ROOT / "migrations")
+    found, errors = presets.load_all(config.presets_dir, config.data_dir)
+    return Tuner(Host(tree.proc, tree.sys), conn, clock or Clock(), config, found, errors)
+
+
+def act_like_md(tree: KernelTree, before: dict[str, bytes]) -> None:
+    """md reads back a written "system" as "N (system)"; a plain file cannot: do it here."""
+    for path in ("sys/block/md2/md/sync_speed_min", "sys/block/md2/md/sync_speed_max"):
+        if tree.read(path) == "system\n":
+            tree.write(path, before[path].decode())
+
+
+def user_preset(tmp_path: Path, name: str, body: str) -> None:
+    (tmp_path / f"{name}.toml").write_text(body)
+
+
+@pytest.fixture
+def box(tree: KernelTree) -> KernelTree:
+    syncing_box(tree)
+    return tree
+
+
+def test_boost_then_revert_restores_every_file_byte_for_byte(box, tmp_path):
+    before = box.snapshot()
+    tuner = make_tuner(box, tmp_path)
+    result = tuner.apply("boost")
+    assert set(result["applied"]) == {
+        "stripe_cache_size@md2",
+        "sync_speed_min@md2",
+        "sync_speed_max@md2",
+        "read_ahead_kb@md2",
+    }
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "16384\n"
+    assert box.read("sys/block/md2/md/sync_speed_min") == "600000\n"
+    assert box.read("sys/block/md2/queue/read_ahead_kb") == "32768\n"
+    assert box.read("sys/block/md0/md/sync_speed_min") == "1000 (system)\n"  # not targeted
+    tuner.revert()
+    assert box.read("sys/block/md2/md/sync_speed_min") == "system\n"
+    act_like_md(box, before)
+    assert box.snapshot() == before
+
+
+def test_a_failure_on_the_third_of_five_writes_rolls_back_the_first_two(box, tmp_path):
+    user_preset(
+        tmp_path,
+        "five",
+        'summary = "five knobs"\n'
+        + "".join(
+            f'[knobs.{k}]\nvalue = {v}\nreason = "test"\n'
+            for k, v in (
+                ("stripe_cache_size", 4096),
+                ("sync_speed_max", 900000),
+                ("sync_speed_min", 50000),
+                ("read_ahead_kb", 8192),
+                ("speed_limit_min", 20000),
+            )
+        ),
+    )
+    tuner = make_tuner(box, tmp_path)
+    order = [c.key for c in write_order(list(tuner.plan("five").changes))]
+    assert len(order) == 5
+    third = order[2]
+    knob, _, target = third.partition("@")
+    third_path = tuner.host.knob_path(CATALOGUE[knob].path, target or None)
+    before = box.snapshot()
+    third_path.unlink()
+    # A real kernel attribute without a store method: the kernel answers EACCES, even to root.
+    third_path.symlink_to("/sys/devices/system/cpu/kernel_max")
+    with pytest.raises(TuningFailed) as failure:
+        tuner.apply("five")
+    assert failure.value.knob == knob
+    assert failure.value.kernel == "Permission denied"
+    assert "the kernel refused" in failure.value.message
+    assert failure.value.rolled_back == list(reversed(order[:2]))
+    act_like_md(box, before)
+    after = box.snapshot()
+    del before[str(third_path.relative_to(box.root))]
+    assert after == before
+    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+
+
+def test_a_second_preset_keeps_the_true_originals(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("balanced")
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "4096\n"
+    tuner.apply("boost")
+    knobs = {k["key"]: k for k in tuning_view.status(tuner, tuner.conn)["knobs"]}
+    assert knobs["stripe_cache_size@md2"]["original"] == "513"
+    assert knobs["stripe_cache_size@md2"]["desired"] == "16384"
+    assert knobs["read_ahead_kb@md2"]["original"] == "384"
+    tuner.revert()
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
+    assert box.read("sys/block/md2/queue/read_ahead_kb") == "384\n"
+
+
+def test_drift_is_shown_and_revert_still_restores_the_originals(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("boost")
+    box.write("sys/block/md2/md/stripe_cache_size", "1024")  # DSM or a person changed it
+    tuner.on_tick()
+    drift = [k for k in tuning_view.status(tuner, tuner.conn)["knobs"] if k["drift"]]
+    assert [(k["key"], k["current"], k["desired"]) for k in drift] == [
+        ("stripe_cache_size@md2", "1024", "16384")
+    ]
+    events = tuner.conn.execute("SELECT kind, detail FROM events WHERE kind='drift'").fetchall()
+    assert len(events) == 1 and "1024" in events[0]["detail"]
+    tuner.revert()
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
+
+
+def test_a_missing_knob_is_skipped_and_the_rest_applies(box, tmp_path):
+    os.remove(box.sys / "block/md2/queue/read_ahead_kb")
+    tuner = make_tuner(box, tmp_path)
+    result = tuner.apply("boost")
+    skipped = result["plan"]["skipped"]
+    assert skipped == [
+        {"knob": "read_ahead_kb", "target": "md2", "why": "not supported on this kernel"}
+    ]
+    assert "stripe_cache_size@md2" in result["applied"]
+
+
+def test_the_stripe_cache_fits_the_ram_budget(box, tmp_path):
+    tuner = make_tuner(box, tmp_path, max_cache_mb=40)
+    plan = tuner.plan("boost")
+    (change,) = [c for c in plan.changes if c.knob == "stripe_cache_size"]
+    assert change.to_value == "2048"  # 2048 x 4 KiB x 4 disks = 32 MiB <= 40 MiB
+    assert plan.cost_mib <= 40 and change.cost_mib == 32
+    assert any("RAM budget" in note for note in plan.notes)
+    tiny = make_tuner(box, tmp_path, max_cache_mb=1).plan("boost")
+    assert "stripe_cache_size@md2" in tiny.unchanged  # never shrinks below what is there
+
+
+def test_the_default_budget_is_a_quarter_of_memavailable(box, tmp_path):
+    box.write("proc/meminfo", "MemTotal: 2000000 kB\nMemAvailable: 163840 kB\n")
+    plan = make_tuner(box, tmp_path, max_cache_mb=None).plan("boost")
+    assert plan.budget_mib == 40.0
+    (change,) = [c for c in plan.changes if c.knob == "stripe_cache_size"]
+    assert change.to_value == "2048"
+
+
+def test_a_minimum_above_its_maximum_is_refused_and_nothing_is_written(box, tmp_path):
+    user_preset(
+        tmp_path,
+        "upside",
+        'summary = "bad"\n[knobs.sync_speed_min]\nvalue = 300000\nreason = "x"\n',
+    )
+    before = box.snapshot()
+    tuner = make_tuner(box, tmp_path)
+    with pytest.raises(PlanError, match="sync_speed_min 300000 would be above sync_speed_max"):
+        tuner.apply("upside")
+    assert box.snapshot() == before
+
+
+def test_group_thread_cnt_is_never_touched_while_syncing(box, tmp_path):
+    user_preset(
+        tmp_path, "threads", 'summary = "t"\n[knobs.group_thread_cnt]\nvalue = 4\nreason = "x"\n'
+    )
+    tuner = make_tuner(box, tmp_path)
+    plan = tuner.plan("threads")
+    assert plan.changes == ()
+    assert plan.skipped[0].why == "never changed while a sync runs"
+
+
+def test_invalid_preset_files_are_reported_and_the_rest_still_load(box, tmp_path):
+    user_preset(tmp_path, "typo", 'summary = "x"\n[knobs.stripe_cache]\nvalue = 1\nreason = "x"\n')
+    user_preset(
+        tmp_path, "huge", 'summary = "x"\n[knobs.stripe_cache_size]\nvalue = 99999\nreason = "x"\n'
+    )
+    user_preset(
+        tmp_path, "negative", 'summary = "x"\n[knobs.speed_limit_max]\nvalue = -1\nreason = "x"\n'
+    )
+    user_preset(tmp_path, "broken", "summary = \n")
+    user_preset(
+        tmp_path, "boost", 'summary = "shadow"\n[knobs.read_ahead_kb]\nvalue = 4\nreason = "x"\n'
+    )
+    tuner = make_tuner(box, tmp_path)
+    errors = {Path(e.file).stem: (e.key, e.message) for e in tuner.preset_errors}
+    assert errors["typo"][0] == "knobs.stripe_cache" and "unknown knob" in errors["typo"][1]
+    assert errors["huge"] == (
+        "knobs.stripe_cache_size.value",
+        "stripe_cache_size: 99999 is outside 17..32768 entries",
+    )
+    assert (
+        errors["negative"][0] == "knobs.speed_limit_max.value"
+        and "-1 is outside" in errors["negative"][1]
+    )
+    assert errors["broken"][0] == "(syntax)"
+    assert errors["boost"][0] == "(file name)"
+    assert set(tuner.presets) == {"stock", "balanced", "boost"}
+    assert tuner.presets["boost"].source == "built-in"
+
+
+@pytest.mark.parametrize("name", ["../../etc", "md0/../../x", "sda", "md", "md2 ", "MD2", "md99"])
+def test_bad_array_names_change_nothing(box, tmp_path, name):
+    before = box.snapshot()
+    tuner = make_tuner(box, tmp_path)
+    with pytest.raises(PlanError, match="no array named"):
+        tuner.apply("boost", [name])
+    assert box.snapshot() == before
+
+
+def test_only_one_apply_at_a_time(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    with tuner.operation, pytest.raises(Busy):
+        tuner.apply("boost")
+
+
+def test_an_apply_waits_for_the_samplers_tuning_check_instead_of_failing(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    results: list[dict] = []
+    with tuner.lock:  # what on_tick holds for a moment on every tick
+        worker = threading.Thread(target=lambda: results.append(tuner.apply("boost")))
+        worker.start()
+        wait_for(tuner.operation.locked, 10, "the apply to start waiting")
+        assert tuning_view.status(tuner, tuner.conn)["busy"] is True
+    worker.join(timeout=30)
+    assert results and results[0]["ok"] is True
+
+
+def test_revert_happens_when_the_operation_finishes(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("boost")
+    tuner.on_tick()
+    assert tuning_view.status(tuner, tuner.conn)["active"] is True
+    idle_box(box)
+    box.md("md2", stripe_cache_size="16384", sync_speed_min="600000 (local)")
+    tuner.on_tick()
+    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
+    reason = tuner.conn.execute("SELECT end_reason FROM tuning_sessions").fetchone()[0]
+    assert reason == "the tuned arrays' operations finished"
+
+
+def test_revert_after_boost_hours(box, tmp_path):
+    clock = Clock()
+    tuner = make_tuner(box, tmp_path, clock, boost_hours=2)
+    tuner.apply("boost")
+    clock.now += 3600
+    tuner.on_tick()
+    assert tuning_view.status(tuner, tuner.conn)["active"] is True
+    clock.now += 3601
+    tuner.on_tick()
+    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+
+
+def test_reconcile_resumes_while_syncing_and_reverts_when_idle(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("boost")
+    assert make_tuner(box, tmp_path).reconcile() == "resumed"
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "16384\n"
+    idle_box(box)
+    box.md("md2", stripe_cache_size="16384")
+    assert make_tuner(box, tmp_path).reconcile() == "reverted"
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
+
+
+def test_a_journal_left_in_progress_is_reverted_at_start(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("boost")
+    conn: sqlite3.Connection = tuner.conn
+    conn.execute("UPDATE tuning_ops SET state = 'in_progress'")  # as if killed mid-apply
+    again = make_tuner(box, tmp_path)
+    assert again.reconcile() == "reverted"
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
+    states = [r[0] for r in again.conn.execute("SELECT state FROM tuning_ops ORDER BY id")]
+    assert states == ["failed", "done"]
+
+
+def test_stock_is_a_revert(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("boost")
+    assert tuner.apply("stock")["restored"]
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
+
+
+def test_revert_keeps_what_md_itself_needs_for_the_new_geometry(box, tmp_path):
+    """Real kernel (issue 8): md sets read-ahead to two stripes and raises it when a grow adds a
+    disk; a stripe cache below four chunks stalls a reshape. Revert must not undercut either."""
+    box.write("sys/block/md2/queue/read_ahead_kb", "256")  # two stripes of the 3-disk geometry
+    box.write("sys/block/md2/md/stripe_cache_size", "32")  # set before mdadm started the grow
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("boost")
+    during = {r["key"]: r["to"] for r in tuner.revert()["restored"]}
+    assert during["stripe_cache_size@md2"] == "65"  # 64 KiB chunk + 1, while reshaping
+    assert during["read_ahead_kb@md2"] == "256"  # md raises it only once the grow is done
+    tuner.apply("boost")
+    idle_box(box)
+    box.md("md2", stripe_cache_size="16384")
+    box.write("sys/block/md2/queue/read_ahead_kb", "32768")
+    after = {r["key"]: r["to"] for r in tuner.revert()["restored"]}
+    assert after["read_ahead_kb@md2"] == "384"  # 2 x 64 KiB x 3 data disks: what md would set
+    assert after["stripe_cache_size@md2"] == "65"  # the session's original, taken at 65
+    assert box.read("sys/block/md2/queue/read_ahead_kb") == "384\n"

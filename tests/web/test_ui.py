@@ -1,0 +1,182 @@
+"""The dashboard without a browser: server-rendered values, escaping, polling only while running."""
+
+import gzip
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
+from tests.server import wait_for
+
+RESHAPE = (
+    "[===>.................]  reshape = 23.4% (457230848/1953494784) "
+    "finish=2130.5min speed=11704K/sec"
+)
+POLLING = 'hx-trigger="every 5s"'
+
+
+@pytest.fixture
+def client(
+    tree: KernelTree, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[TestClient]:
+    for name in ("md0", "md1", "md2"):
+        tree.md(name)
+    # demo: changes need no login while no password is set (app/web/security.py)
+    settings = Settings(
+        proc_root=tree.proc,
+        sys_root=tree.sys,
+        db=tmp_path / "db.sqlite",
+        sample_seconds=0.2,
+        demo=True,
+        **getattr(request, "param", {}),
+    )
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client
+
+
+def boxes(tree: KernelTree, md2: str) -> None:
+    """A Synology-like box: DSM's system and swap arrays and one data array."""
+    tree.mdstat(mdstat_text(md2, raid1("md1"), raid1("md0")))
+
+
+def test_page_shows_server_rendered_values_without_javascript(tree: KernelTree, client):
+    boxes(tree, raid5("md2", RESHAPE))
+    wait_for(lambda: client.get("/api/runs").json()["runs"], 10, "the sampler to open a run")
+    html = client.get("/").text
+    assert "23.4 %" in html
+    assert '<progress max="100" value="23.4"' in html
+    assert "12.0 MB/s" in html  # 11704 KiB/s
+    assert "Synology system" in html and "Synology swap" in html
+    assert re.search(r'class="role role-data">data<', html)
+    assert "[UUUU]" in html and "Reshaping" in html
+    assert "2130.5 min, from the last 30 s only" in html  # the kernel's finish=, labelled
+    assert "mdboost forecast" in html and "sample(s); need" in html  # too little data: no number
+    assert "<script>" not in html.split("</head>")[1]  # no inline scripts in the body
+
+
+def test_idle_healthy_arrays_collapse_and_a_degraded_one_stands_out(tree: KernelTree, client):
+    boxes(tree, raid5("md2", status="UU_U"))
+    html = client.get("/").text
+    assert re.search(r'<details class="array idle" id="array-md0">', html)
+    assert '<article class="array degraded" id="array-md2"' in html
+    assert "<strong>Degraded</strong>: 1 of 4 members missing" in html
+    assert html.index('id="array-md2"') < html.index('id="array-md0"')  # degraded first
+
+
+def test_polling_trigger_only_while_an_operation_runs(tree: KernelTree, client):
+    boxes(tree, raid5("md2", RESHAPE))
+    assert client.get("/").text.count(POLLING) == 1
+    assert POLLING in client.get("/ui/arrays/md2").text
+    boxes(tree, raid5("md2"))
+    assert POLLING not in client.get("/").text
+    card = client.get("/ui/arrays/md2")
+    assert card.status_code == 200 and POLLING not in card.text
+    assert client.get("/ui/arrays/md9").status_code == 404
+
+
+def test_everything_from_proc_is_escaped(tree: KernelTree, client):
+    hostile = "<script>alert(1)</script>"
+    tree.mdstat(
+        mdstat_text(
+            f"md2 : active raid1 {hostile}[0] sdb1[1](F)\n"
+            "      2490176 blocks [2/1] [U_]\n"
+            f"      {RESHAPE.replace('reshape', 'recovery')}\n"
+        )
+    )
+    for path in ("/", "/ui/arrays/md2"):
+        html = client.get(path).text
+        assert hostile not in html
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+        assert "faulty" in html
+
+
+def test_static_files_are_gzipped_and_the_manifest_has_its_type(client):
+    response = client.get("/static/vendor/chart.umd.min.js", headers={"Accept-Encoding": "gzip"})
+    assert response.status_code == 200
+    assert response.headers["content-encoding"] == "gzip"
+    assert len(gzip.compress(response.content)) < 100_000
+    manifest = client.get("/static/manifest.webmanifest")
+    assert manifest.headers["content-type"].startswith("application/manifest+json")
+    assert {i["type"] for i in manifest.json()["icons"]} == {"image/svg+xml", "image/png"}
+
+
+HTMX = {"HX-Request": "true"}
+
+
+def tunable_box(tree: KernelTree) -> None:
+    boxes(tree, raid5("md2", RESHAPE))
+    tree.md("md2", stripe_cache_size="256", sync_action="reshape")
+
+
+def test_boost_plan_then_apply_then_revert_through_the_page_endpoints(tree: KernelTree, client):
+    tunable_box(tree)
+    assert 'aria-checked="false"' in client.get("/").text
+    plan = client.post("/ui/boost/plan", headers=HTMX).text
+    assert "Boost will change" in plan and "stripe_cache_size" in plan
+    assert "256 MiB RAM" in plan and "MiB budget" in plan
+    assert tree.read("sys/block/md2/md/stripe_cache_size") == "256\n"  # a plan writes nothing
+    on = client.post("/ui/boost", data={"on": "true"}, headers=HTMX).text
+    assert 'role="switch" aria-checked="true"' in on
+    assert tree.read("sys/block/md2/md/stripe_cache_size") == "16384\n"
+    tree.write("sys/block/md2/md/stripe_cache_size", "4096")  # DSM or a person changes it
+    assert "Changed outside mdboost: <strong>stripe_cache_size</strong>" in client.get("/").text
+    off = client.post("/ui/revert", headers=HTMX).text
+    assert 'aria-checked="false"' in off and 'id="runs" aria-labelledby="runs-h" hx-swap-oob' in off
+    assert tree.read("sys/block/md2/md/stripe_cache_size") == "256\n"
+
+
+def test_boost_works_without_javascript(tree: KernelTree, client):
+    tunable_box(tree)
+    page = client.post("/ui/boost/plan")
+    assert page.text.startswith("<!doctype html>") and "Apply boost" in page.text
+    applied = client.post("/ui/boost", data={"on": "true"}, follow_redirects=False)
+    assert (applied.status_code, applied.headers["location"]) == (303, "/#boost")
+    assert "Boost is on" in client.get("/").text
+    client.post("/ui/boost", data={"on": "false"})
+    assert tree.read("sys/block/md2/md/stripe_cache_size") == "256\n"
+
+
+def test_cross_site_posts_are_refused_and_change_nothing(tree: KernelTree, client):
+    tunable_box(tree)
+    before = tree.snapshot()
+    for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+        response = client.post("/ui/boost", data={"on": "true"}, headers=headers)
+        assert response.status_code == 403
+    assert tree.snapshot() == before
+
+
+@pytest.mark.parametrize("client", [{"password": "correct horse battery"}], indirect=True)
+def test_with_a_password_the_page_asks_to_sign_in_and_posts_need_a_login(tree: KernelTree, client):
+    tunable_box(tree)
+    before = tree.snapshot()
+    assert 'href="/login">Sign in</a> to change tuning' in client.get("/").text
+    for path, data in (
+        ("/ui/boost/plan", None),
+        ("/ui/boost", {"on": "true"}),
+        ("/ui/revert", None),
+    ):
+        assert client.post(path, data=data, headers=HTMX).status_code == 401
+    assert tree.snapshot() == before
+
+
+def test_an_shr_expansion_shows_the_pool_as_one_job(tree: KernelTree, client):
+    """md2 reshaping now, md3 queued behind it (resync=DELAYED): one pool, phase 1 of 2."""
+    md3 = (
+        "md3 : active raid5 sda6[0] sdb6[1] sdc6[2]\n"
+        "      976758848 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/3] [UUU]\n"
+        "\tresync=DELAYED\n"
+    )
+    tree.md("md3")
+    boxes(tree, raid5("md2", RESHAPE) + md3)
+    wait_for(lambda: client.get("/api/runs").json()["runs"], 10, "the sampler to open a run")
+    html = client.get("/").text
+    assert 'id="pool"' in html and "Storage pool" in html
+    assert "Phase <strong>1 of 2</strong>" in html
+    assert "md2 now" in html and "md3 waiting" in html
+    boxes(tree, raid5("md2", RESHAPE))  # a single array's job: its own card says it all
+    assert 'id="pool"' not in client.get("/").text
