@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app import PROJECT_ROOT
+from tests import PROJECT_ROOT
 
 
 def free_port() -> int:
@@ -41,7 +41,16 @@ def wait_for(condition: Callable[[], Any], timeout: float = 30.0, what: str = "c
 class Server:
     """`mdboost demo` (or serve) as a child process on a free port."""
 
-    def __init__(self, args: list[str], env: dict[str, str] | None = None, log: Path | None = None):
+    def __init__(
+        self,
+        args: list[str],
+        env: dict[str, str] | None = None,
+        log: Path | None = None,
+        command: list[str] | None = None,
+        cwd: Path = PROJECT_ROOT,
+    ):
+        self.command = command or [sys.executable, "-m", "app"]
+        self.cwd = cwd
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.args = [*args, "--host", "127.0.0.1", "--port", str(self.port)]
@@ -52,8 +61,8 @@ class Server:
     def start(self) -> "Server":
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "app", *self.args],
-            cwd=PROJECT_ROOT,
+            [*self.command, *self.args],
+            cwd=self.cwd,
             env=self.env,
             stdout=out,
             stderr=subprocess.STDOUT,
