@@ -1,40 +1,43 @@
-"""Backtest mdboost's forecast against the kernel's finish= on recorded runs (issue 5).
+"""Backtest mdboost's forecast against the kernel's finish= on recorded runs, as DESIGN.md judges.
 
-    .venv/bin/python scripts/backtest_forecast.py [DIR ...] [--json]
+    .venv/bin/python scripts/backtest_forecast.py [FILE_OR_DIR ...] [--json] [--runs] [--step N]
 
-DIR holds run CSVs (default tests/fixtures/runs) named <source>-<class>-<name>.csv, e.g.
-sim-changes-a.csv or real-bursts-grow.csv. For every row of a run, the forecast made from the
-rows so far (app/forecast/replay.replay) and the kernel's finish= of that row are compared with
-the run's true finish (its first row at 100 %):
-- error: |predicted - true finish| as % of the true time left, rows past 5 % progress;
-- coverage: how often low <= true finish <= high, rows past 10 % progress (a row without a
-  forecast counts as a miss).
-Each run weighs the same within a class, however many rows it has.
+Default: every CSV in tests/fixtures/runs. A run's name is <source>-<class>-<name>.csv, or
+real5s-<batch>-<class>-<name>.csv for the 5 s real-kernel batches (batch a: the model was tuned
+on it; batch b: recorded after the model was frozen). For every row, the forecast made from the
+rows so far (`mdboost forecast --replay`) is compared with the run's true finish (its first row
+at 100 %):
+- error = |eta - true finish| / (true finish - now), over rows with at least 5 % progress and
+  60 s truly left, and no knob change ahead of them (a person's later change is unforeseeable).
+  Where mdboost shows no number the page shows finish=, so that row gets finish='s error;
+- coverage = share of those rows past 10 % progress with low <= true finish <= high.
+Figures are pooled over rows: median and p90, beside finish='s on the same rows, per class.
+`--step N` keeps every Nth row only (a 1 s recording judged as if sampled every N s).
 """
 
 import argparse
 import json
 import sys
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from app.forecast.replay import RecordedRun, read_run, replay
 
 ERROR_FROM = 0.05
 COVERAGE_FROM = 0.10
+MIN_LEFT_S = 60.0
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "runs"
 
 
 @dataclass
 class Points:
-    """Weighted observations pooled over runs."""
+    """Rows pooled over runs."""
 
-    ours: list[tuple[float, float]] = field(default_factory=list)  # (error %, weight)
-    kernel: list[tuple[float, float]] = field(default_factory=list)
-    covered: list[tuple[float, float]] = field(default_factory=list)  # (1 or 0, weight)
-    width: list[tuple[float, float]] = field(default_factory=list)  # (high - low as % of left)
-    answered: list[tuple[float, float]] = field(default_factory=list)  # (1 if a forecast, weight)
+    ours: list[float] = field(default_factory=list)  # relative error
+    kernel: list[float] = field(default_factory=list)  # finish='s, same rows
+    covered: list[float] = field(default_factory=list)  # 1 or 0, rows past 10 %
+    width: list[float] = field(default_factory=list)  # (high - low) / time left
     runs: int = 0
 
     def extend(self, other: "Points") -> None:
@@ -42,90 +45,105 @@ class Points:
         self.kernel += other.kernel
         self.covered += other.covered
         self.width += other.width
-        self.answered += other.answered
         self.runs += other.runs
 
 
 def true_finish(run: RecordedRun) -> float:
-    for ts, done, total in run.samples:
-        if total > 0 and done >= total:
-            return ts
-    return run.samples[-1][0]
+    for row in run.rows:
+        if row.total > 0 and row.done >= row.total:
+            return row.ts
+    return run.rows[-1].ts
+
+
+def last_change(run: RecordedRun) -> float:
+    """When a knob last changed (an event, or a limit that differs from the row before)."""
+    last, previous = float("-inf"), None
+    for row in run.rows:
+        if row.event or (previous is not None and row.limits != previous):
+            last = row.ts
+        previous = row.limits
+    return last
+
+
+def thinned(run: RecordedRun, step: int) -> RecordedRun:
+    """Every `step`th row, keeping each event on the next kept row and the last row."""
+    if step <= 1:
+        return run
+    rows, pending = [], None
+    for i, row in enumerate(run.rows):
+        pending = pending or row.event
+        if i % step == 0 or i == len(run.rows) - 1:
+            rows.append(row if pending is None else replace(row, event=pending))
+            pending = None
+    return RecordedRun(rows, run.knee)
 
 
 def score(run: RecordedRun) -> Points:
-    finish = true_finish(run)
-    ours: list[float] = []
-    kernel: list[float] = []
-    covered: list[float] = []
-    width: list[float] = []
-    answered: list[float] = []
-    for ((ts, done, total), fc), finish_min in zip(replay(run), run.finish_min, strict=True):
-        left = finish - ts
-        progress = done / total if total > 0 else 0.0
-        if left <= 0 or progress < ERROR_FROM:
+    finish, changed = true_finish(run), last_change(run)
+    points = Points(runs=1)
+    for row, fc in replay(run):
+        left = finish - row.ts
+        progress = row.done / row.total if row.total > 0 else 0.0
+        if left < MIN_LEFT_S or progress < ERROR_FROM or row.ts < changed:
             continue
-        if fc.eta is not None and fc.status == "ok":
-            ours.append(abs(fc.eta - finish) / left * 100)
-        if finish_min is not None:
-            kernel.append(abs(ts + finish_min * 60 - finish) / left * 100)
+        kernel = None
+        if row.finish_min is not None:
+            kernel = abs(row.ts + row.finish_min * 60 - finish) / left
+        ours = abs(fc.eta - finish) / left if fc.eta is not None else kernel
+        if ours is None:
+            continue
+        points.ours.append(ours)
+        points.kernel.append(kernel if kernel is not None else ours)
         if progress >= COVERAGE_FROM:
             inside = fc.low is not None and fc.high is not None and fc.low <= finish <= fc.high
-            covered.append(1.0 if inside else 0.0)
-            answered.append(1.0 if fc.status == "ok" else 0.0)
+            points.covered.append(1.0 if inside else 0.0)
             if fc.low is not None and fc.high is not None:
-                width.append((fc.high - fc.low) / left * 100)
-    return Points(
-        ours=[(e, 1 / len(ours)) for e in ours],
-        kernel=[(e, 1 / len(kernel)) for e in kernel],
-        covered=[(c, 1 / len(covered)) for c in covered],
-        width=[(w, 1 / len(width)) for w in width],
-        answered=[(a, 1 / len(answered)) for a in answered],
-        runs=1,
-    )
+                points.width.append((fc.high - fc.low) / left)
+    return points
 
 
-def quantile(points: list[tuple[float, float]], q: float) -> float | None:
-    if not points:
+def quantile(values: list[float], q: float) -> float | None:
+    if not values:
         return None
-    ordered = sorted(points)
-    goal = q * sum(w for _, w in ordered)
-    running = 0.0
-    for value, weight in ordered:
-        running += weight
-        if running >= goal:
-            return value
-    return ordered[-1][0]
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def summary(points: Points) -> dict[str, float | int | None]:
-    weight = sum(w for _, w in points.covered)
     return {
         "runs": points.runs,
+        "rows": len(points.ours),
         "kernel_median": quantile(points.kernel, 0.5),
         "kernel_p90": quantile(points.kernel, 0.9),
         "mdboost_median": quantile(points.ours, 0.5),
         "mdboost_p90": quantile(points.ours, 0.9),
-        "coverage": sum(c * w for c, w in points.covered) / weight * 100 if weight else None,
+        "coverage": sum(points.covered) / len(points.covered) if points.covered else None,
         "range_width_median": quantile(points.width, 0.5),
-        "answered": sum(a * w for a, w in points.answered) / weight * 100 if weight else None,
     }
 
 
+def run_name(path: Path) -> tuple[str, str]:
+    """(source, class) from the file name."""
+    parts = [*path.stem.split("-"), "", "", ""]
+    if parts[0] == "real5s":
+        return f"real5s-{parts[1]}", parts[2]
+    return parts[0], parts[1]
+
+
 def backtest(
-    directories: list[Path], per_run: bool = False
+    paths: list[Path], per_run: bool = False, step: int = 1
 ) -> dict[str, dict[str, float | int | None]]:
     """Summaries by class, by source and overall (and by run)."""
+    files = sorted(f for p in paths for f in (sorted(p.glob("*.csv")) if p.is_dir() else [p]))
     groups: dict[str, Points] = defaultdict(Points)
-    for directory in directories:
-        for path in sorted(directory.glob("*.csv")):
-            source, run_class = ([*path.stem.split("-"), "", ""])[:2]
-            with path.open(newline="") as handle:
-                points = score(read_run(handle))
-            for key in (run_class, f"{source} runs", "overall"):
-                groups[key].extend(points)
-            if per_run:
-                groups[f"  {path.stem}"].extend(points)
+    for path in files:
+        source, run_class = run_name(path)
+        with path.open(newline="") as handle:
+            points = score(thinned(read_run(handle), step))
+        for key in (run_class, f"{source} runs", "overall"):
+            groups[key].extend(points)
+        if per_run:
+            groups[f"  {path.stem}"].extend(points)
     order = sorted(k for k in groups if k.startswith(" "))
     order += sorted(k for k in groups if " " not in k and k != "overall")
     order += [*sorted(k for k in groups if " " in k.strip()), "overall"]
@@ -133,33 +151,35 @@ def backtest(
 
 
 def table(results: dict[str, dict[str, float | int | None]]) -> str:
-    def cell(value: float | int | None) -> str:
-        return "-" if value is None else f"{value:.1f}"
+    def cell(value: float | int | None, percent: bool = True) -> str:
+        if value is None:
+            return "-"
+        return f"{value * 100:.1f} %" if percent else str(value)
 
     lines = [
-        "error = |predicted - true finish| / true time left (rows past 5 %); "
-        "coverage of [low, high] past 10 %\n(range width: median high - low as % of the time "
-        "left; answered: rows past 10 % with a forecast, the rest count as misses)",
-        f"{'class':<26} {'runs':>4}  {'finish= median':>14} {'p90':>7}  "
-        f"{'mdboost median':>14} {'p90':>7}  {'coverage':>8} {'range width':>11} {'answered':>8}",
+        "error = |eta - true finish| / true time left (rows past 5 %, 60 s left, no change "
+        "ahead; no number = finish='s error); coverage of [low, high] past 10 %",
+        f"{'class':<34} {'runs':>4} {'rows':>6}  {'finish= median':>14} {'p90':>8}  "
+        f"{'mdboost median':>14} {'p90':>8}  {'coverage':>8} {'width':>8}",
     ]
     for key, row in results.items():
         lines.append(
-            f"{key:<26} {row['runs']:>4}  {cell(row['kernel_median']) + ' %':>14} "
-            f"{cell(row['kernel_p90']) + ' %':>7}  {cell(row['mdboost_median']) + ' %':>14} "
-            f"{cell(row['mdboost_p90']) + ' %':>7}  {cell(row['coverage']) + ' %':>8} "
-            f"{cell(row['range_width_median']) + ' %':>11} {cell(row['answered']) + ' %':>8}"
+            f"{key:<34} {row['runs']:>4} {row['rows']:>6}  {cell(row['kernel_median']):>14} "
+            f"{cell(row['kernel_p90']):>8}  {cell(row['mdboost_median']):>14} "
+            f"{cell(row['mdboost_p90']):>8}  {cell(row['coverage']):>8} "
+            f"{cell(row['range_width_median']):>8}"
         )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_DIR])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("paths", nargs="*", type=Path, default=[DEFAULT_DIR])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--runs", action="store_true", help="also one line per run")
+    parser.add_argument("--step", type=int, default=1, help="keep every Nth row")
     args = parser.parse_args(argv)
-    results = backtest(args.dirs, args.runs)
+    results = backtest(args.paths, args.runs, args.step)
     if not results:
         print("no runs found", file=sys.stderr)
         return 1

@@ -1,64 +1,61 @@
-"""Pure ETA model over one run's samples: a finish time with a low/high range, or why not (issue 5).
+"""Pure ETA model of one md run: a finish time with a calibrated range, or why there is none.
 
-The kernel's finish= divides what is left by the last ~30 s of speed (md.c, 10 marks x 3 s), so
-it swings with every burst of competing I/O and knows nothing of tuning or of a grow's knee.
-This model:
-- cuts the run into regimes: a restart, each tuning event and a RAID5/6 grow's knee begin a new
-  one, and only the current regime describes the future;
-- takes the average speed over the later half of the regime, so bursts of competing I/O count
-  in the proportion they had and will likely keep, and bends it by a falling trend when the
-  regime shows one (HDD zones);
-- before a grow's knee, plans the part after it at KNEE_SPEEDUP times the speed;
-- sizes the range from how much the regime's speed varied between batches of at least 40 s,
-  the knee's speed-up between KNEE_SPEEDUP_RANGE, and, until a regime shows a trend of its own,
-  a speed that may still fall towards the inner tracks (UNSEEN_TREND) on the high side.
-No I/O here: callers pass samples and events in, and the result out to the API or the CLI.
+Built on what md does (../shared/DESIGN.md, "Forecast physics"), not on a curve fit:
+- md never syncs faster than the effective max limit, so every projected speed is capped by it;
+- a knob change starts a new regime only if it can change the speed (a max lowered under the
+  speed, a max raised while the speed sits at it, a min raised over a speed held down by other
+  I/O, a min lowered under a speed held at it, a stripe cache change on a disk-bound array);
+- a RAID4/5/6 grow speeds up after its knee (old / new data disks of progress) only when it is
+  disk-bound: a run held by its max stays at the max;
+- bursts of competing I/O come and go, so the share of time they took in the regime so far is
+  the best guess for the rest: the speed is the regime's average, not the last 30 s.
+The range comes from this run's own past forecast errors (how far the pace forecast at earlier
+checkpoints of the regime missed the progress that followed), blended with a prior while the
+regime is young, plus the knee's and a settling regime's own uncertainty.
+Windows count samples and progress, never fixed spans of a run, so a 5-minute and a 5-day run
+behave alike. Adding a sample is O(1) in time and memory and a forecast O(checkpoints): the
+sampler keeps one of these per open run and a poll costs the same on day 9 as on minute 1.
 """
 
-import bisect
-import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from app.forecast.physics import (
+    FREED_RANGE,
+    KNEE_SPEEDUP,
+    KNEE_SPEEDUP_RANGE,
+    Limits,
+    after_change,
+    cap,
+    held_by_max,
+    known,
+    seconds_left,
+)
+from app.forecast.trend import falling_trend
+
 Sample = tuple[float, int, int]  # (unix seconds, done blocks, total blocks)
-Event = tuple[float, str]  # (unix seconds, kind: "apply", "revert", ...)
+Event = tuple[float, str]  # (unix seconds, kind: "apply", "revert", "limits", ...)
 Status = Literal["ok", "done", "stalled", "settling", "insufficient"]
 
-# A restart: progress falls back by more than this fraction of the total (as app/sampler.py).
+# A restart: progress falls back by more than this fraction of the total.
 RESTART_DROP = 0.10
-MIN_SAMPLES = 3
-# At low limits progress arrives in jumps (DESIGN.md "Measured on a real kernel"): never judge a
-# speed over less than this.
-SMOOTH_S = 40.0
-MAX_BATCHES = 12
-RECENT_SHARE = 0.5  # the speed is the average over this later share of the regime
-STALL_S = 120.0  # no progress for this long: stalled, no number
-# The RAID5 grow knee (DESIGN.md): after old/new data disks of progress the reshape only writes.
-# Disk-bound real arrays ran 4-10x faster after it, the simulator 3x, a CPU-bound emulated array
-# with competing reads barely 1.5x: the central value is tuned on simulator seeds, the range
-# covers all of them.
-KNEE_SPEEDUP = 3.0
-KNEE_SPEEDUP_RANGE = (1.5, 10.0)
-TREND_MIN_BATCHES = 6
-TREND_MIN_SPAN = 0.05  # progress the regime must cover before a trend is believed
-TREND_T = 3.0  # t statistic a falling trend needs
-TREND_MAX = 0.8  # the speed may fall at most this fraction from 0 % to 100 %
-# HDD inner tracks run at roughly half to two thirds of the outer speed: until a regime shows
-# its own trend, the high bound allows the speed to fall this fraction across the disk.
-UNSEEN_TREND = 0.3
-# The range: relative spread of batch speeds blended with a prior, plus a floor for what the
-# model leaves out; Z sets the width (tuned on simulator seeds that are not the committed runs).
-PRIOR_SPREAD = 0.25
-PRIOR_WEIGHT = 2.0
-MODEL_FLOOR = 0.06
-Z = 1.5
-# "What if I boost": without a measured effect, DESIGN.md's real-kernel figure (stripe cache
-# 16384 on HDD-like disks: 1.40x), with a range from "no gain" to the seeds' 5x.
-MODEL_BOOST_RATIO = 1.4
-MODEL_BOOST_RANGE = (1.0, 5.0)
-MEASURED_BOOST_SPREAD = 0.15
+# A regime is measured once it holds this many samples AND this many seconds: md's own speed is
+# an average over ~30 s (10 marks x 3 s in md.c), and at low limits progress arrives in jumps.
+MIN_SAMPLES = 6
+MIN_SPAN_S = 30.0
+STALL_S = 120.0  # no progress for this long while running: stalled
+# Right after a regime starts md averages its speed over the last ~30 s: skip that transient.
+TRANSIENT_S = 30.0
+# Checkpoints for the range: spread evenly over a regime's samples, at most this many.
+MAX_CHECKPOINTS = 64
+# Relative error prior, as log(true time / forecast time): 10 % and 90 % quantiles. Tuned on the
+# training recordings only (tests/fixtures/runs README), then frozen.
+PRIOR_LOW = -0.15
+PRIOR_HIGH = 0.25
+PRIOR_WEIGHT = 8.0
+MODEL_FLOOR = 0.04  # what the model leaves out, on both sides
 
 
 @dataclass(frozen=True)
@@ -73,403 +70,295 @@ class Forecast:
     as_of: float | None = None  # unix seconds of the newest sample used
     progress: float | None = None  # 0..1
     remaining_blocks: int | None = None  # 1 KiB blocks (units of the samples)
-    speed_blocks_s: float | None = None  # the current regime's average speed
+    speed_blocks_s: float | None = None  # the projected speed now
     regime_start: float | None = None  # unix seconds
     regime: str | None = None  # what began the current regime: "start", an event kind, "knee"
     knee: float | None = None  # progress of the grow's knee, when there is one
+    bound: str | None = None  # "max limit", "disks" (disk-bound or yielding), None if unknown
     trend: float = 0.0  # fraction the speed falls from 0 % to 100 % (HDD zones)
+    settling: bool = False  # the number is the previous regime's, scaled by the change
     whole_run_s: float | None = None  # seconds a whole run takes at this pace (pool planning)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class BoostEstimate:
-    """The forecast if the boost preset were applied now: always an estimate."""
-
-    eta: float | None
-    low: float | None
-    high: float | None
-    ratio: float  # speed with the boost / speed now
-    source: Literal["measured", "model"]
-    label: str = "estimate"
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class PoolMember:
-    """One array of an SHR pool: reshaped already, reshaping now, or waiting its turn."""
-
-    name: str
-    state: Literal["done", "running", "queued"]
-    size_blocks: int | None = None  # array size from mdstat, to scale a queued array's time
-    forecast: Forecast | None = None  # for the running array
-
-
-@dataclass(frozen=True)
-class PoolForecast:
-    status: Status
-    reason: str | None = None
-    eta: float | None = None
-    low: float | None = None
-    high: float | None = None
-    phase: int | None = None  # 1-based number of the running array
-    phases: int = 0
-    members: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def grow_knee(level: str | None, raid_disks: tuple[int, int | None] | None) -> float | None:
-    """Progress of a RAID5/6 grow's speed knee: old / new data disks; None for anything else."""
-    parity = {"raid4": 1, "raid5": 1, "raid6": 2}.get(level or "")
-    if parity is None or raid_disks is None or raid_disks[1] is None:
-        return None
-    new_data, old_data = raid_disks[0] - parity, raid_disks[1] - parity
-    if old_data < 1 or new_data <= old_data:
-        return None
-    return old_data / new_data
-
-
 def forecast(
     samples: Iterable[Sample], events: Iterable[Event] = (), knee: float | None = None
 ) -> Forecast:
     """Forecast the finish of one run from its samples (oldest first) and its tuning events."""
-    run = RunProgress()
+    run = RunProgress(knee)
+    pending = sorted(events)
     for ts, done, total in samples:
-        run.add(ts, done, total)
-    return run.forecast(events, knee)
-
-
-class RunProgress:
-    """A run's progress since its last restart, kept as samples arrive: replaying a long run
-    asks for a forecast after every row, so adding is O(1) and a forecast O(log n)."""
-
-    def __init__(self) -> None:
-        self._restart()
-
-    def _restart(self) -> None:
-        self.times: list[float] = []
-        self.dones: list[float] = []  # clamped to [0, total]
-        self.total = 0
-        self.last_progress_ts = 0.0
-        self.finished_ts: float | None = None
-
-    def add(self, ts: float | None, done: int | None, total: int | None) -> None:
-        """One sample; rows without numbers or out of time order are skipped."""
-        if ts is None or done is None or total is None or total <= 0:
-            return
-        if self.times and ts <= self.times[-1]:
-            return
-        done = min(max(done, 0), total)
-        if self.times and (total != self.total or self.dones[-1] - done > RESTART_DROP * total):
-            self._restart()
-        if not self.times or done > self.dones[-1]:
-            self.last_progress_ts = ts
-        if done >= total and self.finished_ts is None:
-            self.finished_ts = ts
-        self.times.append(ts)
-        self.dones.append(float(done))
-        self.total = total
-
-    def forecast(self, events: Iterable[Event] = (), knee: float | None = None) -> Forecast:
-        """The forecast from the samples so far; `events` are (ts, kind) tuning changes."""
-        times, dones, total = self.times, self.dones, self.total
-        if not times:
-            return Forecast("insufficient", "no progress samples yet")
-        ts_last, done_last = times[-1], dones[-1]
-        progress = done_last / total
-        base = Forecast(
-            "insufficient",
-            as_of=ts_last,
-            progress=progress,
-            remaining_blocks=int(total - done_last),
-        )
-        if self.finished_ts is not None and done_last >= total:
-            finished = self.finished_ts
-            return replace(base, status="done", eta=finished, low=finished, high=finished)
-        if len(times) < MIN_SAMPLES:
-            return replace(base, reason=f"{len(times)} sample(s); need {MIN_SAMPLES}")
-        if ts_last - self.last_progress_ts >= STALL_S:
-            minutes = (ts_last - self.last_progress_ts) / 60
-            return replace(base, status="stalled", reason=f"no progress for {minutes:.0f} min")
-        return _forecast_regime(base, times, dones, total, list(events), knee)
-
-
-def _forecast_regime(
-    base: Forecast,
-    times: list[float],
-    dones: list[float],
-    total: int,
-    events: list[Event],
-    knee: float | None,
-) -> Forecast:
-    """Find the current regime, measure it and extrapolate to the finish."""
-    ts_last, progress = times[-1], dones[-1] / total
-    start, regime = times[0], "start"
-    for ts, kind in events:
-        if start < ts <= ts_last:
-            start, regime = ts, kind
-    knee = knee if knee is not None and 0 < knee < 1 else None
-    knee_ts = _crossing_ts(times, dones, knee * total) if knee is not None else None
-    if knee_ts is not None and knee_ts > start:
-        start, regime = knee_ts, "knee"
-    base = replace(base, regime_start=start, regime=regime, knee=knee)
-
-    measured = _measure(times, dones, start, ts_last, total)
-    speedup = 1.0
-    if measured is None and regime == "knee":
-        # Just past the knee: the regime before it, sped up by the model, until this one speaks.
-        before = _measure(times, dones, _regime_before(times, events, knee_ts), knee_ts or 0, total)
-        measured, speedup = before, KNEE_SPEEDUP
-    if measured is None:
-        why = "tuning changed" if regime != "start" else "the run started"
-        reason = f"{why} {ts_last - start:.0f} s ago; measuring"
-        return replace(base, status="settling", reason=reason)
-    if measured.speed <= 0:
-        return replace(base, status="stalled", reason="no progress in the current regime")
-
-    ahead = knee if knee is not None and progress < knee else None
-    remaining_s = _time_to_finish(measured, progress, ahead, speedup)
-    spread = math.exp(Z * measured.spread(remaining_s))
-    slower = replace(measured, trend=max(measured.trend, UNSEEN_TREND))
-    low_s = remaining_s / spread
-    high_s = _time_to_finish(slower, progress, ahead, speedup) * spread
-    fast, slow = KNEE_SPEEDUP_RANGE[1], KNEE_SPEEDUP_RANGE[0]
-    if ahead is not None:
-        low_s = _time_to_finish(measured, progress, ahead, knee_speedup=fast) / spread
-        high_s = _time_to_finish(slower, progress, ahead, knee_speedup=slow) * spread
-    elif speedup != 1.0:
-        low_s, high_s = low_s * speedup / fast, high_s * speedup / slow
-    speed = measured.speed * speedup
-    return replace(
-        base,
-        status="ok",
-        eta=ts_last + remaining_s,
-        low=ts_last + low_s,
-        high=ts_last + high_s,
-        speed_blocks_s=speed,
-        trend=measured.trend,
-        whole_run_s=_whole_run_seconds(total, speed, knee, progress),
-    )
-
-
-def boost_forecast(current: Forecast, measured_ratio: float | None = None) -> BoostEstimate | None:
-    """The forecast if the boost preset were applied now.
-
-    `measured_ratio` is this array's measured effect of past boosts (speed with the boost / speed
-    without, from the tuning journal); without one the model's ratio is used. None when the
-    current forecast has no number to scale.
-    """
-    eta, low, high, now = current.eta, current.low, current.high, current.as_of
-    if current.status != "ok" or eta is None or low is None or high is None or now is None:
-        return None
-    source: Literal["measured", "model"]
-    if measured_ratio is not None and measured_ratio > 0:
-        ratio, source = measured_ratio, "measured"
-        slow, fast = ratio / (1 + MEASURED_BOOST_SPREAD), ratio * (1 + MEASURED_BOOST_SPREAD)
-    else:
-        ratio, source = MODEL_BOOST_RATIO, "model"
-        slow, fast = MODEL_BOOST_RANGE
-    return BoostEstimate(
-        eta=now + (eta - now) / ratio,
-        low=now + (low - now) / fast,
-        high=now + (high - now) / slow,
-        ratio=ratio,
-        source=source,
-    )
-
-
-def pool_forecast(members: Sequence[PoolMember]) -> PoolForecast:
-    """An SHR pool's finish: the running array's forecast, then each queued array in turn at the
-    running array's pace scaled by size (its arrays share the same disks)."""
-    names = [m.name for m in members]
-    running = [i for i, m in enumerate(members) if m.state == "running"]
-    if not running:
-        if members and all(m.state == "done" for m in members):
-            return PoolForecast("done", None, phases=len(members), members=names)
-        return PoolForecast("insufficient", "no array of the pool is reshaping", members=names)
-    index = running[0]
-    current = members[index]
-    fc = current.forecast
-    base = PoolForecast("insufficient", phase=index + 1, phases=len(members), members=names)
-    if fc is None or fc.status != "ok" or fc.eta is None or fc.as_of is None:
-        status: Status = fc.status if fc is not None else "insufficient"
-        reason = f"{current.name}: {fc.reason if fc is not None else 'no forecast'}"
-        return replace(base, status=status, reason=reason)
-    eta, low, high = fc.eta, fc.low or fc.eta, fc.high or fc.eta
-    whole_run_s = fc.whole_run_s
-    # A queued array's turn is as uncertain as the running one's remainder (same disks, knee).
-    left = max(eta - fc.as_of, 1e-9)
-    low_ratio, high_ratio = (low - fc.as_of) / left, (high - fc.as_of) / left
-    for member in members[index + 1 :]:
-        if member.state == "done":
-            continue
-        if whole_run_s is None or not member.size_blocks or not current.size_blocks:
-            return replace(base, reason=f"{member.name}: size unknown, cannot plan its turn")
-        share = member.size_blocks / current.size_blocks
-        eta += whole_run_s * share
-        low += whole_run_s * share * low_ratio
-        high += whole_run_s * share * high_ratio
-    return replace(base, status="ok", eta=eta, low=low, high=high)
-
-
-# ---- internals
+        kind = None
+        while pending and pending[0][0] <= ts:
+            kind = pending.pop(0)[1]
+        run.add(ts, done, total, event=kind)
+    return run.forecast()
 
 
 @dataclass(frozen=True)
+class _Point:
+    ts: float  # unix seconds
+    done: float  # blocks
+    count: int  # samples of the run before this one
+
+
+@dataclass
 class _Regime:
-    """What the current regime measured."""
+    """A stretch of the run in which nothing that can change the speed changed."""
 
-    speed: float  # blocks/s averaged over the window
-    total: int
-    start_progress: float  # of the window
-    end_progress: float
-    seconds: float  # the window's length: the later RECENT_SHARE of the regime
-    batches: float  # batches in the window
-    batch_s: float
-    spread_sq: float  # relative variance of the regime's batch speeds, blended with the prior
-    trend: float  # fraction the speed falls from progress 0 to 1
-
-    def spread(self, remaining_s: float) -> float:
-        """Relative standard deviation of the remaining time."""
-        estimate = self.spread_sq / self.batches
-        future = self.spread_sq * self.batch_s / max(remaining_s, self.batch_s)
-        return math.sqrt(estimate + future + MODEL_FLOOR**2)
+    first: _Point
+    kind: str  # "start", "knee", or the change that began it
+    settle_speed: float | None = None  # blocks/s guessed from the change, until measured
+    settle_range: tuple[float, float] = (1.0, 1.0)  # factors on settle_speed: fast, slow
+    # md's 30 s average remembers the previous regime for a while: measure from here once the
+    # rest is long enough (the first sample TRANSIENT_S after the change).
+    settled: _Point | None = None
+    checkpoints: list[tuple[float, float, float]] = field(default_factory=list)  # ts, done, v
+    next_checkpoint: int = 0  # sample count at the next checkpoint
 
 
-def _done_at(times: list[float], dones: list[float], ts: float) -> float:
-    i = bisect.bisect_left(times, ts)
-    if i <= 0:
-        return dones[0]
-    if i >= len(times):
-        return dones[-1]
-    t0, t1 = times[i - 1], times[i]
-    return dones[i - 1] + (dones[i] - dones[i - 1]) * (ts - t0) / (t1 - t0)
+class RunProgress:
+    """One run's progress since its last restart, kept as samples arrive: O(1) time and memory
+    per sample, so the sampler can keep one per open run for days."""
 
+    def __init__(self, knee: float | None = None) -> None:
+        self.knee = knee if knee is not None and 0 < knee < 1 else None
+        self._restart()
 
-def _crossing_ts(times: list[float], dones: list[float], level: float) -> float | None:
-    """When progress first reached `level` (interpolated), or None if it has not."""
-    i = bisect.bisect_left(dones, level)  # progress only grows within a segment, nearly always
-    if i >= len(dones):
-        return None
-    if i == 0 or dones[i] == dones[i - 1]:
-        return times[i]
-    f = (level - dones[i - 1]) / (dones[i] - dones[i - 1])
-    return times[i - 1] + f * (times[i] - times[i - 1])
+    def _restart(self) -> None:
+        self.last: _Point | None = None
+        self.total = 0
+        self.last_progress_ts = 0.0
+        self.finished_ts: float | None = None
+        self.limits = Limits()
+        self.regime = _Regime(_Point(0.0, 0.0, 0), "start")
+        self.knee_passed = False
 
+    def add(
+        self,
+        ts: float | None,
+        done: int | None,
+        total: int | None,
+        limits: Limits | None = None,
+        event: str | None = None,
+    ) -> None:
+        """One sample; rows without numbers or out of time order are skipped. `limits` are the
+        effective limits at this sample (None: unknown); `event` names a knob change made at
+        this sample's time (a new regime begins if it can change the speed)."""
+        if ts is None or done is None or total is None or total <= 0:
+            return
+        last = self.last
+        if last is not None and ts <= last.ts:
+            return
+        done = min(max(done, 0), total)
+        if last is not None and (total != self.total or last.done - done > RESTART_DROP * total):
+            self._restart()
+            last = None
+        limits = limits if limits is not None else Limits()
+        point = _Point(ts, float(done), last.count + 1 if last is not None else 0)
+        if last is None:
+            self.regime = _Regime(point, "start")
+        else:
+            self._on_change(point, limits, event)
+        if last is None or done > last.done:
+            self.last_progress_ts = ts
+        if done >= total and self.finished_ts is None:
+            self.finished_ts = ts
+        if self.knee is not None and not self.knee_passed and done >= self.knee * total:
+            self._on_knee(point)
+        regime = self.regime
+        if regime.settled is None and ts >= regime.first.ts + TRANSIENT_S:
+            regime.settled = point
+        self.last = point
+        self.total = total
+        self.limits = limits
+        self._checkpoint()
 
-def _regime_before(times: list[float], events: list[Event], until: float | None) -> float:
-    start = times[0]
-    for ts, _ in events:
-        if start < ts < (until or ts):
-            start = ts
-    return start
+    # ---- regimes
 
+    def _on_change(self, point: _Point, new: Limits, event: str | None) -> None:
+        old = self.limits
+        if new == old and not event:
+            return
+        speed = self._current_speed()
+        if speed is None:
+            self._begin(point, event or "limits")
+            return
+        if not known(old) or not known(new):
+            # Without the limits, a tuning event may change the speed (as mdboost's own apply
+            # and revert do): a new regime from the previous pace.
+            if event:
+                spread = (FREED_RANGE[1], 1.0) if event == "apply" else (1.0, 0.3)
+                self._begin(point, event, speed, spread)
+            return
+        guess = after_change(speed, old, new)
+        if guess is not None:
+            self._begin(point, event or "limits", *guess)
 
-def _measure(
-    times: list[float], dones: list[float], start: float, end: float, total: int
-) -> _Regime | None:
-    """Average speed, batch spread and trend of [start, end]; None while too short to judge."""
-    seconds = end - start
-    inside = bisect.bisect_right(times, end) - bisect.bisect_left(times, start)
-    if seconds < SMOOTH_S or inside < MIN_SAMPLES:
-        return None
-    done_start, done_end = _done_at(times, dones, start), _done_at(times, dones, end)
-    speed = (done_end - done_start) / seconds
-    batches = max(1, min(MAX_BATCHES, int(seconds // SMOOTH_S)))
-    edges = [start + seconds * i / batches for i in range(batches + 1)]
-    at_edges = [_done_at(times, dones, t) for t in edges]
-    batch_s = seconds / batches
-    speeds = [(b - a) / batch_s for a, b in itertools.pairwise(at_edges)]
-    middles = [(a + b) / 2 / total for a, b in itertools.pairwise(at_edges)]
-    spread_sq = PRIOR_SPREAD**2
-    if batches > 1 and speed > 0:
-        variance = sum((s - speed) ** 2 for s in speeds) / (batches - 1) / speed**2
-        spread_sq = ((batches - 1) * variance + PRIOR_WEIGHT * PRIOR_SPREAD**2) / (
-            batches - 1 + PRIOR_WEIGHT
+    def _on_knee(self, point: _Point) -> None:
+        self.knee_passed = True
+        speed = self._current_speed()
+        if speed is None or held_by_max(speed, self.limits):
+            return  # held by its max, md stays at the max past the knee: nothing changes
+        likely = cap(speed * KNEE_SPEEDUP, self.limits)
+        fastest = cap(speed * KNEE_SPEEDUP_RANGE[1], self.limits)
+        slowest = cap(speed * KNEE_SPEEDUP_RANGE[0], self.limits)
+        self._begin(point, "knee", likely, (fastest / likely, slowest / likely))
+
+    def _begin(
+        self,
+        point: _Point,
+        kind: str,
+        settle: float | None = None,
+        spread: tuple[float, float] = (1.0, 1.0),
+    ) -> None:
+        self.regime = _Regime(point, kind, settle, spread)
+
+    def _current_speed(self) -> float | None:
+        """The pace now: the current regime's measured speed, else its settling guess."""
+        measured = self._measure(self.regime)
+        return measured if measured is not None else self.regime.settle_speed
+
+    # ---- measuring
+
+    def _window_start(self, regime: _Regime) -> _Point | None:
+        """Where the regime's measuring window starts; None while it is too short to judge."""
+        last = self.last
+        if last is None or not _long_enough(regime.first, last):
+            return None
+        settled = regime.settled
+        if regime.kind != "start" and settled is not None and _long_enough(settled, last):
+            return settled
+        return regime.first
+
+    def _measure(self, regime: _Regime) -> float | None:
+        start = self._window_start(regime)
+        if start is None or self.last is None:
+            return None
+        return (self.last.done - start.done) / (self.last.ts - start.ts)
+
+    def _checkpoint(self) -> None:
+        """Remember the pace now, to judge later how far it missed (the range's evidence)."""
+        regime, last = self.regime, self.last
+        if last is None or last.count < regime.next_checkpoint:
+            return
+        speed = self._measure(regime)
+        if speed is None or speed <= 0:
+            return
+        regime.checkpoints.append((last.ts, last.done, speed))
+        if len(regime.checkpoints) > MAX_CHECKPOINTS:
+            regime.checkpoints = regime.checkpoints[::2]
+        step = max(1, (last.count - regime.first.count) // (MAX_CHECKPOINTS // 2))
+        regime.next_checkpoint = last.count + step
+
+    def _error_quantiles(self, regime: _Regime, remaining_s: float) -> tuple[float, float]:
+        """10 % and 90 % quantiles of log(true time / forecast time) for this regime, from the
+        errors of its earlier checkpoints over horizons like the one ahead, blended with the
+        prior while there are few."""
+        assert self.last is not None
+        now, done_now = self.last.ts, self.last.done
+        judged: list[tuple[float, float]] = []  # (horizon s, log error)
+        for ts, done, speed in regime.checkpoints:
+            horizon = now - ts
+            if horizon >= MIN_SPAN_S and done_now > done:
+                judged.append((horizon, math.log(horizon * speed / (done_now - done))))
+        if judged:
+            keep = min(remaining_s, max(h for h, _ in judged)) / 2
+            judged = [j for j in judged if j[0] >= keep] or judged
+        errors = [e for _, e in judged]
+        n = len(errors)
+        low, high = PRIOR_LOW, PRIOR_HIGH
+        if n:
+            errors.sort()
+            emp_low = errors[int(0.1 * (n - 1))]
+            emp_high = errors[math.ceil(0.9 * (n - 1))]
+            low = (n * emp_low + PRIOR_WEIGHT * PRIOR_LOW) / (n + PRIOR_WEIGHT)
+            high = (n * emp_high + PRIOR_WEIGHT * PRIOR_HIGH) / (n + PRIOR_WEIGHT)
+        return min(low, 0.0) - MODEL_FLOOR, max(high, 0.0) + MODEL_FLOOR
+
+    # ---- the forecast
+
+    def forecast(self) -> Forecast:
+        """The forecast from the samples so far."""
+        last, total = self.last, self.total
+        if last is None:
+            return Forecast("insufficient", "no progress samples yet")
+        now, done_now = last.ts, last.done
+        progress = done_now / total
+        base = Forecast(
+            "insufficient",
+            as_of=now,
+            progress=progress,
+            remaining_blocks=int(total - done_now),
+            knee=self.knee,
         )
-    trend = 0.0
-    if (done_end - done_start) / total >= TREND_MIN_SPAN:
-        trend = _falling_trend(middles, speeds)
-    # The speed to extrapolate: the regime's later part, so a drift inside the regime (a disk
-    # warming up, a host growing busier) counts for what it is now.
-    window_s = seconds * RECENT_SHARE if seconds * RECENT_SHARE >= SMOOTH_S else seconds
-    done_window = _done_at(times, dones, end - window_s)
-    return _Regime(
-        speed=(done_end - done_window) / window_s,
-        total=total,
-        start_progress=done_window / total,
-        end_progress=done_end / total,
-        seconds=window_s,
-        batches=max(1.0, batches * window_s / seconds),
-        batch_s=seconds / batches,
-        spread_sq=spread_sq,
-        trend=trend,
-    )
+        if self.finished_ts is not None and done_now >= total:
+            finished = self.finished_ts
+            return replace(base, status="done", eta=finished, low=finished, high=finished)
+        if now - self.last_progress_ts >= STALL_S:
+            minutes = (now - self.last_progress_ts) / 60
+            return replace(base, status="stalled", reason=f"no progress for {minutes:.0f} min")
+        regime = self.regime
+        base = replace(base, regime_start=regime.first.ts, regime=regime.kind)
+        measured = self._measure(regime)
+        settling = measured is None
+        speed = measured if measured is not None else regime.settle_speed
+        if speed is None:
+            why = "the run started" if regime.kind == "start" else f"{regime.kind} changed the pace"
+            return replace(base, reason=f"{why} {now - regime.first.ts:.0f} s ago; measuring")
+        if speed <= 0:
+            return replace(base, status="stalled", reason="no progress in the current regime")
+        limits = self.limits
+        held = held_by_max(speed, limits)
+        knee_ahead = self.knee if self.knee is not None and progress < self.knee else None
+        if held:
+            knee_ahead = None
+        trend = 0.0 if settling or held else falling_trend(regime.checkpoints, total)
+        if trend > 0:
+            speed = _speed_at(regime, trend, progress, total, now)
+        remaining = seconds_left(speed, progress, knee_ahead, KNEE_SPEEDUP, limits, total, trend)
+        fast_speed, slow_speed = speed, speed
+        if settling:
+            fast_speed = speed * regime.settle_range[0]
+            slow_speed = speed * regime.settle_range[1]
+        fastest = seconds_left(
+            fast_speed, progress, knee_ahead, KNEE_SPEEDUP_RANGE[1], limits, total, trend
+        )
+        slowest = seconds_left(
+            slow_speed, progress, knee_ahead, KNEE_SPEEDUP_RANGE[0], limits, total, trend
+        )
+        q_low, q_high = self._error_quantiles(regime, remaining)
+        return replace(
+            base,
+            status="settling" if settling else "ok",
+            reason="the pace is the previous one, scaled by the change" if settling else None,
+            eta=now + remaining,
+            low=now + fastest * math.exp(q_low),
+            high=now + slowest * math.exp(q_high),
+            speed_blocks_s=speed,
+            bound=None if limits.speed_max is None else ("max limit" if held else "disks"),
+            settling=settling,
+            trend=trend,
+            whole_run_s=self._whole_run_seconds(speed, held),
+        )
+
+    def _whole_run_seconds(self, speed: float, held: bool) -> float:
+        """How long a whole run (0 to 100 %) takes at this pace: a queued pool array's turn."""
+        knee = None if held else self.knee
+        if knee is not None and self.knee_passed:
+            speed /= KNEE_SPEEDUP  # the pace before the knee
+        return seconds_left(speed, 0.0, knee, KNEE_SPEEDUP, self.limits, self.total)
 
 
-def _falling_trend(progress: list[float], speeds: list[float]) -> float:
-    """Fraction the speed loses from progress 0 to 1, fitted on batches free of bursts (a burst
-    holds the sync near speed_limit_min for minutes: those batches are far below the median)."""
-    if len(speeds) < TREND_MIN_BATCHES:
-        return 0.0
-    median = sorted(speeds)[len(speeds) // 2]
-    points = [(p, s) for p, s in zip(progress, speeds, strict=True) if s >= 0.7 * median]
-    n = len(points)
-    if n < TREND_MIN_BATCHES:
-        return 0.0
-    mean_p = sum(p for p, _ in points) / n
-    mean_s = sum(s for _, s in points) / n
-    sxx = sum((p - mean_p) ** 2 for p, _ in points)
-    if sxx <= 0:
-        return 0.0
-    slope = sum((p - mean_p) * (s - mean_s) for p, s in points) / sxx
-    intercept = mean_s - slope * mean_p
-    residual = sum((s - intercept - slope * p) ** 2 for p, s in points) / (n - 2)
-    stderr = math.sqrt(residual / sxx) if residual > 0 else 0.0
-    if slope >= 0 or intercept <= 0 or (stderr > 0 and -slope / stderr < TREND_T):
-        return 0.0
-    return min(-slope / intercept, TREND_MAX)
+def _long_enough(start: _Point, end: _Point) -> bool:
+    return end.count - start.count + 1 >= MIN_SAMPLES and end.ts - start.ts >= MIN_SPAN_S
 
 
-def _seconds_between(regime: _Regime, p_from: float, p_to: float) -> float:
-    """Seconds to go from progress p_from to p_to at the regime's pace, bent by its trend."""
-    a = regime.trend
-    if a <= 0:
-        return (p_to - p_from) * regime.total / regime.speed
-
-    def zone(p0: float, p1: float) -> float:  # integral of dp / (1 - a p)
-        return (math.log(1 - a * p0) - math.log(1 - a * p1)) / a
-
-    # The regime's own time fixes the scale: seconds = total / scale * zone(start, end).
-    scale = regime.total * zone(regime.start_progress, regime.end_progress) / regime.seconds
-    return regime.total * zone(p_from, p_to) / scale
-
-
-def _time_to_finish(
-    regime: _Regime,
-    progress: float,
-    knee: float | None,
-    speedup: float = 1.0,
-    knee_speedup: float | None = None,
-) -> float:
-    """Seconds from `progress` to 100 %; past `knee` (if ahead) `knee_speedup` times faster."""
-    if knee is None:
-        return _seconds_between(regime, progress, 1.0) / speedup
-    return (
-        _seconds_between(regime, progress, knee)
-        + _seconds_between(regime, knee, 1.0) / (knee_speedup or KNEE_SPEEDUP)
-    ) / speedup
-
-
-def _whole_run_seconds(total: int, speed: float, knee: float | None, progress: float) -> float:
-    """How long a whole run (0 to 100 %) takes at the current pace: a queued array's turn."""
-    if knee is None:
-        return total / speed
-    before_knee_speed = speed if progress < knee else speed / KNEE_SPEEDUP
-    return total * (knee + (1 - knee) / KNEE_SPEEDUP) / before_knee_speed
+def _speed_at(regime: _Regime, trend: float, progress: float, total: int, now: float) -> float:
+    """The speed now on the trend line, scaled so the regime's own time comes out right."""
+    ts0, done0, _ = regime.checkpoints[0]
+    p0, a = done0 / total, trend
+    scale = total * (math.log(1 - a * p0) - math.log(1 - a * progress)) / (a * (now - ts0))
+    return scale * (1 - a * progress)

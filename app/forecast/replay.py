@@ -1,10 +1,14 @@
 """`mdboost forecast --replay FILE.csv`: the forecast as it would have been after every row.
 
-FILE has the header `ts,done,total` (unix seconds, blocks) and may have more columns; two are
-used when present: `event` (a tuning change such as "apply" or "revert" at that row's time) and
-`knee` (the grow's knee as a fraction of progress, e.g. 0.6667 for a raid5 3->4 grow).
-Output: a header `ts,eta,low,high`, then one row per input row (unix seconds; empty fields
-where there is no forecast yet), each using only the rows up to and including that one.
+FILE has the header `ts,done,total` (unix seconds, 1 KiB blocks) and may have more columns; these
+are used when present, each row giving what the live app knows at that moment:
+- `speed_min_kb_s`, `speed_max_kb_s`: the effective speed limits (KiB/s) at that row;
+- `stripe_cache_size`: entries, on raid4/5/6;
+- `event`: non-empty when a knob changed at that row (a tuning change such as "apply");
+- `knee`: the grow's knee as a fraction of progress, e.g. 0.6667 for a raid5 3->4 grow;
+- `finish_min`: the kernel's finish= (kept for the backtest, not used by the model).
+Unknown columns are ignored. Output: a header `ts,eta,low,high`, then one row per input row (unix
+seconds; empty fields where there is no forecast), each using only the rows up to that one.
 """
 
 import argparse
@@ -15,52 +19,66 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from app.forecast.model import Event, Forecast, RunProgress, Sample
+from app.forecast.model import Forecast, RunProgress
+from app.forecast.physics import Limits
+
+LIMIT_COLUMNS = ("speed_min_kb_s", "speed_max_kb_s", "stripe_cache_size")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One recorded sample and what was known with it."""
+
+    ts: float  # unix seconds
+    done: int  # 1 KiB blocks
+    total: int  # 1 KiB blocks
+    finish_min: float | None = None  # the kernel's finish=, minutes
+    limits: Limits | None = None  # None when the file has no limit columns
+    event: str | None = None  # a knob changed at this row
 
 
 @dataclass
 class RecordedRun:
-    """A run read from CSV; finish_min is the kernel's finish= per row (None when absent)."""
-
-    samples: list[Sample] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    finish_min: list[float | None] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
     knee: float | None = None
 
 
 def read_run(handle: TextIO) -> RecordedRun:
     """Parse a run CSV; a row whose ts/done/total are not numbers raises ValueError naming it."""
     reader = csv.DictReader(handle)
-    missing = {"ts", "done", "total"} - set(reader.fieldnames or ())
+    columns = set(reader.fieldnames or ())
+    missing = {"ts", "done", "total"} - columns
     if missing:
         raise ValueError(f"missing column(s): {', '.join(sorted(missing))}")
+    with_limits = any(name in columns for name in LIMIT_COLUMNS)
     run = RecordedRun()
     for line, row in enumerate(reader, start=2):
         try:
-            sample = (float(row["ts"]), int(float(row["done"])), int(float(row["total"])))
+            ts, done, total = float(row["ts"]), int(float(row["done"])), int(float(row["total"]))
         except (TypeError, ValueError):
             raise ValueError(f"line {line}: ts, done and total must be numbers") from None
-        run.samples.append(sample)
-        run.finish_min.append(_number(row.get("finish_min")))
-        kind = (row.get("event") or "").strip()
-        if kind:
-            run.events.append((sample[0], kind))
+        limits = None
+        if with_limits:
+            cache = _number(row.get("stripe_cache_size"))
+            limits = Limits(
+                speed_min=_number(row.get("speed_min_kb_s")),
+                speed_max=_number(row.get("speed_max_kb_s")),
+                stripe_cache=int(cache) if cache is not None else None,
+            )
+        event = (row.get("event") or "").strip() or None
+        run.rows.append(Row(ts, done, total, _number(row.get("finish_min")), limits, event))
         knee = _number(row.get("knee"))
         if knee is not None:
             run.knee = knee
     return run
 
 
-def replay(run: RecordedRun, knee: float | None = None) -> Iterator[tuple[Sample, Forecast]]:
-    """Each sample with the forecast made from it and every earlier one."""
-    knee = knee if knee is not None else run.knee
-    progress = RunProgress()
-    seen = 0
-    for sample in run.samples:
-        progress.add(*sample)
-        while seen < len(run.events) and run.events[seen][0] <= sample[0]:
-            seen += 1
-        yield sample, progress.forecast(run.events[:seen], knee)
+def replay(run: RecordedRun, knee: float | None = None) -> Iterator[tuple[Row, Forecast]]:
+    """Each row with the forecast made from it and every earlier one."""
+    progress = RunProgress(knee if knee is not None else run.knee)
+    for row in run.rows:
+        progress.add(row.ts, row.done, row.total, row.limits, row.event)
+        yield row, progress.forecast()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,8 +108,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["ts", "eta", "low", "high"])
-    for (ts, _, _), fc in replay(recorded, args.knee):
-        out.writerow([_seconds(ts), _seconds(fc.eta), _seconds(fc.low), _seconds(fc.high)])
+    for row, fc in replay(recorded, args.knee):
+        out.writerow([_seconds(row.ts), _seconds(fc.eta), _seconds(fc.low), _seconds(fc.high)])
     return 0
 
 

@@ -4,7 +4,7 @@ SQLite and the kernel, and shape the answer for the API: one array, or the whole
 import sqlite3
 from typing import Any
 
-from app.forecast import model
+from app.forecast import boost, model, physics, pool
 from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import arrays
@@ -17,18 +17,30 @@ BOOST_PRESET = "boost"
 POOL_CHAIN_S = 3600.0
 
 
+def rebuild(conn: sqlite3.Connection, run_id: int, knee: float | None) -> model.RunProgress:
+    """A run's RunProgress from its stored samples and events: once, when mdboost (re)starts."""
+    progress = model.RunProgress(knee)
+    pending = [(e["ts"], e["kind"]) for e in history.events(conn, run_id)]
+    for ts, done, total, speed_min, speed_max, stripe_cache in history.run_samples(conn, run_id):
+        kind = None
+        while pending and pending[0][0] <= ts:
+            kind = pending.pop(0)[1]
+        limits = physics.Limits(speed_min, speed_max, stripe_cache)
+        progress.add(ts, done, total, limits, kind)
+    return progress
+
+
 def run_forecast(
     conn: sqlite3.Connection, run: dict[str, Any], knee: float | None
 ) -> model.Forecast:
-    events = [(e["ts"], e["kind"]) for e in history.events(conn, run["id"])]
-    return model.forecast(history.run_samples(conn, run["id"]), events, knee)
+    return rebuild(conn, run["id"], knee).forecast()
 
 
 def knee_of(array: mdstat.Array | None, host: Host, action: str | None) -> float | None:
     """The knee of a running RAID5/6 grow, from level and sysfs raid_disks "new (old)"."""
     if array is None or action != "reshape" or not ARRAY_NAME.fullmatch(array.name):
         return None
-    return model.grow_knee(array.level, host.read_array_sysfs(array.name).raid_disks)
+    return physics.grow_knee(array.level, host.read_array_sysfs(array.name).raid_disks)
 
 
 def array_eta(conn: sqlite3.Connection, host: Host, name: str, now: float) -> dict[str, Any]:
@@ -40,12 +52,12 @@ def array_eta(conn: sqlite3.Connection, host: Host, name: str, now: float) -> di
     array = arrays.current(host).array(name)
     fc = run_forecast(conn, run, knee_of(array, host, run["action"]))
     boosted = _boosted(conn, run["id"])
-    boost = (
+    estimate = (
         None
         if boosted
-        else model.boost_forecast(fc, effects.latest_ratio(conn, BOOST_PRESET, name))
+        else boost.boost_forecast(fc, effects.latest_ratio(conn, BOOST_PRESET, name))
     )
-    view = _view(name, run, fc, boost, now)
+    view = _view(name, run, fc, estimate, now)
     view["boost_active"] = boosted
     return view
 
@@ -70,7 +82,7 @@ def pool_eta(conn: sqlite3.Connection, host: Host, now: float) -> dict[str, Any]
                 and last[0]["finished"] >= min(starts) - POOL_CHAIN_S
             ):
                 done.append((last[0]["finished"], array))
-    members = [model.PoolMember(a.name, "done", a.blocks) for _, a in sorted(done)]
+    members = [pool.PoolMember(a.name, "done", a.blocks) for _, a in sorted(done)]
     forecasts = {}
     for array in running:
         run = open_runs[array.name]
@@ -80,13 +92,13 @@ def pool_eta(conn: sqlite3.Connection, host: Host, now: float) -> dict[str, Any]
             else model.Forecast("insufficient", "no samples of this run yet")
         )
         forecasts[array.name] = fc
-        members.append(model.PoolMember(array.name, "running", array.blocks, fc))
-    members += [model.PoolMember(a.name, "queued", a.blocks) for a in queued]
-    pool = model.pool_forecast(members)
+        members.append(pool.PoolMember(array.name, "running", array.blocks, fc))
+    members += [pool.PoolMember(a.name, "queued", a.blocks) for a in queued]
+    job = pool.pool_forecast(members)
     return {
         "now": now,
-        "pool": pool.to_json(),
-        "eta_in_s": pool.eta - now if pool.eta is not None else None,
+        "pool": job.to_json(),
+        "eta_in_s": job.eta - now if job.eta is not None else None,
         "arrays": [
             {"name": m.name, "state": m.state, "forecast": _json(forecasts.get(m.name))}
             for m in members
@@ -104,7 +116,7 @@ def _view(
     name: str,
     run: dict[str, Any] | None,
     fc: model.Forecast,
-    boost: model.BoostEstimate | None,
+    boost: boost.BoostEstimate | None,
     now: float,
 ) -> dict[str, Any]:
     return {

@@ -197,11 +197,12 @@ def events(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
     return [{**dict(r), "detail": json.loads(r["detail"])} for r in rows]
 
 
-def run_samples(conn: sqlite3.Connection, run_id: int) -> list[tuple[float, int, int]]:
-    """(ts, done_blocks, total_blocks) of one run, oldest first: the forecast's input."""
+def run_samples(conn: sqlite3.Connection, run_id: int) -> list[tuple[Any, ...]]:
+    """(ts, done_blocks, total_blocks, speed_min_kb_s, speed_max_kb_s, stripe_cache_size) of
+    one run, oldest first: the forecast's input (the limits are the effective ones)."""
     rows = conn.execute(
-        "SELECT ts, done_blocks, total_blocks FROM samples "
-        "WHERE run_id = ? AND done_blocks IS NOT NULL ORDER BY ts",
+        "SELECT ts, done_blocks, total_blocks, speed_min_kb_s, speed_max_kb_s, stripe_cache_size"
+        " FROM samples WHERE run_id = ? AND done_blocks IS NOT NULL ORDER BY ts",
         (run_id,),
     ).fetchall()
-    return [(r[0], r[1], r[2]) for r in rows]
+    return [tuple(r) for r in rows]

@@ -1,0 +1,114 @@
+"""What md does with its speed limits, as the forecast needs it (../shared/DESIGN.md, "Forecast
+physics", measured on a real kernel): the max caps every speed, a change of limits moves the speed
+only in some cases, and a disk-bound RAID4/5/6 grow runs faster past its knee."""
+
+import math
+from dataclasses import dataclass
+
+from app.forecast.trend import zone_seconds
+
+# md overshoots its max a little (three real reshapes held by it ran at 1.03-1.07x).
+MAX_OVERSHOOT = 1.07
+# The speed "sits at" a limit when within this share of it (DESIGN.md, "held by the max").
+AT_MAX = 0.85
+AT_MIN = 1.15
+# Grow knee: disk-bound real arrays ran 4-10x faster after it, 2.6x with bursts of other I/O
+# (DESIGN.md; tests/fixtures/runs). Central value and range; the max limit caps both.
+KNEE_SPEEDUP = 4.0
+KNEE_SPEEDUP_RANGE = (2.0, 10.0)
+# A raised max frees a run held by it: how much faster it goes is the disks' business. Until
+# the new regime is measured, assume this much faster (capped by the new max), within a range.
+FREED_SPEEDUP = 2.0
+FREED_RANGE = (1.0, 4.0)
+# A stripe cache change on a disk-bound raid4/5/6: 0.7x-1.4x (real kernel, DESIGN.md).
+CACHE_RANGE = (0.7, 1.4)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What md's speed answers to at one sample; None where unknown."""
+
+    speed_min: float | None = None  # KiB/s, effective (per-array when local, else global)
+    speed_max: float | None = None  # KiB/s, effective
+    stripe_cache: int | None = None  # entries (raid4/5/6 only)
+
+
+def grow_knee(level: str | None, raid_disks: tuple[int, int | None] | None) -> float | None:
+    """Progress of a RAID4/5/6 grow's speed knee: old / new data disks; None for anything else."""
+    parity = PARITY_DISKS.get(level or "")
+    if parity is None or raid_disks is None or raid_disks[1] is None:
+        return None
+    new_data, old_data = raid_disks[0] - parity, raid_disks[1] - parity
+    if old_data < 1 or new_data <= old_data:
+        return None
+    return old_data / new_data
+
+
+PARITY_DISKS = {"raid4": 1, "raid5": 1, "raid6": 2}
+
+
+def known(limits: Limits) -> bool:
+    return limits.speed_max is not None
+
+
+def held_by_max(speed: float, limits: Limits) -> bool:
+    return limits.speed_max is not None and speed >= AT_MAX * limits.speed_max
+
+
+def cap(speed: float, limits: Limits) -> float:
+    if limits.speed_max is None:
+        return speed
+    return min(speed, limits.speed_max * MAX_OVERSHOOT)
+
+
+def after_change(
+    speed: float, old: Limits, new: Limits
+) -> tuple[float, tuple[float, float]] | None:
+    """The pace a change of limits implies, with its (fast, slow) factors; None when the change
+    cannot move the speed (DESIGN.md, "a knob change starts a new regime only if ...")."""
+    old_max, new_max = old.speed_max or math.inf, new.speed_max or math.inf
+    old_min, new_min = old.speed_min or 0.0, new.speed_min or 0.0
+    if new_max < old_max and new_max < speed / AT_MAX:
+        # Lowered under (or near) the speed: md is held at the new max.
+        settle = min(speed, new_max)
+        return settle, (1.0, 1.0)
+    if new_max > old_max and speed >= AT_MAX * old_max:
+        # Raised while held by it: faster, by what the disks allow.
+        settle = min(speed * FREED_SPEEDUP, new_max)
+        fast = min(speed * FREED_RANGE[1], new_max * MAX_OVERSHOOT) / settle
+        return settle, (fast, min(speed * FREED_RANGE[0], new_max) / settle)
+    if new_min > old_min and old_min / AT_MIN <= speed < new_min:
+        # Raised over a speed held at the old min by other I/O: md pushes towards the new one.
+        # (Under the old min md was not throttling at all: the disks bind, nothing changes.)
+        settle = min(new_min, new_max, speed * FREED_RANGE[1])
+        return settle, (1.0, speed / settle)
+    if new_min < old_min and speed <= AT_MIN * old_min:
+        # Lowered under a speed held at the min: md may yield more to the other I/O.
+        return speed, (1.0, max(new_min, 1.0) / speed if new_min > 0 else 0.5)
+    if (
+        new.stripe_cache != old.stripe_cache
+        and old.stripe_cache is not None
+        and new.stripe_cache is not None
+        and speed < AT_MAX * new_max
+    ):
+        settle = speed
+        return settle, (CACHE_RANGE[1], CACHE_RANGE[0])
+    return None
+
+
+def seconds_left(
+    speed: float,
+    progress: float,
+    knee: float | None,
+    knee_speedup: float,
+    limits: Limits,
+    total: int,
+    trend: float = 0.0,
+) -> float:
+    """Seconds from `progress` to 100 % at `speed` now (capped by the max), falling along
+    `trend` towards the inner tracks, faster past the knee."""
+    speed = cap(speed, limits)
+    if knee is None or progress >= knee:
+        return zone_seconds(progress, 1.0, trend) * total / speed
+    after = cap(speed * knee_speedup, limits)
+    return (knee - progress) * total / speed + (1.0 - knee) * total / after

@@ -1,0 +1,346 @@
+"""The ETA model: edge cases, regimes and which changes start one, the max limit's cap, the knee
+only when disk-bound, the calibrated range, and "what if I boost"."""
+
+import random
+
+import pytest
+
+from app.forecast.boost import MODEL_BOOST_RATIO, boost_forecast
+from app.forecast.model import MAX_CHECKPOINTS, STALL_S, Forecast, RunProgress, Sample, forecast
+from app.forecast.physics import KNEE_SPEEDUP, Limits, grow_knee
+
+T0 = 1_700_000_000.0
+TOTAL = 10_000_000
+DSM = Limits(speed_min=10_000, speed_max=200_000, stripe_cache=256)
+
+
+def steady(
+    seconds: float, speed: float, start_ts: float = T0, start_done: float = 0, step: float = 5
+) -> list[Sample]:
+    """Samples every `step` s of a run moving at `speed` blocks/s."""
+    count = int(seconds // step)
+    return [
+        (start_ts + i * step, int(start_done + i * step * speed), TOTAL) for i in range(count + 1)
+    ]
+
+
+def feed(run: RunProgress, samples: list[Sample], limits: Limits, event: str | None = None) -> None:
+    for i, (ts, done, total) in enumerate(samples):
+        run.add(ts, done, total, limits, event if i == 0 else None)
+
+
+def left_s(fc: Forecast) -> float:
+    assert fc.status in ("ok", "settling") and fc.eta is not None and fc.as_of is not None, fc
+    return fc.eta - fc.as_of
+
+
+# ---- edge cases
+
+
+def test_no_samples_gives_no_number() -> None:
+    fc = forecast([])
+    assert fc.status == "insufficient" and fc.eta is None and fc.reason
+
+
+def test_a_young_run_is_measured_before_it_gets_a_number() -> None:
+    fc = forecast(steady(20, 1000))
+    assert fc.status == "insufficient" and fc.eta is None and "measuring" in (fc.reason or "")
+    assert forecast(steady(40, 1000)).status == "ok"
+
+
+def test_samples_without_numbers_are_skipped() -> None:
+    rows: list[Sample] = [(T0, None, None), (T0 + 1, 5, 0)]  # type: ignore[list-item]
+    assert forecast(rows).status == "insufficient"
+
+
+def test_stalled_run_gives_no_number() -> None:
+    samples = steady(600, 1000) + [(T0 + 600 + s, 600_000, TOTAL) for s in range(10, 400, 10)]
+    fc = forecast(samples)
+    assert fc.status == "stalled" and fc.eta is None and "no progress" in (fc.reason or "")
+
+
+def test_a_pause_shorter_than_the_stall_limit_is_not_a_stall() -> None:
+    pause = [(T0 + 600 + s, 600_000, TOTAL) for s in range(10, int(STALL_S) - 10, 10)]
+    assert forecast(steady(600, 1000) + pause).status == "ok"
+
+
+def test_done_beyond_total_is_finished_at_the_first_full_sample() -> None:
+    samples = steady(100, 1000, start_done=TOTAL - 200_000)
+    samples += [(T0 + 110, TOTAL + 5, TOTAL), (T0 + 120, TOTAL + 900, TOTAL)]
+    fc = forecast(samples)
+    assert fc.status == "done" and fc.eta == fc.low == fc.high == T0 + 110
+    assert fc.progress == 1.0 and fc.remaining_blocks == 0
+
+
+def test_restart_at_zero_forgets_the_old_run() -> None:
+    before = steady(3600, 1000)
+    after = steady(600, 400, start_ts=T0 + 3610)
+    fc = forecast(before + after)
+    assert left_s(fc) == pytest.approx((TOTAL - 600 * 400) / 400, rel=0.01)
+
+
+def test_progress_in_jumps_is_smoothed() -> None:
+    """At low limits progress arrives in jumps: every 6th one-second sample moves."""
+    samples = [(T0 + s, (s // 6) * 6 * 800, TOTAL) for s in range(0, 900)]
+    fc = forecast(samples)
+    assert left_s(fc) == pytest.approx((TOTAL - samples[-1][1]) / 800, rel=0.02)
+
+
+def test_a_five_minute_and_a_five_day_run_of_the_same_shape_agree() -> None:
+    """Windows count samples and progress, not seconds: scale time by 1440, same answer."""
+    answers = []
+    for scale in (1.0, 1440.0):
+        run = RunProgress()
+        done = 0.0
+        for i in range(120):  # 120 samples, with a slow spell in the middle
+            run.add(T0 + i * scale, int(done), TOTAL, DSM)
+            done += 3_000 if 40 <= i < 60 else 10_000  # blocks per sample, whatever its length
+        fc = run.forecast()
+        answers.append((fc.eta - fc.as_of) / scale)  # type: ignore[operator]
+    assert answers[0] == pytest.approx(answers[1], rel=1e-6)
+
+
+def test_speed_falling_towards_inner_tracks_is_extrapolated() -> None:
+    """HDD zones: speed falls linearly with progress from 2000 to 1000 blocks/s."""
+    samples: list[Sample] = []
+    done, ts = 0.0, T0
+    while done < 0.5 * TOTAL:
+        samples.append((ts, int(done), TOTAL))
+        done += 60 * 2000 * (1 - 0.5 * done / TOTAL)
+        ts += 60
+    truth, d = 0.0, done
+    while d < TOTAL:
+        truth += 1
+        d += 2000 * (1 - 0.5 * d / TOTAL)
+    fc = forecast(samples)
+    assert fc.trend == pytest.approx(0.5, abs=0.05)
+    assert left_s(fc) == pytest.approx(truth, rel=0.03)
+
+
+# ---- regimes: only a change that can move the speed starts one
+
+
+def test_bursts_of_competing_io_count_in_proportion() -> None:
+    """Every 20 min, 5 min at a quarter speed: the future average, not the burst, decides."""
+    samples: list[Sample] = []
+    done = 0.0
+    for i in range(6 * 360):
+        samples.append((T0 + i * 10, int(done), TOTAL))
+        done += 10 * (100 if (i * 10) % 1200 < 300 else 400)
+    average = (300 * 100 + 900 * 400) / 1200
+    fc = forecast(samples)
+    truth = (TOTAL - samples[-1][1]) / average
+    assert left_s(fc) == pytest.approx(truth, rel=0.03)
+    assert fc.low is not None and fc.high is not None and fc.as_of is not None
+    assert fc.low <= fc.as_of + truth <= fc.high
+
+
+def test_lowering_the_max_under_the_speed_holds_the_run_at_the_new_max_at_once() -> None:
+    run = RunProgress()
+    feed(run, steady(600, 8_000), DSM)
+    lowered = Limits(10_000, 5_000, 256)
+    ts, done = T0 + 605, 600 * 8_000 + 5 * 5_000
+    run.add(ts, done, TOTAL, lowered, "limits")
+    fc = run.forecast()
+    assert fc.status == "settling" and fc.regime == "limits"
+    assert left_s(fc) == pytest.approx((TOTAL - done) / 5_000, rel=0.01)
+
+
+def test_raising_the_max_far_above_a_disk_bound_speed_changes_nothing() -> None:
+    run = RunProgress()
+    feed(run, steady(600, 8_000), DSM)
+    before = run.forecast()
+    raised = Limits(10_000, 500_000, 256)
+    feed(run, steady(300, 8_000, start_ts=T0 + 605, start_done=605 * 8_000), raised, "limits")
+    fc = run.forecast()
+    assert fc.regime == "start" and fc.status == "ok"
+    assert fc.regime_start == before.regime_start
+
+
+def test_raising_the_max_that_held_the_run_starts_a_faster_regime() -> None:
+    held = Limits(1_000, 5_000, 256)
+    run = RunProgress()
+    feed(run, steady(600, 5_000), held)
+    raised = Limits(1_000, 50_000, 256)
+    run.add(T0 + 605, 600 * 5_000 + 5 * 5_000, TOTAL, raised, "limits")
+    fc = run.forecast()
+    assert fc.status == "settling" and fc.regime == "limits"
+    assert fc.speed_blocks_s is not None and 5_000 < fc.speed_blocks_s <= 50_000
+    assert fc.high is not None and fc.as_of is not None
+    assert fc.high - fc.as_of >= (TOTAL - 600 * 5_000) / 5_000 * 0.99  # no faster is possible
+
+
+def test_raising_the_min_over_a_speed_held_at_it_by_other_io_pushes_to_it() -> None:
+    held_at_min = Limits(1_000, 200_000, 256)
+    run = RunProgress()
+    feed(run, steady(600, 1_000), held_at_min)
+    raised = Limits(3_000, 200_000, 256)
+    run.add(T0 + 605, 605 * 1_000, TOTAL, raised, "limits")
+    fc = run.forecast()
+    assert fc.status == "settling" and fc.speed_blocks_s == pytest.approx(3_000)
+
+
+def test_raising_the_min_over_a_disk_bound_speed_under_it_changes_nothing() -> None:
+    """md throttles only above the min: under it the disks bind (seen on the real kernel)."""
+    run = RunProgress()
+    feed(run, steady(600, 4_000), DSM)  # 4000 KiB/s under DSM's min of 10000
+    run.add(T0 + 605, 605 * 4_000, TOTAL, Limits(50_000, 200_000, 256), "limits")
+    assert run.forecast().regime == "start"
+
+
+def test_a_stripe_cache_change_starts_a_regime_only_when_disk_bound() -> None:
+    disk_bound = RunProgress()
+    feed(disk_bound, steady(600, 8_000), DSM)
+    bigger = Limits(10_000, 200_000, 16_384)
+    disk_bound.add(T0 + 605, 605 * 8_000, TOTAL, bigger, "stripe_cache")
+    assert disk_bound.forecast().regime == "stripe_cache"
+    held = Limits(1_000, 8_000, 256)
+    at_max = RunProgress()
+    feed(at_max, steady(600, 8_000), held)
+    at_max.add(T0 + 605, 605 * 8_000, TOTAL, Limits(1_000, 8_000, 16_384), "stripe_cache")
+    assert at_max.forecast().regime == "start"
+
+
+def test_an_apply_without_known_limits_starts_a_regime() -> None:
+    slow = steady(3600, 500)
+    fast = steady(1200, 2500, start_ts=T0 + 3600, start_done=3600 * 500)[1:]
+    fc = forecast(slow + fast, events=[(T0 + 3600, "apply")])
+    assert fc.regime == "apply" and fc.regime_start == T0 + 3600
+    assert left_s(fc) == pytest.approx((TOTAL - fast[-1][1]) / 2500, rel=0.02)
+
+
+def test_right_after_an_apply_the_previous_pace_is_shown_as_settling() -> None:
+    samples = [*steady(3600, 500), (T0 + 3610, 3600 * 500 + 25_000, TOTAL)]
+    fc = forecast(samples, events=[(T0 + 3600, "apply")])
+    assert fc.status == "settling" and fc.settling and fc.eta is not None
+    assert fc.speed_blocks_s == pytest.approx(500, rel=0.02)
+
+
+# ---- the max limit's cap and the grow's knee
+
+
+def test_grow_knee_from_geometry() -> None:
+    assert grow_knee("raid5", (4, 3)) == pytest.approx(2 / 3)
+    assert grow_knee("raid6", (6, 5)) == pytest.approx(3 / 4)
+    assert grow_knee("raid5", (4, None)) is None
+    assert grow_knee("raid5", (3, 4)) is None  # a shrink has no such knee
+    assert grow_knee("raid1", (3, 2)) is None
+
+
+def test_a_disk_bound_grow_runs_faster_past_the_knee() -> None:
+    knee = 2 / 3
+    run = RunProgress(knee)
+    feed(run, steady(2000, 1000), DSM)  # 20 %, far under the max
+    fc = run.forecast()
+    done = 2000 * 1000
+    expected = (knee * TOTAL - done) / 1000 + (1 - knee) * TOTAL / (1000 * KNEE_SPEEDUP)
+    assert fc.bound == "disks"
+    assert left_s(fc) == pytest.approx(expected, rel=0.01)
+    assert fc.low < fc.eta < fc.high  # type: ignore[operator]
+
+
+def test_a_grow_held_by_its_max_gets_no_knee_speed_up() -> None:
+    """Three real reshapes held by their max ran at 1.03-1.07x of it after the knee."""
+    knee = 2 / 3
+    held = Limits(1_000, 1_000, 256)
+    run = RunProgress(knee)
+    feed(run, steady(2000, 1000), held)
+    fc = run.forecast()
+    assert fc.bound == "max limit"
+    assert left_s(fc) == pytest.approx((TOTAL - 2000 * 1000) / 1000, rel=0.01)
+
+
+def test_the_knee_speed_up_is_capped_by_the_max() -> None:
+    knee = 2 / 3
+    limits = Limits(1_000, 2_000, 256)  # 1000/s is disk-bound, but 4x would pass the max
+    run = RunProgress(knee)
+    feed(run, steady(2000, 1000), limits)
+    done = 2000 * 1000
+    cap = 2_000 * 1.07
+    expected = (knee * TOTAL - done) / 1000 + (1 - knee) * TOTAL / cap
+    assert left_s(run.forecast()) == pytest.approx(expected, rel=0.01)
+
+
+def test_past_the_knee_the_new_speed_is_measured() -> None:
+    knee = 2 / 3
+    run = RunProgress(knee)
+    before = steady(6670, 1000)
+    after = steady(600, 4000, start_ts=before[-1][0], start_done=before[-1][1])[1:]
+    feed(run, before + after, DSM)
+    fc = run.forecast()
+    assert fc.regime == "knee" and fc.status == "ok"
+    assert left_s(fc) == pytest.approx((TOTAL - after[-1][1]) / 4000, rel=0.03)
+
+
+def test_right_after_the_knee_the_sped_up_pace_is_settling() -> None:
+    knee = 2 / 3
+    run = RunProgress(knee)
+    before = steady(6670, 1000)
+    feed(run, before, DSM)
+    run.add(before[-1][0] + 5, before[-1][1] + 8_000, TOTAL, DSM)
+    fc = run.forecast()
+    assert fc.status == "settling" and fc.regime == "knee"
+    assert fc.speed_blocks_s == pytest.approx(1000 * KNEE_SPEEDUP, rel=0.02)
+
+
+# ---- the range
+
+
+def test_the_range_covers_most_of_a_noisy_runs_truth() -> None:
+    """A disk-bound run whose pace wanders (bursts of other I/O at random): the range holds the
+    true finish at 80 % or more of the rows past 10 %, and is not absurdly wide."""
+    rng = random.Random(7)
+    rows, done, ts = [], 0.0, T0
+    while done < TOTAL:
+        rows.append((ts, int(done), TOTAL))
+        ts += 5
+        done += 5 * (2_000 if rng.random() < 0.2 else 10_000) * rng.uniform(0.8, 1.2)
+    rows.append((ts, TOTAL, TOTAL))
+    finish = ts
+    run = RunProgress()
+    inside, widths = [], []
+    for sample in rows[:-1]:
+        run.add(*sample, limits=DSM)
+        fc = run.forecast()
+        left = finish - sample[0]
+        if sample[1] / TOTAL >= 0.1 and left >= 60 and fc.low is not None:
+            inside.append(fc.low <= finish <= fc.high)  # type: ignore[operator]
+            widths.append((fc.high - fc.low) / left)  # type: ignore[operator]
+    assert sum(inside) / len(inside) >= 0.8
+    assert sorted(widths)[len(widths) // 2] < 0.6
+
+
+def test_checkpoints_stay_bounded_on_a_long_run() -> None:
+    run = RunProgress()
+    for ts, done, total in steady(86_400 * 3, 30, step=5):
+        run.add(ts, done, total, DSM)
+    assert len(run.regime.checkpoints) <= MAX_CHECKPOINTS
+
+
+# ---- what if I boost
+
+
+def test_boost_from_a_measured_ratio() -> None:
+    fc = forecast(steady(3600, 1000))
+    measured = boost_forecast(fc, measured_ratio=5.0)
+    assert measured is not None and measured.source == "measured" and measured.ratio == 5.0
+    assert measured.eta - fc.as_of == pytest.approx(left_s(fc) / 5)  # type: ignore[operator]
+
+
+def test_boost_of_a_run_held_by_its_max_goes_up_towards_the_new_max() -> None:
+    held = Limits(1_000, 5_000, 256)
+    run = RunProgress()
+    feed(run, steady(600, 5_000), held)
+    estimate = boost_forecast(run.forecast(), boost_max=200_000)
+    assert estimate is not None and estimate.source == "limit" and estimate.ratio > 1.4
+    assert "max" in estimate.why
+
+
+def test_boost_of_a_disk_bound_run_uses_the_real_kernel_figure() -> None:
+    run = RunProgress()
+    feed(run, steady(600, 8_000), DSM)
+    estimate = boost_forecast(run.forecast(), boost_max=400_000)
+    assert estimate is not None and estimate.source == "model"
+    assert estimate.ratio == MODEL_BOOST_RATIO
+    assert estimate.low < estimate.eta < estimate.high  # type: ignore[operator]
+    assert boost_forecast(forecast([])) is None

@@ -1,0 +1,100 @@
+"""`mdboost forecast --replay`, run as a user would, and the backtest's targets."""
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import PROJECT_ROOT
+
+T0 = 1_700_000_000.0
+TOTAL = 10_000_000
+
+
+def steady(seconds: float, speed: float, step: float = 10) -> list[tuple[float, int, int]]:
+    return [(T0 + i * step, int(i * step * speed), TOTAL) for i in range(int(seconds // step) + 1)]
+
+
+def replay(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", "forecast", "--replay", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+    )
+
+
+def write_csv(path: Path, header: list[str], rows: list[list[object]]) -> Path:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def test_replay_prints_one_row_per_input_row(tmp_path: Path) -> None:
+    rows: list[list[object]] = [
+        [f"{ts:.0f}", done, total, "", "apply" if i == 15 else "", "x"]
+        for i, (ts, done, total) in enumerate(steady(300, 1000))
+    ]
+    path = write_csv(
+        tmp_path / "run.csv", ["ts", "done", "total", "finish_min", "event", "x"], rows
+    )
+    result = replay(path)
+    assert result.returncode == 0, result.stderr
+    out = list(csv.reader(result.stdout.splitlines()))
+    assert out[0] == ["ts", "eta", "low", "high"]
+    assert len(out) == 1 + 31
+    assert out[1] == [f"{T0:.0f}", "", "", ""]  # no forecast from one row
+    ts, eta, low, high = (float(v) for v in out[10])
+    assert low < eta < high and ts == T0 + 90
+    assert float(out[-1][1]) == pytest.approx(T0 + TOTAL / 1000, rel=1e-4)
+
+
+def test_replay_uses_the_limits_a_grow_held_by_its_max_gets_no_knee(tmp_path: Path) -> None:
+    """The same grow at 1000 KiB/s: with a max of 1000 md stays there past the knee; with a
+    max of 200000 it is disk-bound and the tail is planned faster."""
+    header = ["ts", "done", "total", "speed_min_kb_s", "speed_max_kb_s", "stripe_cache_size"]
+    header += ["event", "knee"]
+    answers = {}
+    for speed_max in (1000, 200_000):
+        rows: list[list[object]] = [
+            [ts, done, total, 100, speed_max, 256, "", "0.6667"]
+            for ts, done, total in steady(600, 1000)
+        ]
+        result = replay(write_csv(tmp_path / f"{speed_max}.csv", header, rows))
+        assert result.returncode == 0, result.stderr
+        answers[speed_max] = float(result.stdout.splitlines()[-1].split(",")[1])
+    held_left = answers[1000] - (T0 + 600)
+    assert held_left == pytest.approx((TOTAL - 600_000) / 1000, rel=0.01)
+    assert answers[200_000] < answers[1000] - 1000
+
+
+def test_replay_rejects_a_file_without_the_columns(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text("time,progress\n1,2\n")
+    result = replay(path)
+    assert result.returncode == 1 and "missing column" in result.stderr
+
+
+def test_replay_names_the_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text("ts,done,total\n1,2,3\n2,x,3\n")
+    result = replay(path)
+    assert result.returncode == 1 and "line 3" in result.stderr
+
+
+def test_backtest_beats_finish_on_the_real_kernel_runs() -> None:
+    result = subprocess.run(
+        [sys.executable, "scripts/backtest_forecast.py", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PROJECT_ROOT,
+    )
+    real = json.loads(result.stdout)["real runs"]
+    assert real["mdboost_median"] * 2 <= real["kernel_median"], real
+    assert real["runs"] >= 8
