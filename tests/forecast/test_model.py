@@ -138,7 +138,7 @@ def test_bursts_of_competing_io_count_in_proportion() -> None:
 def test_lowering_the_max_under_the_speed_holds_the_run_at_the_new_max_at_once() -> None:
     run = RunProgress()
     feed(run, steady(600, 8_000), DSM)
-    lowered = Limits(10_000, 5_000, 256)
+    lowered = Limits(1_000, 5_000, 256)
     ts, done = T0 + 605, 600 * 8_000 + 5 * 5_000
     run.add(ts, done, TOTAL, lowered, "limits")
     fc = run.forecast()
@@ -344,3 +344,12 @@ def test_boost_of_a_disk_bound_run_uses_the_real_kernel_figure() -> None:
     assert estimate.ratio == MODEL_BOOST_RATIO
     assert estimate.low < estimate.eta < estimate.high  # type: ignore[operator]
     assert boost_forecast(forecast([])) is None
+
+
+def test_a_min_above_the_max_is_the_ceiling() -> None:
+    """md throttles only above the min: with min 10000 and max 8000 it ran at ~9800 (real)."""
+    run = RunProgress()
+    feed(run, steady(600, 9_800), Limits(10_000, 8_000, 256))
+    fc = run.forecast()
+    assert fc.bound == "max limit"
+    assert left_s(fc) == pytest.approx((TOTAL - 600 * 9_800) / 9_800, rel=0.01)
