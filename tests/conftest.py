@@ -6,7 +6,7 @@ import pytest
 
 from app.store import db
 from tests import PROJECT_ROOT
-from tests.kernel_tree import KernelTree
+from tests.kernel_tree import KernelTree, syncing_box
 
 
 @pytest.fixture
@@ -20,3 +20,10 @@ def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
     db.migrate(connection, PROJECT_ROOT / "migrations")
     yield connection
     connection.close()
+
+
+@pytest.fixture
+def box(tree: KernelTree) -> KernelTree:
+    """md2 reshaping with DSM-like knob values (kernel_tree.syncing_box)."""
+    syncing_box(tree)
+    return tree

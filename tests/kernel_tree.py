@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+RESHAPE_TOTAL = 1953494784  # 1 KiB blocks of a 2 TB member: md2's reshape in syncing_box()
+
 DEFAULT_MD_ATTRS = {
     "sync_action": "idle",
     "sync_completed": "none",
@@ -84,3 +86,37 @@ def progress(action: str, done: int, total: int, speed: int = 6000) -> str:
         f"[==>..................]  {action} ={percent // 10:3d}.{percent % 10}% ({done}/{total}) "
         f"finish=100.0min speed={speed}K/sec"
     )
+
+
+def syncing_box(tree: KernelTree) -> None:
+    """md2 reshaping (raid5, 4 disks), md0 idle raid1, DSM-like knob values."""
+    tree.mdstat(mdstat_text(raid5(progress=progress("reshape", 1000, RESHAPE_TOTAL)), raid1()))
+    tree.md(
+        "md2",
+        sync_action="reshape",
+        stripe_cache_size="513",
+        group_thread_cnt="0",
+        sync_speed_min="10000 (system)",
+        sync_speed_max="200000 (system)",
+    )
+    tree.write("sys/block/md2/queue/read_ahead_kb", "384")
+    tree.md("md0")
+    tree.write("proc/sys/dev/raid/speed_limit_min", "10000")
+    for disk in ("sda", "sdb", "sdc", "sdd"):
+        tree.write(f"sys/block/{disk}/queue/read_ahead_kb", "128")
+        (tree.sys / "block" / disk / f"{disk}5").mkdir(parents=True, exist_ok=True)
+        (tree.sys / "block" / disk / f"{disk}1").mkdir(parents=True, exist_ok=True)
+
+
+def idle_box(tree: KernelTree) -> None:
+    """syncing_box() after md2's reshape ended."""
+    syncing_box(tree)
+    tree.mdstat(mdstat_text(raid5(), raid1()))
+    tree.md("md2", stripe_cache_size="513", group_thread_cnt="0")
+
+
+def act_like_md(tree: KernelTree, before: dict[str, bytes]) -> None:
+    """md reads back a written "system" as "N (system)"; a plain file cannot: do it here."""
+    for path in ("sys/block/md2/md/sync_speed_min", "sys/block/md2/md/sync_speed_max"):
+        if tree.read(path) == "system\n":
+            tree.write(path, before[path].decode())

@@ -13,12 +13,18 @@ from app.kernel.host import Host
 from app.tuning.catalogue import CATALOGUE, SYSTEM, stripe_cache_mib
 from app.tuning.plan import PlanError, make_plan, member_disks
 from app.tuning.presets import Preset, Setting
-from tests.kernel_tree import KernelTree, mdstat_text, progress, raid1, raid5
+from tests.kernel_tree import (
+    RESHAPE_TOTAL,
+    KernelTree,
+    mdstat_text,
+    progress,
+    raid1,
+    raid5,
+    syncing_box,
+)
 from tests.server import Server
-from tests.tuning.test_tuning import syncing_box
 
 TOKEN = "fuzz-token-0123456789"
-TOTAL = 1953494784
 
 
 def knob_values(name: str) -> st.SearchStrategy[str]:
@@ -58,7 +64,7 @@ def test_a_plan_never_leaves_the_catalogue_the_budget_or_min_le_max(
 ):
     tree = KernelTree(tmp_path_factory.mktemp("tree"))
     syncing_box(tree)
-    line = progress("reshape", 1000, TOTAL) if syncing else None
+    line = progress("reshape", 1000, RESHAPE_TOTAL) if syncing else None
     tree.mdstat(mdstat_text(raid5(progress=line), raid1()))
     tree.write("sys/block/md2/md/stripe_cache_size", str(current_cache))
     tree.write("proc/meminfo", f"MemAvailable: {available_kib} kB\n")

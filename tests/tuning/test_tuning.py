@@ -7,89 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from app.config import Settings
-from app.kernel.host import Host
-from app.store import db
-from app.tuning import presets
 from app.tuning import view as tuning_view
 from app.tuning.apply import Busy, TuningFailed, write_order
 from app.tuning.catalogue import CATALOGUE
 from app.tuning.plan import PlanError
-from app.tuning.tuner import Tuner
-from tests import PROJECT_ROOT
-from tests.kernel_tree import KernelTree, mdstat_text, progress, raid1, raid5
+from tests.kernel_tree import act_like_md, idle_box
 from tests.server import wait_for
-
-TOTAL = 1953494784
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def syncing_box(tree: KernelTree) -> None:
-    """md2 reshaping (raid5, 4 disks), md0 idle raid1, DSM-like knob values."""
-    tree.mdstat(mdstat_text(raid5(progress=progress("reshape", 1000, TOTAL)), raid1()))
-    tree.md(
-        "md2",
-        sync_action="reshape",
-        stripe_cache_size="513",
-        group_thread_cnt="0",
-        sync_speed_min="10000 (system)",
-        sync_speed_max="200000 (system)",
-    )
-    tree.write("sys/block/md2/queue/read_ahead_kb", "384")
-    tree.md("md0")
-    tree.write("proc/sys/dev/raid/speed_limit_min", "10000")
-    for disk in ("sda", "sdb", "sdc", "sdd"):
-        tree.write(f"sys/block/{disk}/queue/read_ahead_kb", "128")
-        (tree.sys / "block" / disk / f"{disk}5").mkdir(parents=True, exist_ok=True)
-        (tree.sys / "block" / disk / f"{disk}1").mkdir(parents=True, exist_ok=True)
-
-
-def idle_box(tree: KernelTree) -> None:
-    syncing_box(tree)
-    tree.mdstat(mdstat_text(raid5(), raid1()))
-    tree.md("md2", stripe_cache_size="513", group_thread_cnt="0")
-
-
-def make_tuner(
-    tree: KernelTree, tmp_path: Path, clock: Clock | None = None, **settings: object
-) -> Tuner:
-    config = Settings.model_validate(
-        {
-            "proc_root": tree.proc,
-            "sys_root": tree.sys,
-            "db": tmp_path / "mdboost.db",
-            "max_cache_mb": 1024,
-            **settings,
-        }
-    )
-    conn = db.connect(config.db)
-    db.migrate(conn, PROJECT_ROOT / "migrations")
-    found, errors = presets.load_all(config.presets_dir, config.data_dir)
-    return Tuner(Host(tree.proc, tree.sys), conn, clock or Clock(), config, found, errors)
-
-
-def act_like_md(tree: KernelTree, before: dict[str, bytes]) -> None:
-    """md reads back a written "system" as "N (system)"; a plain file cannot: do it here."""
-    for path in ("sys/block/md2/md/sync_speed_min", "sys/block/md2/md/sync_speed_max"):
-        if tree.read(path) == "system\n":
-            tree.write(path, before[path].decode())
-
-
-def user_preset(tmp_path: Path, name: str, body: str) -> None:
-    (tmp_path / f"{name}.toml").write_text(body)
-
-
-@pytest.fixture
-def box(tree: KernelTree) -> KernelTree:
-    syncing_box(tree)
-    return tree
+from tests.tuning.tuners import Clock, make_tuner, user_preset
 
 
 def test_boost_then_revert_restores_every_file_byte_for_byte(box, tmp_path):

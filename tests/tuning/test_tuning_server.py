@@ -4,9 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel_tree import KernelTree
+from tests.kernel_tree import KernelTree, act_like_md
 from tests.server import Server, wait_for
-from tests.tuning.test_tuning import act_like_md, syncing_box
 
 BOOSTED = {
     "sys/block/md2/md/stripe_cache_size": "16384\n",
@@ -29,12 +28,6 @@ def tree_server(tree: KernelTree, tmp_path: Path, **env: str) -> Server:
         },
         log=tmp_path / "server.log",
     )
-
-
-@pytest.fixture
-def box(tree: KernelTree) -> KernelTree:
-    syncing_box(tree)
-    return tree
 
 
 @pytest.mark.parametrize("crash_at", ["after_journal", "mid_write", "after_write"])

@@ -5,11 +5,9 @@ import sqlite3
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.kernel_tree import KernelTree
 from tests.server import Server
-from tests.tuning.test_tuning import syncing_box
 
 PASSWORD = "correct horse battery"
 TOKEN = "env-token-0123456789"
@@ -26,12 +24,6 @@ def serve(tree: KernelTree, tmp_path: Path, **env: str) -> Server:
         },
         log=tmp_path / "server.log",
     )
-
-
-@pytest.fixture
-def box(tree: KernelTree) -> KernelTree:
-    syncing_box(tree)
-    return tree
 
 
 def csrf_of(client: httpx.Client) -> str:

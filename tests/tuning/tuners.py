@@ -1,0 +1,42 @@
+"""A Tuner over a temporary kernel tree and database, with a clock the test moves."""
+
+from pathlib import Path
+
+from app.config import Settings
+from app.kernel.host import Host
+from app.store import db
+from app.tuning import presets
+from app.tuning.tuner import Tuner
+from tests import PROJECT_ROOT
+from tests.kernel_tree import KernelTree
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_tuner(
+    tree: KernelTree, tmp_path: Path, clock: Clock | None = None, **settings: object
+) -> Tuner:
+    """Presets from presets/ plus any *.toml in tmp_path (the data directory)."""
+    config = Settings.model_validate(
+        {
+            "proc_root": tree.proc,
+            "sys_root": tree.sys,
+            "db": tmp_path / "mdboost.db",
+            "max_cache_mb": 1024,
+            **settings,
+        }
+    )
+    conn = db.connect(config.db)
+    db.migrate(conn, PROJECT_ROOT / "migrations")
+    found, errors = presets.load_all(config.presets_dir, config.data_dir)
+    return Tuner(Host(tree.proc, tree.sys), conn, clock or Clock(), config, found, errors)
+
+
+def user_preset(tmp_path: Path, name: str, body: str) -> None:
+    (tmp_path / f"{name}.toml").write_text(body)
