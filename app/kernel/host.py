@@ -107,6 +107,10 @@ class Host:
     def has_mdstat(self) -> bool:
         return (self.proc_root / "mdstat").is_file()
 
+    def has_block_device(self, name: str) -> bool:
+        """Whether /sys/block lists this disk or array (a pulled disk leaves it)."""
+        return (self.sys_root / "block" / check_disk_name(name)).is_dir()
+
     def read_array_sysfs(self, array: str) -> ArraySysfs:
         raw = {attr: self.read(self.md_attr_path(array, attr)) for attr in MD_ATTRS}
         action = raw["sync_action"]

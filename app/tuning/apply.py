@@ -19,7 +19,7 @@ from app.kernel import mdstat
 from app.kernel.host import Host
 from app.live import arrays
 from app.tuning import journal
-from app.tuning.catalogue import CATALOGUE, SYSTEM, md_floor, read_knob
+from app.tuning.catalogue import CATALOGUE, SYSTEM, Knob, md_floor, read_knob
 from app.tuning.plan import Change, Plan
 
 log = logging.getLogger(__name__)
@@ -185,9 +185,13 @@ class Applier:
         knobs = journal.session_knobs(self.conn, session["id"])
         md = arrays.current(self.host)
         steps = []
+        gone: list[str] = []
         for row in knobs:
             knob = CATALOGUE[row["knob"]]
             current = read_knob(self.host, knob, row["target"])
+            if current is None and self._target_gone(knob, row["target"], md):
+                gone.append(row["key"])
+                continue
             target = self._revert_target(row, md)
             steps.append(
                 Change(
@@ -212,8 +216,15 @@ class Applier:
                 )
             except TuningFailed as failure:
                 errors.append(failure.message)
+        if gone:
+            # md forgets an array's settings when it stops, and a pulled disk takes its own
+            # along: there is nothing left to put back (issue 11).
+            log.warning(
+                "%s: the array or disk is gone (stopped or removed); counted as restored",
+                ", ".join(gone),
+            )
         journal.finish_revert(
-            self.conn, session["id"], op_id, reason, restored, errors, self.clock()
+            self.conn, session["id"], op_id, reason, restored, errors, self.clock(), gone
         )
         if errors:
             log.error(
@@ -221,7 +232,15 @@ class Applier:
             )
             raise TuningFailed("revert incomplete: " + "; ".join(errors), rollback_errors=errors)
         log.info("reverted %d knobs to their originals (%s)", len(restored), reason)
-        return {"ok": True, "op_id": op_id, "restored": restored, "reason": reason}
+        return {"ok": True, "op_id": op_id, "restored": restored, "gone": gone, "reason": reason}
+
+    def _target_gone(self, knob: Knob, target: str | None, md: mdstat.MdStat) -> bool:
+        """Whether the array (no longer in mdstat) or disk (no longer in /sys/block) is gone."""
+        if knob.scope == "array":
+            return md.array(target or "") is None
+        if knob.scope == "member":
+            return not self.host.has_block_device(target or "")
+        return False
 
     def _revert_target(self, row: sqlite3.Row, md: mdstat.MdStat) -> str:
         """The journaled original, unless md itself needs more now (new geometry, a reshape)."""

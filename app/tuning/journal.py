@@ -166,12 +166,20 @@ def finish_revert(
     restored: list[dict[str, Any]],
     errors: list[str],
     now: float,
+    gone: list[str] | None = None,
 ) -> None:
+    """End a revert; knobs whose array or disk is `gone` leave the session even if it stays open."""
+    gone = gone or []
     with db.write_transaction(conn):
         state = "failed" if errors else "done"
+        changes = restored + [{"key": key, "gone": True} for key in gone]
         conn.execute(
             "UPDATE tuning_ops SET state = ?, finished = ?, changes = ?, error = ? WHERE id = ?",
-            (state, now, json.dumps(restored), "; ".join(errors) or reason, op_id),
+            (state, now, json.dumps(changes), "; ".join(errors) or reason, op_id),
+        )
+        conn.executemany(
+            "DELETE FROM tuning_knobs WHERE session_id = ? AND key = ?",
+            [(session_id, key) for key in gone],
         )
         if errors:
             return
