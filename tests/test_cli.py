@@ -92,3 +92,20 @@ def test_a_missing_data_directory_stops_start_up_and_is_named(tmp_path):
     assert done.returncode == 2
     assert f"the templates_dir directory {missing} does not exist" in done.stderr
     assert "no such table" not in done.stderr
+
+
+def test_parse_keeps_a_broken_array_even_when_it_is_the_only_one():
+    """Issue 19: an mdstat of nothing but a failed array used to exit 1 with "not an mdstat"."""
+    text = (
+        "Personalities : [raid6] [raid5] [raid4] \n"
+        "md1 : broken raid5 sdb1[1](F) sdc1[2](F) sda1[0]\n"
+        "      3906764800 blocks super 1.2 level 5, 512k chunk, algorithm 2 [3/1] [U__]\n"
+        "      \n"
+        "unused devices: <none>\n"
+    )
+    result = mdboost("parse", "-", stdin=text)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    (md1,) = json.loads(result.stdout)["arrays"]
+    assert (md1["name"], md1["state"], md1["status"]) == ("md1", "broken", "U__")
+    assert [d["flags"] for d in md1["devices"]] == ["F", "F", ""]

@@ -11,6 +11,12 @@ from typing import Any
 
 # Numbers larger than this are not a real array; they would also overflow SQLite's INTEGER.
 MAX_NUMBER = 2**62
+# The word after "mdN : " (md.c md_seq_show): "inactive" without a personality, else "active",
+# or "broken" once md has given up on the array (MD_BROKEN; commit 2d2b3bc145b9, Linux 6.12).
+STATES = ("active", "inactive", "broken")
+# A state is a plain lowercase word; personalities without digits in their name never are one.
+_STATE_WORD = re.compile(r"^[a-z][a-z-]*$")
+_PERSONALITIES_WITHOUT_DIGITS = frozenset({"linear", "multipath", "faulty"})
 
 _HEADER = re.compile(r"^\s*(?P<name>md[\w/]*)\s*:\s*(?P<rest>.*)$")
 _PERSONALITIES = re.compile(r"^\s*Personalities\s*:(?P<rest>.*)$")
@@ -72,7 +78,7 @@ class Sync:
 @dataclass(frozen=True)
 class Array:
     name: str  # "md2"
-    state: str  # active | inactive
+    state: str  # active | inactive | broken, or a state unknown to us as printed (with a warning)
     read_only: bool
     auto_read_only: bool
     level: str | None  # "raid5", "linear", vendor personalities as printed; None when inactive
@@ -89,6 +95,11 @@ class Array:
     @property
     def degraded(self) -> bool:
         return self.status is not None and "_" in self.status
+
+    @property
+    def broken(self) -> bool:
+        """md has given up on the array: too many members failed, its data is not available."""
+        return self.state == "broken"
 
 
 @dataclass(frozen=True)
@@ -132,9 +143,18 @@ class _ArrayBuilder:
         self.bitmap: Bitmap | None = None
         self.sync: Sync | None = None
         words = header_rest.split()
-        if not words or words[0] not in ("active", "inactive"):
-            raise ValueError(f"line {line_no}: array {name} has no active/inactive state")
+        if (
+            not words
+            or not _STATE_WORD.match(words[0])
+            or words[0] in _PERSONALITIES_WITHOUT_DIGITS
+        ):
+            raise ValueError(
+                f"line {line_no}: array {name} has no state (active, inactive, broken)"
+            )
         self.state = words[0]
+        if self.state not in STATES:
+            # A newer kernel's word: keep the array, as printed, rather than lose it (issue 19).
+            warnings.append(f"line {line_no}: {name}: unknown state {self.state!r} kept as printed")
         self.read_only = "(read-only)" in words
         self.auto_read_only = "(auto-read-only)" in words
         self.level: str | None = None
@@ -324,8 +344,9 @@ def render(mdstat: MdStat) -> str:
 
 
 def _render_array(array: Array) -> str:
-    # md_seq_show(): header and members; "\n      N blocks" only when the array has members;
-    # super and the personality's status() follow on whichever line is open.
+    # md_seq_show(): "mdN : " then the state, the read-only flag and the personality (only
+    # when it has one: not for inactive), the members; "\n      N blocks" only when the array has
+    # members; super and the personality's status() follow on whichever line is open.
     text = f"{array.name} : {array.state}"
     if array.read_only:
         text += " (read-only)"
@@ -340,10 +361,10 @@ def _render_array(array: Array) -> str:
     if array.super:
         text += f" super {array.super}"
     text += _render_status(array)
-    # then "\n      " (active) or "\n       " (inactive), the resync line followed by another
-    # "\n      ", the bitmap line with its own "\n", and a final "\n": so an array without a
-    # bitmap ends in a line of six spaces, one with a bitmap in an empty line.
-    text += "\n      " if array.state == "active" else "\n       "
+    # then "\n      " (with a personality: active, broken) or "\n       " (inactive), the resync
+    # line followed by another "\n      ", the bitmap line with its own "\n", and a final "\n": so
+    # an array without a bitmap ends in a line of six spaces, one with a bitmap in an empty line.
+    text += "\n       " if array.state == "inactive" else "\n      "
     if array.sync is not None:
         text += _render_sync(array.sync) + "\n      "
     if array.bitmap is not None:

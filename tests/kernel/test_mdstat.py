@@ -2,6 +2,7 @@
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -168,7 +169,7 @@ def test_header_without_state_is_dropped_and_named() -> None:
         "Personalities : [raid1]\nmd0 : raid1 sda1[0] sdb1[1]\n      248896 blocks [2/2] [UU]\n"
     )
     assert parsed.arrays == ()
-    assert parsed.warnings[0] == "line 2: array md0 has no active/inactive state"
+    assert parsed.warnings[0] == "line 2: array md0 has no state (active, inactive, broken)"
 
 
 def test_garbage_between_arrays_keeps_both_arrays() -> None:
@@ -204,6 +205,132 @@ def test_ten_megabyte_file_of_repeated_arrays_parses_every_array() -> None:
     assert len(parsed.arrays) == copies
     assert parsed.arrays[-1] == parsed.arrays[0]
     assert parsed.arrays[-1].sync == Sync("reshape", 25.1, 491263360, 1953494784, 5198.4, 4687)
+
+
+# --- md's "broken" state (issue 19): a failed array is kept with every field, never dropped ---
+
+# md.c md_seq_show() since Linux 6.12 (commit 2d2b3bc145b9): "broken" where "active" stood.
+BROKEN_MD1 = (
+    "md1 : broken raid5 sdb1[1](F) sdc1[2](F) sda1[0]\n"
+    "      3906764800 blocks super 1.2 level 5, 512k chunk, algorithm 2 [3/1] [U__]\n"
+    "      \n"
+)
+HEALTHY_MD0 = "md0 : active raid1 sdb1[1] sda1[0]\n      2490176 blocks [2/2] [UU]\n      \n"
+PERSONALITIES = "Personalities : [raid1] [raid6] [raid5] [raid4] \n"
+UNUSED = "unused devices: <none>\n"
+
+
+def test_broken_alone_is_kept_with_every_field() -> None:
+    parsed = mdstat.parse(PERSONALITIES + BROKEN_MD1 + UNUSED)
+    assert parsed.warnings == ()
+    assert parsed.arrays == (
+        Array(
+            name="md1",
+            state="broken",
+            read_only=False,
+            auto_read_only=False,
+            level="raid5",
+            super="1.2",
+            blocks=3906764800,
+            chunk_kb=512,
+            devices=(Device("sdb1", 1, "F"), Device("sdc1", 2, "F"), Device("sda1", 0, "")),
+            raid_disks=3,
+            active_disks=1,
+            status="U__",
+            bitmap=None,
+            sync=None,
+        ),
+    )
+    assert parsed.arrays[0].broken and parsed.arrays[0].degraded
+
+
+def test_broken_beside_healthy_arrays_keeps_all_in_file_order() -> None:
+    parsed = mdstat.parse(
+        PERSONALITIES + HEALTHY_MD0 + BROKEN_MD1 + HEALTHY_MD0.replace("md0", "md2") + UNUSED
+    )
+    assert [(a.name, a.state) for a in parsed.arrays] == [
+        ("md0", "active"),
+        ("md1", "broken"),
+        ("md2", "active"),
+    ]
+    assert [a.broken for a in parsed.arrays] == [False, True, False]
+    assert parsed.warnings == ()
+
+
+def test_broken_with_faulty_members_keeps_their_flags_and_slots() -> None:
+    # raid1 keeps its last member In_sync when it breaks (raid1.c raid1_error, MD_BROKEN).
+    parsed = mdstat.parse(
+        "md4 : broken raid1 sdd2[1](F) sdc2[0](W)\n      976630464 blocks [2/1] [U_]\n"
+    )
+    md4 = parsed.arrays[0]
+    assert md4.devices == (Device("sdd2", 1, "F"), Device("sdc2", 0, "W"))
+    assert [d.name for d in md4.devices if "F" in d.flags] == ["sdd2"]
+    assert (md4.raid_disks, md4.active_disks, md4.status) == (2, 1, "U_")
+
+
+def test_broken_with_a_bitmap_line_keeps_the_bitmap() -> None:
+    text = (
+        "md2 : broken raid6 sdf3[4](F) sde3[3](F) sdd3[2](F) sdc3[1] sdb3[0]\n"
+        "      11706562560 blocks super 1.2 level 6, 64k chunk, algorithm 2 [5/2] [UU___]\n"
+        "      bitmap: 3/30 pages [12KB], 65536KB chunk\n"
+        "\n"
+    )
+    parsed = mdstat.parse(text)
+    md2 = parsed.arrays[0]
+    assert (md2.state, md2.level, md2.status) == ("broken", "raid6", "UU___")
+    assert md2.bitmap == Bitmap(3, 30, 12, "65536KB")
+    assert parsed.warnings == ()
+    assert mdstat.render(parsed) == text + UNUSED  # the kernel's exact layout
+
+
+def test_broken_read_only_flag_follows_the_state_word() -> None:
+    # md_seq_show(): the state, then " (read-only)" or " (auto-read-only)", then the personality.
+    parsed = mdstat.parse(
+        "md5 : broken (auto-read-only) raid0 sdb4[1] sda4[0]\n      10 blocks 64k chunks\n"
+    )
+    md5 = parsed.arrays[0]
+    assert (md5.state, md5.auto_read_only, md5.level, len(md5.devices)) == (
+        "broken",
+        True,
+        "raid0",
+        2,
+    )
+
+
+def test_only_broken_arrays_is_still_an_mdstat() -> None:
+    assert [a.name for a in mdstat.parse(BROKEN_MD1).arrays] == ["md1"]
+
+
+def test_unknown_state_is_kept_as_printed_with_a_warning() -> None:
+    parsed = mdstat.parse(
+        PERSONALITIES + HEALTHY_MD0 + BROKEN_MD1.replace("broken", "frozen-ish") + UNUSED
+    )
+    md1 = parsed.array("md1")
+    assert md1 is not None and md1.state == "frozen-ish" and not md1.broken
+    assert (md1.level, md1.blocks, md1.status) == ("raid5", 3906764800, "U__")
+    assert [d.name for d in md1.devices] == ["sdb1", "sdc1", "sda1"]
+    assert parsed.warnings == ("line 5: md1: unknown state 'frozen-ish' kept as printed",)
+
+
+KERNEL_FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "kernel"
+
+
+def test_rendered_kernel_fixture_is_md_c_layout_byte_for_byte() -> None:
+    """tests/fixtures/kernel/raid5-broken: raid5-faulty-member (captured) once vdb fails too."""
+    text = (KERNEL_FIXTURES / "raid5-broken" / "proc" / "mdstat").read_text()
+    captured = mdstat.parse(
+        (KERNEL_FIXTURES / "raid5-faulty-member" / "proc" / "mdstat").read_text()
+    )
+    md0 = captured.arrays[0]
+    failed = replace(
+        md0,
+        state="broken",
+        devices=tuple(replace(d, flags="F") if d.name == "vdb" else d for d in md0.devices),
+        active_disks=1,
+        status="U__",
+    )
+    assert mdstat.render(replace(captured, arrays=(failed,))) == text
+    assert mdstat.parse(text).arrays == (failed,)
 
 
 # --- property: anything the kernel could print for a state parses back to that state ----------
@@ -254,7 +381,7 @@ def arrays(draw: st.DrawFn) -> Array:
     )
     return Array(
         name=f"md{draw(st.integers(0, 127))}",
-        state=draw(st.sampled_from(["active", "inactive"])),
+        state=draw(st.sampled_from(mdstat.STATES)),
         read_only=draw(st.booleans()),
         auto_read_only=draw(st.booleans()),
         level=level,

@@ -13,6 +13,7 @@ from pathlib import Path
 from app.kernel.mdstat import Array, parse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kernel"
+RENDERED = "RENDERED.md"  # marks a state folder rendered from md.c's format, not captured
 
 # mdadm's words in "State :" (mdadm Detail.c) -> the action the kernel's mdstat line names.
 _DETAIL_ACTIONS = (
@@ -136,4 +137,14 @@ def check_state(state_dir: Path) -> list[str]:
 
 
 def state_dirs(root: Path = FIXTURES) -> list[Path]:
-    return sorted(p.parents[1] for p in root.glob("*/proc/mdstat"))
+    """The captured states (a folder rendered from md.c's format, RENDERED.md, is not one)."""
+    return sorted(p.parents[1] for p in root.glob("*/proc/mdstat") if not is_rendered(p.parents[1]))
+
+
+def rendered_dirs(root: Path = FIXTURES) -> list[Path]:
+    """States the VM's kernel cannot show, rendered from md.c's format (each says why)."""
+    return sorted(p.parents[1] for p in root.glob("*/proc/mdstat") if is_rendered(p.parents[1]))
+
+
+def is_rendered(state_dir: Path) -> bool:
+    return (state_dir / RENDERED).is_file()
