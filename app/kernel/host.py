@@ -18,6 +18,7 @@ DISK_NAME = re.compile(r"^[a-z][a-z0-9!_.-]*$")
 
 # Per-array attributes sampled every tick (Documentation/admin-guide/md.rst, "md devices in sysfs").
 MD_ATTRS = (
+    "array_state",
     "sync_action",
     "sync_completed",
     "sync_speed",
@@ -47,6 +48,9 @@ def check_disk_name(name: str) -> str:
 class ArraySysfs:
     """One array's sysfs view; None where the kernel has no such file."""
 
+    # clean | active | readonly | read-auto | inactive | ... | broken: md has given up on the
+    # array (md.c array_state_show(): since 5.4, shown where "clean" would be)
+    array_state: str | None
     sync_action: str | None  # idle | resync | recover | reshape | check | repair | frozen
     sync_completed_sectors: tuple[int, int] | None  # (done, total) 512-byte sectors
     sync_speed_kb_s: int | None  # KiB/s, the kernel's ~30 s average
@@ -115,6 +119,7 @@ class Host:
         raw = {attr: self.read(self.md_attr_path(array, attr)) for attr in MD_ATTRS}
         action = raw["sync_action"]
         return ArraySysfs(
+            array_state=raw["array_state"].strip() if raw["array_state"] else None,
             sync_action=action.strip() if action else None,
             sync_completed_sectors=sysfs.parse_sync_completed(raw["sync_completed"]),
             sync_speed_kb_s=sysfs.parse_int(raw["sync_speed"]),

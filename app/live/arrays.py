@@ -20,13 +20,44 @@ def role_of(array: mdstat.Array) -> str:
     return "data"
 
 
+def is_failed(array: mdstat.Array, array_state: str | None) -> bool:
+    """md has given up on the array, so its data is not available: mdstat says "broken" (Linux
+    6.12+), or sysfs array_state does (kernels 5.4 to 6.11 print "active" in mdstat then)."""
+    return array.broken or array_state == "broken"
+
+
+def failed_names(md: mdstat.MdStat, host: Host) -> list[str]:
+    """The arrays md has given up on, in mdstat's order."""
+    return [a.name for a in md.arrays if is_failed(a, _array_state(a.name, host))]
+
+
+def _array_state(name: str, host: Host) -> str | None:
+    if not ARRAY_NAME.fullmatch(name):
+        return None
+    text = host.read(host.md_attr_path(name, "array_state"))
+    return text.strip() if text else None
+
+
+def severity(array: mdstat.Array, failed: bool, degraded: bool) -> str:
+    """critical: its data is not available; warning: degraded, not running, or a state mdboost
+    does not know; ok otherwise."""
+    if failed:
+        return "critical"
+    if degraded or array.state != "active":
+        return "warning"
+    return "ok"
+
+
 def array_view(array: mdstat.Array, host: Host, conn: sqlite3.Connection) -> dict[str, Any]:
     view = mdstat.array_to_json(array)
     view["role"] = role_of(array)
     view["degraded"] = array.degraded
+    view["failed"] = array.broken
     if ARRAY_NAME.fullmatch(array.name):
         sysfs = host.read_array_sysfs(array.name)
+        view["failed"] = is_failed(array, sysfs.array_state)
         view["sysfs"] = {
+            "array_state": sysfs.array_state,
             "sync_action": sysfs.sync_action,
             "sync_speed_kb_s": sysfs.sync_speed_kb_s,
             "degraded": sysfs.degraded,
@@ -37,6 +68,8 @@ def array_view(array: mdstat.Array, host: Host, conn: sqlite3.Connection) -> dic
         }
     else:
         view["sysfs"] = None
+    sysfs_degraded = bool((view["sysfs"] or {}).get("degraded"))
+    view["severity"] = severity(array, view["failed"], array.degraded or sysfs_degraded)
     view["run"] = history.open_run(conn, array.name)
     return view
 

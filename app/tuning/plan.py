@@ -9,7 +9,7 @@ from typing import Any
 
 from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, Host
-from app.live.arrays import role_of
+from app.live.arrays import failed_names, role_of
 from app.tuning.catalogue import (
     CATALOGUE,
     LIMIT_PAIRS,
@@ -26,6 +26,18 @@ DEFAULT_BUDGET_SHARE = 0.25  # of MemAvailable
 
 class PlanError(ValueError):
     """The request cannot be planned (unknown array, min above max, ...); nothing was written."""
+
+
+class ArrayFailed(Exception):
+    """The arrays to tune have failed (md gave up on them): mdboost never tunes those (issue 19)."""
+
+    def __init__(self, arrays: list[str]) -> None:
+        self.arrays = arrays
+        have, its = ("has", "its") if len(arrays) == 1 else ("have", "their")
+        super().__init__(
+            f"{' and '.join(arrays)} {have} failed and {its} data is not available: mdboost "
+            "never tunes a failed array. Check the disks first."
+        )
 
 
 @dataclass(frozen=True)
@@ -86,8 +98,11 @@ def knob_key(knob: str, target: str | None) -> str:
     return f"{knob}@{target}" if target else knob
 
 
-def target_arrays(md: mdstat.MdStat, requested: list[str] | None) -> list[mdstat.Array]:
-    """The arrays a preset applies to: those asked for, else those syncing, else the data arrays."""
+def target_arrays(
+    md: mdstat.MdStat, requested: list[str] | None, failed_arrays: list[str]
+) -> list[mdstat.Array]:
+    """The arrays a preset applies to: those asked for, else those syncing, else the data arrays;
+    never a failed one (ArrayFailed when one is asked for, or when nothing else is left)."""
     if requested:
         chosen = []
         for name in requested:
@@ -95,12 +110,21 @@ def target_arrays(md: mdstat.MdStat, requested: list[str] | None) -> list[mdstat
             if array is None:
                 raise PlanError(f"no array named {name[:40]!r} in /proc/mdstat")
             chosen.append(array)
+        if refused := [a.name for a in chosen if a.name in failed_arrays]:
+            raise ArrayFailed(refused)
         return chosen
-    candidates = [a for a in md.arrays if ARRAY_NAME.fullmatch(a.name) and a.state == "active"]
+    candidates = [
+        a
+        for a in md.arrays
+        if ARRAY_NAME.fullmatch(a.name) and a.state == "active" and a.name not in failed_arrays
+    ]
     syncing = [a for a in candidates if a.sync is not None and a.sync.running]
     if syncing:
         return syncing
-    return [a for a in candidates if role_of(a) == "data"]
+    data = [a for a in candidates if role_of(a) == "data"]
+    if not data and failed_arrays:
+        raise ArrayFailed(failed_arrays)
+    return data
 
 
 def budget_mib(host: Host, max_cache_mb: float | None) -> float:
@@ -124,14 +148,15 @@ def make_plan(
     requested_arrays: list[str] | None = None,
     max_cache_mb: float | None = None,
 ) -> Plan:
-    arrays = target_arrays(md, requested_arrays)
+    failed_arrays = failed_names(md, host)
+    arrays = target_arrays(md, requested_arrays, failed_arrays)
     syncing = {a.name for a in arrays if a.sync is not None and a.sync.running}
     budget = budget_mib(host, max_cache_mb)
     wanted: dict[
         str, tuple[Knob, str | None, str, str, str]
     ] = {}  # key -> knob, target, from, to, why
     skipped: list[Skipped] = []
-    notes: list[str] = []
+    notes = [f"{name} has failed: mdboost leaves it alone" for name in failed_arrays]
     for setting in preset.settings:
         knob = CATALOGUE[setting.knob]
         for target, skip in _targets(knob, arrays, host):

@@ -31,9 +31,12 @@ class Policy:
         hours = applier.settings.boost_hours
         if hours is not None and applier.clock() - open_session["started"] >= hours * 3600:
             return f"MDBOOST_BOOST_HOURS={hours:g} elapsed"
+        md = arrays.current(applier.host)
+        tuned = json.loads(open_session["arrays"])
+        # Whatever the settings: never keep a boost on an array md has given up on (issue 19).
+        if failed := [a for a in arrays.failed_names(md, applier.host) if a in tuned]:
+            return f"{' and '.join(failed)} failed"
         if applier.settings.revert_on_finish:
-            md = arrays.current(applier.host)
-            tuned = json.loads(open_session["arrays"])
             still = [
                 a
                 for a in tuned

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
 from app.tuning.apply import Busy, TuningFailed
-from app.tuning.plan import PlanError
+from app.tuning.plan import ArrayFailed, PlanError
 from app.tuning.presets import UnknownPreset
 
 log = logging.getLogger(__name__)
@@ -79,6 +79,9 @@ def call_tuning(action: Callable[..., dict[str, Any]], *args: Any) -> dict[str, 
         raise fastapi.HTTPException(404, detail={"message": str(error)}) from None
     except PlanError as error:
         raise fastapi.HTTPException(422, detail={"message": str(error)}) from None
+    except ArrayFailed as error:
+        detail = {"message": str(error), "failed": error.arrays}
+        raise fastapi.HTTPException(409, detail=detail) from None
     except Busy as error:
         raise fastapi.HTTPException(409, detail={"message": str(error), "busy": True}) from None
     except TuningFailed as error:

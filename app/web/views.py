@@ -31,12 +31,15 @@ def card(
     run = view["run"]
     finish_min = sync.get("finish_min")
     degraded = bool(view["degraded"] or (view["sysfs"] or {}).get("degraded"))
+    missing = (view["status"] or "").count("_")
     return {
         "array": view,
         "sync": sync,
         "running": running,
         "degraded": degraded,
-        "missing": (view["status"] or "").count("_"),
+        "failed": view["failed"],
+        "failure": _failure(view, missing) if view["failed"] else None,
+        "missing": missing,
         "collapsed": not sync and not degraded and view["state"] == "active",
         "role_label": ROLE_LABELS.get(view["role"], view["role"]),
         "members": [
@@ -48,6 +51,19 @@ def card(
         "eta": array_eta(conn, host, view["name"], now) if running and run else None,
         "markers": _markers(conn, run["id"], summaries) if run else [],
     }
+
+
+def _failure(view: dict[str, Any], missing: int) -> str:
+    """Which members took a failed array down, for the page's one sentence about it."""
+    faulty = [d["name"] for d in view["devices"] if "F" in d["flags"]]
+    if len(faulty) == 1:
+        return f"its member {faulty[0]} is faulty"
+    if faulty:
+        return f"its members {', '.join(faulty[:-1])} and {faulty[-1]} are faulty"
+    if missing:
+        total = view["raid_disks"] or len(view["status"])
+        return f"{missing} of its {total} members are missing"
+    return "md reports it broken"
 
 
 def _markers(
@@ -70,14 +86,20 @@ def _markers(
 def cards(
     host: Host, conn: sqlite3.Connection, now: float, summaries: dict[int, str]
 ) -> list[dict[str, Any]]:
-    """Running first, then degraded, then data before DSM's own arrays; file order otherwise."""
+    """Failed first (issue 19), then running, then degraded, then data before DSM's own arrays;
+    file order otherwise."""
     current = arrays.current(host)
     found = [
         card(arrays.array_view(a, host, conn), host, conn, now, summaries) for a in current.arrays
     ]
     return sorted(
         found,
-        key=lambda c: (not c["running"], not c["degraded"], c["array"]["role"] != "data"),
+        key=lambda c: (
+            not c["failed"],
+            not c["running"],
+            not c["degraded"],
+            c["array"]["role"] != "data",
+        ),
     )
 
 

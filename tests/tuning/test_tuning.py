@@ -11,7 +11,7 @@ from app.tuning import view as tuning_view
 from app.tuning.apply import Busy, TuningFailed, write_order
 from app.tuning.catalogue import CATALOGUE
 from app.tuning.plan import PlanError
-from tests.kernel_tree import act_like_md, idle_box
+from tests.kernel_tree import act_like_md, idle_box, mdstat_text, raid1
 from tests.server import wait_for
 from tests.tuning.tuners import Clock, make_tuner, user_preset
 
@@ -225,6 +225,39 @@ def test_revert_happens_when_the_operation_finishes(box, tmp_path):
     assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
     reason = tuner.conn.execute("SELECT end_reason FROM tuning_sessions").fetchone()[0]
     assert reason == "the tuned arrays' operations finished"
+
+
+@pytest.mark.parametrize("kernel", ["6.12+: mdstat says broken", "5.4-6.11: array_state says"])
+def test_a_boost_on_an_array_that_fails_is_reverted_on_the_next_tick(box, tmp_path, kernel):
+    """Issue 19: whatever revert_on_finish says, a boost never stays on a failed array."""
+    tuner = make_tuner(box, tmp_path, revert_on_finish=False)
+    tuner.apply("boost")
+    tuner.on_tick()
+    assert tuning_view.status(tuner, tuner.conn)["active"] is True
+    six_twelve = kernel.startswith("6.12")
+    box.mdstat(
+        mdstat_text(
+            f"md2 : {'broken' if six_twelve else 'active'} raid5 sda5[0] sdb5[1](F) sdc5[2](F)"
+            " sdd5[3]\n"
+            "      5860484352 blocks super 1.2 level 5, 64k chunk, algorithm 2 [4/2] [U__U]\n",
+            raid1(),
+        )
+    )
+    # array_state reads broken only where it would read clean; with writes in flight: active.
+    box.write("sys/block/md2/md/array_state", "active" if six_twelve else "broken")
+    tuner.on_tick()
+    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
+    reason = tuner.conn.execute("SELECT end_reason FROM tuning_sessions").fetchone()[0]
+    assert reason == "md2 failed"
+
+
+def test_a_failure_outside_the_tuned_arrays_keeps_the_boost(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("boost")
+    box.write("sys/block/md0/md/array_state", "broken")  # md0 was not tuned
+    tuner.on_tick()
+    assert tuning_view.status(tuner, tuner.conn)["active"] is True
 
 
 def test_revert_after_boost_hours(box, tmp_path):

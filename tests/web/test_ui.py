@@ -180,3 +180,67 @@ def test_an_shr_expansion_shows_the_pool_as_one_job(tree: KernelTree, client):
     assert "md2 now" in html and "md3 waiting" in html
     boxes(tree, raid5("md2", RESHAPE))  # a single array's job: its own card says it all
     assert 'id="pool"' not in client.get("/").text
+
+
+# md3 of an SHR pool after two of its members failed (md.c md_seq_show, Linux 6.12+).
+BROKEN_MD3 = (
+    "md3 : broken raid5 sdb6[1](F) sdc6[2](F) sda6[0]\n"
+    "      976758848 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/1] [U__]\n"
+)
+
+
+def test_a_failed_array_comes_first_even_before_a_running_one_and_says_what_to_do(
+    tree: KernelTree, client
+):
+    tree.md("md3", degraded="2")
+    boxes(tree, raid5("md2", RESHAPE) + BROKEN_MD3)
+    html = client.get("/").text
+    assert (
+        html.index('id="array-md3"') < html.index('id="array-md2"') < html.index('id="array-md0"')
+    )
+    assert '<article class="array failed" id="array-md3"' in html
+    assert "<title>md3 FAILED · mdboost" in html
+    sentence = re.sub(
+        r"\s+", " ", html.split('<p class="failure" role="alert">')[1].split("</p>")[0]
+    )
+    assert sentence.startswith(
+        "md3 has failed: its members sdb6 and sdc6 are faulty, and the data on it is not available;"
+        " do not write to it, check the disks"
+    )
+    assert 'href="https://raid.wiki.kernel.org/index.php/RAID_Recovery"' in sentence
+    assert "storage_pool_repair" in sentence
+    assert "<strong>Failed</strong>" in client.get("/ui/arrays/md3").text  # its own partial too
+    api = client.get("/api/arrays").json()
+    assert api["failed"] == ["md3"]
+    md3 = next(a for a in api["arrays"] if a["name"] == "md3")
+    assert (md3["state"], md3["failed"], md3["severity"]) == ("broken", True, "critical")
+
+
+def test_boost_is_refused_with_409_when_the_only_data_array_has_failed(tree: KernelTree, client):
+    tree.md("md3")
+    tree.mdstat(mdstat_text(BROKEN_MD3, raid1("md1"), raid1("md0")))
+    before = tree.snapshot()
+    for path in ("/api/presets/boost/plan", "/api/presets/boost/apply"):
+        response = client.post(path)
+        assert response.status_code == 409, path
+        assert response.json()["detail"] == {
+            "message": "md3 has failed and its data is not available: mdboost never tunes a "
+            "failed array. Check the disks first.",
+            "failed": ["md3"],
+        }
+    assert client.post("/api/boost", json={"on": True}).status_code == 409
+    panel = client.post("/ui/boost/plan", headers=HTMX).text
+    assert '<p class="alert" role="alert">md3 has failed and its data is not available' in panel
+    assert tree.snapshot() == before
+
+
+def test_boost_leaves_a_failed_array_alone_and_refuses_it_by_name(tree: KernelTree, client):
+    tunable_box(tree)
+    tree.md("md3")
+    boxes(tree, raid5("md2", RESHAPE) + BROKEN_MD3)
+    plan = client.post("/api/presets/boost/plan").json()
+    assert plan["arrays"] == ["md2"]
+    assert "md3 has failed: mdboost leaves it alone" in plan["notes"]
+    assert all(c["target"] != "md3" for c in plan["changes"])
+    refused = client.post("/api/presets/boost/plan", json={"arrays": ["md2", "md3"]})
+    assert refused.status_code == 409 and refused.json()["detail"]["failed"] == ["md3"]

@@ -10,7 +10,9 @@ import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Request, expect, sync_playwright
 
 from tests import PROJECT_ROOT
+from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
 from tests.server import Server
+from tests.tuning.test_tuning_server import tree_server
 
 pytestmark = pytest.mark.browser
 
@@ -213,3 +215,58 @@ def test_sign_in_then_boost_from_the_page(browser: Browser, tmp_path: Path):
         expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
         assert console.errors == []
         page.context.close()
+
+
+def test_a_failed_array_is_first_and_alarming_on_a_phone_and_boost_on_it_is_refused(
+    browser: Browser, tree: KernelTree, tmp_path: Path
+):
+    """Issue 19: md3 broken (Linux 6.12+ mdstat) beside healthy DSM and data arrays."""
+    broken_md3 = (
+        "md3 : broken raid5 sdb6[1](F) sdc6[2](F) sda6[0]\n"
+        "      976758848 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/1] [U__]\n"
+    )
+    tree.mdstat(mdstat_text(raid5("md2"), broken_md3, raid1("md1"), raid1("md0")))
+    for name in ("md0", "md1", "md2"):
+        tree.md(name, array_state="clean")
+    tree.md("md3", array_state="broken", degraded="2")
+    with tree_server(tree, tmp_path) as server:
+        page = open_page(browser, PHONE, "light")
+        console = Console(page)
+        page.goto(server.base + "/")
+        cards = page.locator("section.arrays .array")
+        assert cards.evaluate_all("cards => cards.map(c => c.id)") == [
+            "array-md3",
+            "array-md2",
+            "array-md1",
+            "array-md0",
+        ]
+        md3 = page.locator("#array-md3")
+        box = md3.bounding_box()
+        assert box is not None
+        assert box["y"] + 80 < PHONE["height"]  # seen without scrolling
+        for other in cards.all()[1:]:
+            assert box["y"] + box["height"] <= other.bounding_box()["y"]
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        style = md3.evaluate(
+            "el => { const s = getComputedStyle(el); return [s.borderTopColor,"
+            " s.borderLeftWidth, s.backgroundColor]; }"
+        )
+        healthy = page.locator("#array-md2").evaluate("el => getComputedStyle(el).backgroundColor")
+        assert style == ["rgb(198, 40, 40)", "10px", "rgb(253, 236, 236)"]  # --bad, --bad-bg
+        assert healthy != style[2]
+        alert = md3.get_by_role("alert")
+        expect(alert).to_contain_text("md3 has failed: its members sdb6 and sdc6 are faulty")
+        expect(alert).to_contain_text("the data on it is not available; do not write to it")
+        expect(alert.get_by_role("link", name="RAID Recovery")).to_be_visible()
+        expect(alert.get_by_role("link", name="Repair a storage pool")).to_be_visible()
+        assert alert.bounding_box()["y"] < PHONE["height"]
+        assert page.title().startswith("md3 FAILED")
+        screenshot(page, "phone-failed-array.png")
+        assert console.errors == []
+        page.context.close()
+        status, body = server.request("POST", "/api/presets/boost/apply", {"arrays": ["md3"]})
+        assert status == 409
+        assert body["detail"]["failed"] == ["md3"]
+        assert body["detail"]["message"].startswith("md3 has failed and its data is not available")
+        assert server.get("/api/tuning")["active"] is False

@@ -16,9 +16,11 @@ router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 @router.get("")
 def list_arrays(host: HostDep, conn: DbDep) -> dict[str, Any]:
     current = arrays.current(host)
+    views = [arrays.array_view(a, host, conn) for a in current.arrays]
     return {
         "personalities": list(current.personalities) if current.personalities else None,
-        "arrays": [arrays.array_view(a, host, conn) for a in current.arrays],
+        "arrays": views,
+        "failed": [view["name"] for view in views if view["failed"]],  # the most urgent news
         "warnings": list(current.warnings),
     }
 
