@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests import PROJECT_ROOT
+from tests.kernel_tree import KernelTree
 
 
 def free_port() -> int:
@@ -112,3 +113,17 @@ class Server:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def tree_server(tree: KernelTree, tmp_path: Path, **env: str) -> Server:
+    """`mdboost serve` on a temporary /proc + /sys tree; `env` adds MDBOOST_* settings."""
+    return Server(
+        ["serve"],
+        env={
+            "MDBOOST_PROC_ROOT": str(tree.proc),
+            "MDBOOST_SYS_ROOT": str(tree.sys),
+            "MDBOOST_DB": str(tmp_path / "data" / "mdboost.db"),
+            **env,
+        },
+        log=tmp_path / "server.log",
+    )

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tests.kernel_tree import KernelTree, act_like_md
-from tests.server import Server, wait_for
+from tests.server import Server, tree_server, wait_for
 
 BOOSTED = {
     "sys/block/md2/md/stripe_cache_size": "16384\n",
@@ -13,27 +13,17 @@ BOOSTED = {
     "sys/block/md2/md/sync_speed_max": "2000000\n",
     "sys/block/md2/queue/read_ahead_kb": "32768\n",
 }
+TUNING = {"MDBOOST_MAX_CACHE_MB": "1024", "MDBOOST_API_TOKEN": "test-token-for-tuning-tests"}
 
 
-def tree_server(tree: KernelTree, tmp_path: Path, **env: str) -> Server:
-    return Server(
-        ["serve"],
-        env={
-            "MDBOOST_PROC_ROOT": str(tree.proc),
-            "MDBOOST_SYS_ROOT": str(tree.sys),
-            "MDBOOST_DB": str(tmp_path / "data" / "mdboost.db"),
-            "MDBOOST_MAX_CACHE_MB": "1024",
-            "MDBOOST_API_TOKEN": "test-token-for-tuning-tests",
-            **env,
-        },
-        log=tmp_path / "server.log",
-    )
+def tuning_server(tree: KernelTree, tmp_path: Path, **env: str) -> Server:
+    return tree_server(tree, tmp_path, **TUNING, **env)
 
 
 @pytest.mark.parametrize("crash_at", ["after_journal", "mid_write", "after_write"])
 def test_kill_9_during_an_apply_ends_original_after_restart(box, tmp_path, crash_at):
     before = box.snapshot()
-    server = tree_server(box, tmp_path, MDBOOST_TEST_CRASH_AT=crash_at).start()
+    server = tuning_server(box, tmp_path, MDBOOST_TEST_CRASH_AT=crash_at).start()
     with pytest.raises(OSError):  # the server dies under the request
         server.request("POST", "/api/boost", {"on": True})
     assert server.process is not None and server.process.wait(timeout=10) == -9
@@ -44,7 +34,7 @@ def test_kill_9_during_an_apply_ends_original_after_restart(box, tmp_path, crash
         "after_write": 4,
     }[crash_at]
     assert len(written) == expected_written  # the crash really happened at that point
-    with tree_server(box, tmp_path) as again:
+    with tuning_server(box, tmp_path) as again:
         tuning = again.get("/api/tuning")
         assert tuning["active"] is False  # reconciled at start-up: put back
         act_like_md(box, before)
@@ -56,11 +46,11 @@ def test_kill_9_during_an_apply_ends_original_after_restart(box, tmp_path, crash
 
 def test_kill_9_after_a_boost_resumes_and_revert_restores_the_originals(box, tmp_path):
     before = box.snapshot()
-    first = tree_server(box, tmp_path).start()
+    first = tuning_server(box, tmp_path).start()
     status, body = first.request("POST", "/api/boost", {"on": True})
     assert status == 200 and body["ok"] is True
     first.kill()
-    with tree_server(box, tmp_path) as again:
+    with tuning_server(box, tmp_path) as again:
         assert again.get("/api/tuning")["active"] is True
         assert all(box.read(path) == value for path, value in BOOSTED.items())
         status, body = again.request("POST", "/api/boost", {"on": False})
@@ -72,7 +62,7 @@ def test_kill_9_after_a_boost_resumes_and_revert_restores_the_originals(box, tmp
 
 def test_sigterm_reverts_when_revert_on_exit(box, tmp_path):
     before = box.snapshot()
-    server = tree_server(box, tmp_path).start()
+    server = tuning_server(box, tmp_path).start()
     assert server.request("POST", "/api/boost", {"on": True})[0] == 200
     # uvicorn re-raises SIGTERM after a clean shutdown, so the exit status is -15.
     assert server.stop() in (0, -15)
@@ -102,7 +92,7 @@ def test_sigterm_reverts_when_revert_on_exit(box, tmp_path):
 )
 def test_bad_requests_get_a_clear_4xx_and_touch_nothing(box, tmp_path, path, body, status):
     before = box.snapshot()
-    with tree_server(box, tmp_path) as server:
+    with tuning_server(box, tmp_path) as server:
         got, answer = server.request("POST", path, body)
         assert got == status, answer
         assert "detail" in answer
@@ -112,7 +102,7 @@ def test_bad_requests_get_a_clear_4xx_and_touch_nothing(box, tmp_path, path, bod
 
 
 def test_the_api_lists_presets_plans_and_refuses_a_kernel_rejection(box, tmp_path):
-    with tree_server(box, tmp_path) as server:
+    with tuning_server(box, tmp_path) as server:
         presets = {p["name"]: p for p in server.get("/api/presets")["presets"]}
         assert set(presets) == {"stock", "balanced", "boost"}
         assert all(k["reason"] for k in presets["boost"]["knobs"])

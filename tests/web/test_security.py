@@ -2,28 +2,14 @@
 
 import re
 import sqlite3
-from pathlib import Path
 
 import httpx
 
-from tests.kernel_tree import KernelTree
 from tests.server import Server
+from tests.server import tree_server as serve
 
 PASSWORD = "correct horse battery"
 TOKEN = "env-token-0123456789"
-
-
-def serve(tree: KernelTree, tmp_path: Path, **env: str) -> Server:
-    return Server(
-        ["serve"],
-        env={
-            "MDBOOST_PROC_ROOT": str(tree.proc),
-            "MDBOOST_SYS_ROOT": str(tree.sys),
-            "MDBOOST_DB": str(tmp_path / "data" / "mdboost.db"),
-            **env,
-        },
-        log=tmp_path / "server.log",
-    )
 
 
 def csrf_of(client: httpx.Client) -> str:

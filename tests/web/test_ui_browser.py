@@ -11,8 +11,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, Request, expect, 
 
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
-from tests.server import Server
-from tests.tuning.test_tuning_server import tree_server
+from tests.server import Server, tree_server
 
 pytestmark = pytest.mark.browser
 
@@ -229,7 +228,7 @@ def test_a_failed_array_is_first_and_alarming_on_a_phone_and_boost_on_it_is_refu
     for name in ("md0", "md1", "md2"):
         tree.md(name, array_state="clean")
     tree.md("md3", array_state="broken", degraded="2")
-    with tree_server(tree, tmp_path) as server:
+    with tree_server(tree, tmp_path, MDBOOST_API_TOKEN="browser-test-token") as server:
         page = open_page(browser, PHONE, "light")
         console = Console(page)
         page.goto(server.base + "/")
