@@ -39,7 +39,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
             app.state.host, conn, app.state.clock, settings.downsample_after_days
         )
         tuner = app.state.tuner = Tuner.open(app.state.host, app.state.clock, settings)
-        await asyncio.to_thread(tuner.reconcile)
+        app.state.reconcile = await asyncio.to_thread(tuner.reconcile)
         stop = asyncio.Event()
         tasks = [
             asyncio.create_task(

@@ -55,7 +55,9 @@ def write_order(changes: list[Change]) -> list[Change]:
     """Raise maxima first and lower them last, so min <= max holds after every single write."""
 
     def rank(change: Change) -> int:
-        if not change.knob.endswith("_max"):
+        if not change.knob.endswith("_max") or not all(
+            v == SYSTEM or v.isdigit() for v in (change.from_value, change.to_value)
+        ):
             return 1
         rising = change.from_value == SYSTEM or (
             change.to_value != SYSTEM and int(change.to_value) >= int(change.from_value)
@@ -135,13 +137,20 @@ class Applier:
             "applied": [c.key for c in changes],
         }
 
-    def _write(self, change: Change, value: str) -> None:
+    def _write(self, change: Change, value: str, restoring: bool = False) -> None:
+        """Write one knob. Values from users and presets must lie in the catalogue's range;
+        `restoring` a value the kernel showed (an original, md's floor) needs only its form."""
         knob = CATALOGUE[change.knob]
-        text = knob.validate(value)  # last line of defence: never write outside the catalogue
+        where = f" on {change.target}" if change.target else ""
+        try:
+            text = knob.restorable(value) if restoring else knob.validate(value)
+        except ValueError as error:
+            raise TuningFailed(
+                f"not written{where}: {error}", knob=change.knob, target=change.target, value=value
+            ) from None
         try:
             self.host.write(self.host.knob_path(knob.path, change.target), text)
         except OSError as error:
-            where = f" on {change.target}" if change.target else ""
             raise TuningFailed(
                 f"the kernel refused {change.knob}={text}{where}: {error.strerror or error}",
                 knob=change.knob,
@@ -151,7 +160,10 @@ class Applier:
             ) from None
 
     def _verify(self, change: Change, value: str) -> None:
-        seen = read_knob(self.host, CATALOGUE[change.knob], change.target)
+        try:
+            seen = read_knob(self.host, CATALOGUE[change.knob], change.target)
+        except OSError as error:
+            seen = f"unreadable: {error.strerror or error}"
         if seen != value:
             raise TuningFailed(
                 f"{change.knob} on {change.target or 'the system'} reads back {seen!r}, "
@@ -165,7 +177,7 @@ class Applier:
     def _roll_back(self, written: list[Change], failure: TuningFailed) -> None:
         for change in reversed(written):
             try:
-                self._write(change, change.from_value)
+                self._write(change, change.from_value, restoring=True)
                 failure.rolled_back.append(change.key)
             except TuningFailed as error:
                 failure.rollback_errors.append(error.message)
@@ -182,34 +194,29 @@ class Applier:
             return {"ok": True, "restored": [], "detail": "nothing to revert"}
         now = self.clock()
         op_id = journal.begin_revert(self.conn, session["id"], reason, now)
-        knobs = journal.session_knobs(self.conn, session["id"])
-        md = arrays.current(self.host)
-        steps = []
+        try:
+            md = arrays.current(self.host)
+        except (OSError, ValueError) as error:  # no floors then, but the originals still go back
+            log.warning("revert without md's geometry: %s", error)
+            md = mdstat.MdStat(None, ())
+        steps: list[Change] = []
         gone: list[str] = []
-        for row in knobs:
-            knob = CATALOGUE[row["knob"]]
-            current = read_knob(self.host, knob, row["target"])
-            if current is None and self._target_gone(knob, row["target"], md):
-                gone.append(row["key"])
-                continue
-            target = self._revert_target(row, md)
-            steps.append(
-                Change(
-                    row["key"],
-                    row["knob"],
-                    row["target"],
-                    knob.unit,
-                    row["desired"] if current is None else current,
-                    target,
-                    "",
-                )
-            )
-        restored: list[dict[str, Any]] = []
         errors: list[str] = []
+        for row in journal.session_knobs(self.conn, session["id"]):
+            try:
+                step = self._revert_step(row, md)
+            except (OSError, ValueError) as error:  # one knob never stops the others
+                errors.append(f"{row['key']}: cannot revert: {error}")
+                continue
+            if step is None:
+                gone.append(row["key"])
+            else:
+                steps.append(step)
+        restored: list[dict[str, Any]] = []
         for change in write_order(steps):
             try:
                 if change.from_value != change.to_value:
-                    self._write(change, change.to_value)
+                    self._write(change, change.to_value, restoring=True)
                 self._verify(change, change.to_value)
                 restored.append(
                     {"key": change.key, "from": change.from_value, "to": change.to_value}
@@ -242,6 +249,25 @@ class Applier:
             return not self.host.has_block_device(target or "")
         return False
 
+    def _revert_step(self, row: sqlite3.Row, md: mdstat.MdStat) -> Change | None:
+        """The write that puts one journaled knob back, from what the kernel shows now; None
+        when its array or disk is gone."""
+        if row["knob"] not in CATALOGUE:
+            raise ValueError(f"{row['knob']!r} is not in this version's catalogue")
+        knob = CATALOGUE[row["knob"]]
+        current = read_knob(self.host, knob, row["target"])
+        if current is None and self._target_gone(knob, row["target"], md):
+            return None
+        return Change(
+            row["key"],
+            row["knob"],
+            row["target"],
+            knob.unit,
+            row["desired"] if current is None else current,
+            self._revert_target(row, md),
+            "",
+        )
+
     def _revert_target(self, row: sqlite3.Row, md: mdstat.MdStat) -> str:
         """The journaled original, unless md itself needs more now (new geometry, a reshape)."""
         original: str = row["original"]
@@ -259,7 +285,7 @@ class Applier:
             original,
             array.name,
         )
-        return CATALOGUE[row["knob"]].validate(floor)
+        return str(floor)
 
     def _crash_point(self, where: str) -> None:
         """Tests kill the real server here (MDBOOST_TEST_CRASH_AT) to prove crash safety."""

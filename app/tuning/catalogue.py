@@ -50,6 +50,21 @@ class Knob:
             raise ValueError(f"{self.name}: {number} is not a multiple of {self.step}")
         return str(number)
 
+    def restorable(self, value: str | int) -> str:
+        """A value the kernel itself showed (an original, md's floor), as it will be written back.
+
+        No range or step check: the kernel held it, so putting it back is always allowed (issue 13:
+        a read_ahead_kb of 131072 that was there before mdboost must go back). Only its form is
+        checked, so nothing but a number or 'system' is ever written.
+        """
+        text = str(value).strip()
+        if self.accepts_system and text == SYSTEM:
+            return SYSTEM
+        try:
+            return str(int(text))
+        except ValueError:
+            raise ValueError(f"{self.name}: {text[:30]!r} is not an integer") from None
+
     def normalise(self, raw: str) -> str:
         """What the kernel file says, in the form we journal and compare: '256', 'system'."""
         if self.accepts_system:

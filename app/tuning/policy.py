@@ -102,3 +102,5 @@ class Policy:
                 applier.revert("mdboost stopped (MDBOOST_REVERT_ON_EXIT)", wait=True)
             except (Busy, TuningFailed) as error:
                 log.error("could not revert at exit: %s", error)
+            except Exception:  # the shutdown must still close the database and exit
+                log.exception("could not revert at exit")

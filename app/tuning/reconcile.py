@@ -10,7 +10,19 @@ log = logging.getLogger(__name__)
 
 
 def reconcile(applier: Applier, policy: Policy) -> str | None:
-    """Resume or revert a session left open by a stop or crash; returns what it did."""
+    """Resume or revert a session left open by a stop or crash; returns what it did.
+
+    Never raises: a start-up that fails here would crash-loop under `restart: unless-stopped`
+    (issue 13), and the open session would stay open anyway.
+    """
+    try:
+        return _reconcile(applier, policy)
+    except Exception:
+        log.exception("reconciling the tuning journal failed; mdboost starts anyway")
+        return "failed"
+
+
+def _reconcile(applier: Applier, policy: Policy) -> str | None:
     session = journal.open_session(applier.conn)
     if session is None:
         return None

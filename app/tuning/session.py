@@ -12,14 +12,14 @@ def knob_states(host: Host, conn: sqlite3.Connection, session: sqlite3.Row) -> l
     """One entry per journaled knob; `drift` when the kernel no longer holds what mdboost set."""
     states = []
     for row in journal.session_knobs(conn, session["id"]):
-        knob = CATALOGUE[row["knob"]]
-        current = read_knob(host, knob, row["target"])
+        knob = CATALOGUE.get(row["knob"])  # None: journaled by a version that knew another knob
+        current = read_knob(host, knob, row["target"]) if knob else None
         states.append(
             {
                 "key": row["key"],
                 "knob": row["knob"],
                 "target": row["target"],
-                "unit": knob.unit,
+                "unit": knob.unit if knob else "",
                 "original": row["original"],
                 "desired": row["desired"],
                 "current": current,

@@ -16,4 +16,6 @@ def healthz(request: Request) -> dict[str, Any]:
         "simulated": request.app.state.settings.demo,
         "last_sample_error": latest.error,
         "tuning_writable": request.app.state.tuning_access.writable,
+        # What start-up did with a tuning session a stop or crash left open (None: there was none).
+        "reconcile": request.app.state.reconcile,
     }

@@ -1,0 +1,122 @@
+"""Issue 13: whatever the kernel held before, revert puts it back; one bad knob never stops the rest."""
+
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from app.tuning import view as tuning_view
+from app.tuning.apply import TuningFailed, write_order
+from tests.kernel_tree import KernelTree, idle_box, mdstat_text, raid1, syncing_box
+from tests.tuning.tuners import make_tuner, user_preset
+
+READ_AHEAD = "sys/block/md2/queue/read_ahead_kb"
+HUGE_READ_AHEAD = "131072"  # the kernel takes it; the catalogue's range stops at 65536
+
+
+@pytest.fixture
+def box(tree: KernelTree) -> KernelTree:
+    syncing_box(tree)
+    tree.write(READ_AHEAD, HUGE_READ_AHEAD)
+    return tree
+
+
+def test_an_original_outside_the_catalogue_range_is_put_back(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("balanced")
+    assert box.read(READ_AHEAD) == "4096\n"
+    restored = {r["key"]: r["to"] for r in tuner.revert()["restored"]}
+    assert restored["read_ahead_kb@md2"] == HUGE_READ_AHEAD
+    assert box.read(READ_AHEAD) == HUGE_READ_AHEAD + "\n"
+    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+
+
+def test_a_rollback_puts_back_an_original_outside_the_range(box, tmp_path):
+    idle_box(box)
+    box.write(READ_AHEAD, HUGE_READ_AHEAD)
+    user_preset(
+        tmp_path,
+        "two",
+        'summary = "two"\n[knobs.read_ahead_kb]\nvalue = 4096\nreason = "x"\n'
+        '[knobs.group_thread_cnt]\nvalue = 4\nreason = "x"\n',
+    )
+    tuner = make_tuner(box, tmp_path)
+    order = [c.key for c in write_order(list(tuner.plan("two").changes))]
+    assert order == ["read_ahead_kb@md2", "group_thread_cnt@md2"]
+    failing = box.sys / "block/md2/md/group_thread_cnt"
+    failing.unlink()
+    failing.symlink_to("/sys/devices/system/cpu/kernel_max")  # the kernel answers EACCES
+    with pytest.raises(TuningFailed) as failure:
+        tuner.apply("two")
+    assert failure.value.rolled_back == ["read_ahead_kb@md2"]
+    assert failure.value.rollback_errors == []
+    assert box.read(READ_AHEAD) == HUGE_READ_AHEAD + "\n"
+
+
+def test_md_own_floor_above_the_catalogue_range_is_kept(tree, tmp_path):
+    """A 16 MiB chunk on 3 data disks: md keeps read-ahead at 2 stripes = 98304 KiB."""
+    syncing_box(tree)
+    tuner = make_tuner(tree, tmp_path)
+    tuner.apply("boost")
+    big_chunks = (
+        "md2 : active raid5 sda5[0] sdb5[1] sdc5[2] sdd5[3]\n"
+        "      5860484352 blocks super 1.2 level 5, 16384k chunk, algorithm 2 [4/4] [UUUU]\n"
+    )
+    tree.mdstat(mdstat_text(big_chunks, raid1()))
+    tree.md("md2", stripe_cache_size="16384", group_thread_cnt="0")
+    restored = {r["key"]: r["to"] for r in tuner.revert()["restored"]}
+    assert restored["read_ahead_kb@md2"] == "98304"
+    assert tree.read(READ_AHEAD) == "98304\n"
+
+
+def retire_a_knob(tuner) -> None:
+    """A journaled knob this version no longer knows (as after a downgrade)."""
+    session = tuner.conn.execute("SELECT id FROM tuning_sessions WHERE ended IS NULL").fetchone()
+    tuner.conn.execute(
+        "INSERT INTO tuning_knobs (session_id, key, knob, target, original, desired)"
+        " VALUES (?, 'retired@md2', 'retired', 'md2', '1', '2')",
+        (session["id"],),
+    )
+
+
+def test_one_knob_that_cannot_be_reverted_does_not_stop_the_others(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("boost")
+    retire_a_knob(tuner)
+    with pytest.raises(TuningFailed) as failure:
+        tuner.revert()
+    assert "retired@md2" in failure.value.message
+    assert box.read(READ_AHEAD) == HUGE_READ_AHEAD + "\n"
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
+    assert tuning_view.status(tuner, tuner.conn)["active"] is True  # the failure stays visible
+
+
+def app_settings(tree: KernelTree, tmp_path: Path) -> Settings:
+    return Settings(
+        proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "mdboost.db", max_cache_mb=1024
+    )
+
+
+def test_start_up_reverts_an_out_of_range_original_instead_of_crashing(box, tmp_path):
+    make_tuner(box, tmp_path).apply("boost")
+    idle_box(box)  # the reshape finished while mdboost was down: start-up reverts
+    box.md("md2", stripe_cache_size="16384", group_thread_cnt="0")
+    box.write(READ_AHEAD, "32768")
+    with TestClient(create_app(app_settings(box, tmp_path))) as client:
+        assert client.get("/api/tuning").json()["active"] is False
+        assert client.get("/healthz").json()["reconcile"] == "reverted"
+    assert box.read(READ_AHEAD) == HUGE_READ_AHEAD + "\n"
+
+
+def test_start_up_survives_a_revert_that_fails_and_says_so(box, tmp_path):
+    tuner = make_tuner(box, tmp_path)
+    tuner.apply("boost")
+    retire_a_knob(tuner)
+    idle_box(box)
+    box.md("md2", stripe_cache_size="16384", group_thread_cnt="0")
+    with TestClient(create_app(app_settings(box, tmp_path))) as client:
+        assert client.get("/healthz").json()["reconcile"] == "revert failed"
+        assert client.get("/api/tuning").json()["active"] is True
+    assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
