@@ -32,6 +32,23 @@ class Busy(Exception):
     """Another apply or revert is running."""
 
 
+class JournalUnavailable(Exception):
+    """The tuning journal (SQLite) cannot be written, most likely because its disk is full."""
+
+
+@dataclass
+class UnrecordedRevert:
+    """A revert the kernel has seen but the journal has not yet: written when the disk has room."""
+
+    session_id: int
+    op_id: int | None  # None: even the revert's start could not be journaled
+    reason: str
+    restored: list[dict[str, Any]]
+    gone: list[str]
+    started: float
+    finished: float
+
+
 @dataclass
 class TuningFailed(Exception):
     """A kernel write or read-back failed; what this operation wrote was put back."""
@@ -86,6 +103,8 @@ class Applier:
         # each tick, so an apply waits for it rather than failing (seen in CI as a stray 409).
         self.operation = threading.Lock()
         self.lock = threading.Lock()
+        # A revert done in the kernel whose journal write failed (disk full); held by `lock`.
+        self.unrecorded: UnrecordedRevert | None = None
 
     @contextmanager
     def exclusive(self, wait: bool) -> Iterator[None]:
@@ -96,11 +115,41 @@ class Applier:
             if not self.lock.acquire(timeout=LOCK_WAIT_S):
                 raise Busy("the sampler's tuning check did not finish in time")
             try:
+                self.record_unrecorded()
                 yield
             finally:
                 self.lock.release()
         finally:
             self.operation.release()
+
+    def awaiting_record(self, session_id: int) -> bool:
+        """True when this session's originals are back in the kernel and only its record waits."""
+        pending = self.unrecorded
+        return pending is not None and pending.session_id == session_id
+
+    def record_unrecorded(self) -> None:
+        """Journal a revert that found the disk full, once it has room; the caller holds `lock`."""
+        pending = self.unrecorded
+        if pending is None:
+            return
+        try:
+            journal.finish_revert(
+                self.conn,
+                pending.session_id,
+                pending.op_id,
+                pending.reason,
+                pending.restored,
+                [],
+                pending.started,
+                pending.finished,
+                pending.gone,
+            )
+        except sqlite3.Error:
+            return  # still no room: the next tick tries again
+        self.unrecorded = None
+        log.info(
+            "journaled the revert of session %d, which waited for disk space", pending.session_id
+        )
 
     # ---- apply
     def apply(self, name: str, plan: Plan) -> dict[str, Any]:
@@ -109,7 +158,15 @@ class Applier:
         if not changes:
             return {"ok": True, "op_id": None, "plan": plan.to_json(), "applied": []}
         now = self.clock()
-        session_id, op_id = journal.begin_apply(self.conn, name, list(plan.arrays), changes, now)
+        try:
+            session_id, op_id = journal.begin_apply(
+                self.conn, name, list(plan.arrays), changes, now
+            )
+        except sqlite3.Error as error:
+            raise JournalUnavailable(
+                f"nothing was changed: the originals must be journaled first, and the tuning "
+                f"journal cannot be written ({error})"
+            ) from None
         self._crash_point("after_journal")
         written: list[Change] = []
         try:
@@ -126,9 +183,18 @@ class Applier:
             journal.abandon_apply(self.conn, session_id, op_id, failure.message, self.clock())
             log.error("apply %s failed and was rolled back: %s", name, failure.message)
             raise
-        journal.finish_apply(
-            self.conn, session_id, op_id, name, list(plan.arrays), changes, self.clock()
-        )
+        try:
+            journal.finish_apply(
+                self.conn, session_id, op_id, name, list(plan.arrays), changes, self.clock()
+            )
+        except sqlite3.Error as error:
+            # An apply the journal does not know of must not stay in the kernel.
+            unjournaled = TuningFailed(f"the tuning journal cannot be written ({error})")
+            self._roll_back(changes, unjournaled)
+            log.error("apply %s rolled back: %s", name, unjournaled.message)
+            raise JournalUnavailable(
+                f"{name} was taken back out of the kernel: {unjournaled.message}"
+            ) from None
         log.info("applied %s to %s: %d knobs", name, ", ".join(plan.arrays), len(changes))
         return {
             "ok": True,
@@ -192,8 +258,19 @@ class Applier:
         session = journal.open_session(self.conn)
         if session is None:
             return {"ok": True, "restored": [], "detail": "nothing to revert"}
-        now = self.clock()
-        op_id = journal.begin_revert(self.conn, session["id"], reason, now)
+        if self.awaiting_record(session["id"]):
+            raise JournalUnavailable(_unrecorded_message(self.unrecorded, "still"))
+        started = self.clock()
+        op_id: int | None
+        try:
+            op_id = journal.begin_revert(self.conn, session["id"], reason, started)
+        except sqlite3.Error as error:
+            # The originals are on disk already: put the kernel back first, record it later.
+            log.error(
+                "cannot journal the start of a revert (%s); reverting the kernel anyway", error
+            )
+            op_id = None
+        self._crash_point("revert_after_journal")
         try:
             md = arrays.current(self.host)
         except (OSError, ValueError) as error:  # no floors then, but the originals still go back
@@ -217,6 +294,7 @@ class Applier:
             try:
                 if change.from_value != change.to_value:
                     self._write(change, change.to_value, restoring=True)
+                    self._crash_point("revert_mid_write")
                 self._verify(change, change.to_value)
                 restored.append(
                     {"key": change.key, "from": change.from_value, "to": change.to_value}
@@ -230,9 +308,28 @@ class Applier:
                 "%s: the array or disk is gone (stopped or removed); counted as restored",
                 ", ".join(gone),
             )
-        journal.finish_revert(
-            self.conn, session["id"], op_id, reason, restored, errors, self.clock(), gone
-        )
+        self._crash_point("revert_after_write")
+        try:
+            op_id = journal.finish_revert(
+                self.conn,
+                session["id"],
+                op_id,
+                reason,
+                restored,
+                errors,
+                started,
+                self.clock(),
+                gone,
+            )
+        except sqlite3.Error as error:
+            if errors:
+                errors.append(f"and the tuning journal cannot be written ({error})")
+            else:
+                self.unrecorded = UnrecordedRevert(
+                    session["id"], op_id, reason, restored, gone, started, self.clock()
+                )
+                log.error("reverted %d knobs, but cannot journal it: %s", len(restored), error)
+                raise JournalUnavailable(_unrecorded_message(self.unrecorded, str(error))) from None
         if errors:
             log.error(
                 "revert (%s) incomplete; the session stays open: %s", reason, "; ".join(errors)
@@ -292,3 +389,11 @@ class Applier:
         if self.settings.test_crash_at == where:
             log.warning("MDBOOST_TEST_CRASH_AT=%s: killing this process now", where)
             os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _unrecorded_message(pending: UnrecordedRevert | None, why: str) -> str:
+    count = len(pending.restored) if pending else 0
+    return (
+        f"the kernel holds the original values again ({count} knobs), but the tuning journal "
+        f"cannot record that revert ({why}): mdboost records it as soon as the disk has room"
+    )

@@ -144,33 +144,41 @@ def abandon_apply(
 
 def begin_revert(conn: sqlite3.Connection, session_id: int, reason: str, now: float) -> int:
     with db.write_transaction(conn):
-        conn.execute(
-            "UPDATE tuning_ops SET state = 'failed', finished = ?, error = ? "
-            "WHERE session_id = ? AND state = 'in_progress'",
-            (now, "interrupted: mdboost stopped before it finished", session_id),
-        )
-        op_id = conn.execute(
-            "INSERT INTO tuning_ops (session_id, kind, started, state, error)"
-            " VALUES (?, 'revert', ?, 'in_progress', ?)",
-            (session_id, now, reason),
-        ).lastrowid
-        assert op_id is not None
+        return _insert_revert(conn, session_id, reason, now)
+
+
+def _insert_revert(conn: sqlite3.Connection, session_id: int, reason: str, now: float) -> int:
+    conn.execute(
+        "UPDATE tuning_ops SET state = 'failed', finished = ?, error = ? "
+        "WHERE session_id = ? AND state = 'in_progress'",
+        (now, "interrupted: mdboost stopped before it finished", session_id),
+    )
+    op_id = conn.execute(
+        "INSERT INTO tuning_ops (session_id, kind, started, state, error)"
+        " VALUES (?, 'revert', ?, 'in_progress', ?)",
+        (session_id, now, reason),
+    ).lastrowid
+    assert op_id is not None
     return op_id
 
 
 def finish_revert(
     conn: sqlite3.Connection,
     session_id: int,
-    op_id: int,
+    op_id: int | None,
     reason: str,
     restored: list[dict[str, Any]],
     errors: list[str],
+    started: float,
     now: float,
     gone: list[str] | None = None,
-) -> None:
-    """End a revert; knobs whose array or disk is `gone` leave the session even if it stays open."""
+) -> int:
+    """Record a revert's outcome; knobs whose array or disk is `gone` leave the session even if
+    it stays open. `op_id` None: the revert's start was never journaled (disk full)."""
     gone = gone or []
     with db.write_transaction(conn):
+        if op_id is None:
+            op_id = _insert_revert(conn, session_id, reason, started)
         state = "failed" if errors else "done"
         changes = restored + [{"key": key, "gone": True} for key in gone]
         conn.execute(
@@ -182,7 +190,7 @@ def finish_revert(
             [(session_id, key) for key in gone],
         )
         if errors:
-            return
+            return op_id
         conn.execute(
             "UPDATE tuning_sessions SET ended = ?, end_reason = ? WHERE id = ?",
             (now, reason, session_id),
@@ -194,6 +202,7 @@ def finish_revert(
             run = history.open_run(conn, array) or _last_run(conn, array)
             detail = {"op_id": op_id, "reason": reason, "restored": len(restored)}
             add_event(conn, now, array, run["id"] if run else None, "revert", detail)
+    return op_id
 
 
 def _last_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:

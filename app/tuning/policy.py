@@ -11,7 +11,7 @@ import sqlite3
 from app.live import arrays
 from app.store import db, history
 from app.tuning import effects, journal, session
-from app.tuning.apply import Applier, Busy, TuningFailed
+from app.tuning.apply import Applier, Busy, JournalUnavailable, TuningFailed
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +28,8 @@ class Policy:
         applier = self.applier
         if at_start and journal.unfinished_ops(applier.conn):
             return "mdboost stopped in the middle of an apply or revert"
+        if at_start and _nothing_left_to_resume(applier, open_session):
+            return "no knob holds what mdboost set (a revert the journal could not record?)"
         hours = applier.settings.boost_hours
         if hours is not None and applier.clock() - open_session["started"] >= hours * 3600:
             return f"MDBOOST_BOOST_HOURS={hours:g} elapsed"
@@ -55,13 +57,18 @@ class Policy:
         if applier.operation.locked() or not applier.lock.acquire(blocking=False):
             return
         try:
+            applier.record_unrecorded()
             open_session = journal.open_session(applier.conn)
+            if open_session is not None and applier.awaiting_record(open_session["id"]):
+                return
             why = self.revert_reason(open_session) if open_session is not None else None
             if open_session is not None and why is not None:
                 try:
                     applier.revert_locked(why)
                 except TuningFailed as error:
                     log.warning("automatic revert failed, will retry: %s", error.message)
+                except JournalUnavailable as error:
+                    log.warning("automatic revert: %s", error)
             elif open_session is not None:
                 self._note_drift(open_session)
             effects.settle(applier.conn, applier.settings.effect_minutes * 60, applier.clock())
@@ -100,7 +107,14 @@ class Policy:
         if applier.settings.revert_on_exit and journal.open_session(applier.conn) is not None:
             try:
                 applier.revert("mdboost stopped (MDBOOST_REVERT_ON_EXIT)", wait=True)
-            except (Busy, TuningFailed) as error:
+            except (Busy, TuningFailed, JournalUnavailable) as error:
                 log.error("could not revert at exit: %s", error)
             except Exception:  # the shutdown must still close the database and exit
                 log.exception("could not revert at exit")
+
+
+def _nothing_left_to_resume(applier: Applier, open_session: sqlite3.Row) -> bool:
+    """Every knob of the session reads something other than what mdboost set: e.g. the kernel
+    was put back at SIGTERM while the disk was full, so the journal still calls it open."""
+    knobs = session.knob_states(applier.host, applier.conn, open_session)
+    return bool(knobs) and all(k["current"] is not None and k["drift"] for k in knobs)

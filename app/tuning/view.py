@@ -17,6 +17,9 @@ from app.tuning.tuner import Tuner
 
 def status(tuner: Tuner, conn: sqlite3.Connection) -> dict[str, Any]:
     session = journal.open_session(conn)
+    unrecorded = session is not None and tuner.applier.awaiting_record(session["id"])
+    if unrecorded:
+        session = None  # the kernel has the originals; only the journal's record waits
     md = arrays.current(tuner.host)
     budget = budget_mib(tuner.host, tuner.settings.max_cache_mb)
     return {
@@ -24,6 +27,8 @@ def status(tuner: Tuner, conn: sqlite3.Connection) -> dict[str, Any]:
         "preset": session["preset"] if session else None,
         "session": dict(session) | {"arrays": json.loads(session["arrays"])} if session else None,
         "busy": tuner.operation.locked(),
+        # A revert done in the kernel that the journal could not record yet (disk full).
+        "unrecorded_revert": unrecorded,
         "knobs": knob_states(tuner.host, conn, session) if session else [],
         "effects": effects.recent(conn, tuner.settings.effect_minutes * 60, tuner.clock()),
         "ram": {

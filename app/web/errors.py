@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
-from app.tuning.apply import Busy, TuningFailed
+from app.tuning.apply import Busy, JournalUnavailable, TuningFailed
 from app.tuning.plan import ArrayFailed, PlanError
 from app.tuning.presets import UnknownPreset
 
@@ -86,6 +86,10 @@ def call_tuning(action: Callable[..., dict[str, Any]], *args: Any) -> dict[str, 
         raise fastapi.HTTPException(409, detail={"message": str(error), "busy": True}) from None
     except TuningFailed as error:
         raise fastapi.HTTPException(409, detail=error.to_json()) from None
+    except JournalUnavailable as error:
+        raise fastapi.HTTPException(
+            503, detail={"message": str(error)}, headers={"Retry-After": "60"}
+        ) from None
 
 
 def install(app: FastAPI) -> None:

@@ -8,8 +8,9 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.main import create_app
 from app.tuning import view as tuning_view
-from app.tuning.apply import TuningFailed, write_order
-from tests.kernel_tree import KernelTree, idle_box, mdstat_text, raid1, syncing_box
+from app.tuning.apply import JournalUnavailable, TuningFailed, write_order
+from tests.kernel_tree import KernelTree, act_like_md, idle_box, mdstat_text, raid1, syncing_box
+from tests.server import tree_server, wait_for
 from tests.tuning.tuners import make_tuner, user_preset
 
 READ_AHEAD = "sys/block/md2/queue/read_ahead_kb"
@@ -120,3 +121,63 @@ def test_start_up_survives_a_revert_that_fails_and_says_so(box, tmp_path):
         assert client.get("/healthz").json()["reconcile"] == "revert failed"
         assert client.get("/api/tuning").json()["active"] is True
     assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
+
+
+def test_a_full_disk_reverts_the_kernel_first_and_journals_when_space_returns(tree, small_disk):
+    syncing_box(tree)
+    before = tree.snapshot()
+    tuner = make_tuner(tree, small_disk.path)
+    tuner.apply("boost")
+    small_disk.fill()
+    with pytest.raises(JournalUnavailable, match="database or disk is full"):
+        tuner.revert()
+    act_like_md(tree, before)
+    assert tree.snapshot() == before  # the kernel first, whatever the journal says
+    status = tuning_view.status(tuner, tuner.conn)
+    assert status["active"] is False and status["unrecorded_revert"] is True
+    with pytest.raises(JournalUnavailable, match="nothing was changed"):
+        tuner.apply("boost")  # no apply whose originals cannot be journaled first
+    with pytest.raises(JournalUnavailable, match="still"):
+        tuner.revert()
+    assert tree.snapshot() == before
+    small_disk.free()
+    tuner.on_tick()  # the sampler's tick journals it once there is room
+    ended = tuner.conn.execute("SELECT ended, end_reason FROM tuning_sessions").fetchone()
+    assert ended["ended"] is not None and ended["end_reason"] == "requested"
+    assert tuning_view.status(tuner, tuner.conn)["unrecorded_revert"] is False
+    assert tuner.apply("boost")["ok"] is True
+
+
+def test_on_a_full_disk_the_server_answers_503_and_sigterm_still_reverts(
+    tree, tmp_path, small_disk
+):
+    syncing_box(tree)
+    before = tree.snapshot()
+    on_small_disk = {
+        "MDBOOST_DB": str(small_disk.path / "mdboost.db"),
+        "MDBOOST_API_TOKEN": "test-token-for-tuning-tests",
+    }
+    with tree_server(tree, tmp_path, **on_small_disk) as server:
+        assert server.request("POST", "/api/boost", {"on": True})[0] == 200
+        small_disk.fill()
+        status, answer = server.request("POST", "/api/revert", {})
+        assert status == 503, answer
+        assert "database or disk is full" in answer["detail"]["message"]
+        assert "original values again" in answer["detail"]["message"]
+        act_like_md(tree, before)
+        assert tree.snapshot() == before
+        small_disk.free()
+        wait_for(lambda: server.get("/api/tuning")["unrecorded_revert"] is False, 10, "the record")
+        assert server.get("/api/tuning")["active"] is False
+        assert server.request("POST", "/api/boost", {"on": True})[0] == 200
+        small_disk.fill()
+    # SIGTERM (MDBOOST_REVERT_ON_EXIT) with the disk still full: the kernel goes back anyway.
+    act_like_md(tree, before)
+    assert tree.snapshot() == before
+    log = (tmp_path / "server.log").read_text()
+    assert "cannot journal it: database or disk is full" in log
+    small_disk.free()
+    # Start-up records what SIGTERM could not.
+    with tree_server(tree, tmp_path, **on_small_disk) as again:
+        assert again.get("/api/tuning")["active"] is False
+        assert again.get("/healthz")["reconcile"] == "reverted"
