@@ -2,18 +2,21 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.web import auth
 from app.web.deps import ClockDep, DbDep, RowId
-from app.web.security import AdminDep, password_configured
+from app.web.security import AdminDep, password_configured, same_origin
 from app.web.templating import render_page
 
 router = APIRouter(tags=["auth"])
 
 Password = Annotated[str, Form(max_length=1024)]
+# Form posts from a page on another site are refused: it must not claim the one-time set-up,
+# sign the admin in or out, or make tokens (issue 13).
+SAME_ORIGIN = [Depends(same_origin)]
 
 
 def _client(request: Request) -> str:
@@ -53,7 +56,9 @@ def login_page(request: Request, conn: DbDep) -> Response:
     return render_page(request, "login.html", {"error": None})
 
 
-@router.post("/login", response_class=HTMLResponse, include_in_schema=False)
+@router.post(
+    "/login", response_class=HTMLResponse, include_in_schema=False, dependencies=SAME_ORIGIN
+)
 def login(request: Request, conn: DbDep, clock: ClockDep, password: Password) -> Response:
     throttle: auth.LoginThrottle = request.app.state.login_throttle
     wait = throttle.retry_after(_client(request))
@@ -73,7 +78,7 @@ def login(request: Request, conn: DbDep, clock: ClockDep, password: Password) ->
     return _logged_in(request, conn, clock)
 
 
-@router.post("/logout", include_in_schema=False)
+@router.post("/logout", include_in_schema=False, dependencies=SAME_ORIGIN)
 def logout(request: Request, conn: DbDep) -> Response:
     cookie = request.cookies.get(auth.SESSION_COOKIE)
     if cookie:
@@ -90,7 +95,9 @@ def setup_page(request: Request, conn: DbDep) -> Response:
     return render_page(request, "setup.html", {"error": None})
 
 
-@router.post("/setup", response_class=HTMLResponse, include_in_schema=False)
+@router.post(
+    "/setup", response_class=HTMLResponse, include_in_schema=False, dependencies=SAME_ORIGIN
+)
 def setup(
     request: Request, conn: DbDep, clock: ClockDep, password: Password, confirm: Password
 ) -> Response:
@@ -119,7 +126,12 @@ def account_page(request: Request, conn: DbDep, admin: AdminDep) -> Response:
     )
 
 
-@router.post("/account/tokens", response_class=HTMLResponse, include_in_schema=False)
+@router.post(
+    "/account/tokens",
+    response_class=HTMLResponse,
+    include_in_schema=False,
+    dependencies=SAME_ORIGIN,
+)
 def account_new_token(
     request: Request,
     conn: DbDep,
@@ -135,7 +147,7 @@ def account_new_token(
     )
 
 
-@router.post("/account/tokens/{token_id}/revoke", include_in_schema=False)
+@router.post("/account/tokens/{token_id}/revoke", include_in_schema=False, dependencies=SAME_ORIGIN)
 def account_revoke_token(
     token_id: RowId, conn: DbDep, clock: ClockDep, admin: AdminDep
 ) -> Response:
