@@ -2,9 +2,10 @@
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.resources import data_dir
 
@@ -42,9 +43,20 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None  # for API clients: Authorization: Bearer <token>
     read_requires_login: bool = False  # also require login to read the page and GET endpoints
     max_body_bytes: int = Field(default=65536, gt=0)
+    # Host names the page may be opened by, besides IP addresses, localhost, this machine's own
+    # names and *.local: the DNS-rebinding guard (issue 13). Comma-separated; *.example.org
+    # allows a whole domain.
+    allowed_hosts: Annotated[list[str], NoDecode] = []
 
     # Crash-safety tests only: the server kills itself at this point of an apply.
     test_crash_at: str | None = None
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        return (
+            [n.strip() for n in value.split(",") if n.strip()] if isinstance(value, str) else value
+        )
 
     @property
     def data_dir(self) -> Path:

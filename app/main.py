@@ -17,6 +17,7 @@ from app.store import db
 from app.tuning.tuner import Tuner
 from app.web import errors
 from app.web.auth import LoginThrottle
+from app.web.hosts import HostAllowList, HostGuard
 from app.web.routes import arrays, auth, forecast, health, pages, runs, tuning
 from app.web.security import GuardMiddleware, require_reader
 
@@ -62,6 +63,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     app.state.host = Host(settings.proc_root, settings.sys_root)
     app.state.clock = sim.clock if sim is not None else time.time
     app.state.login_throttle = LoginThrottle()
+    app.add_middleware(HostGuard, allowed=HostAllowList(settings.allowed_hosts))
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes)
     errors.install(app)
     for module in (health, auth):

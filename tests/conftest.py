@@ -11,6 +11,12 @@ from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree, syncing_box
 
 
+@pytest.fixture(autouse=True)
+def allow_the_test_client_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Starlette's TestClient sends `Host: testserver`: allow that name in tests only."""
+    monkeypatch.setenv("MDBOOST_ALLOWED_HOSTS", "testserver")
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> KernelTree:
     return KernelTree(tmp_path / "kernel")

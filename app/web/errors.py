@@ -28,7 +28,8 @@ def _wants_page(request: Request) -> bool:
     )
 
 
-def _page(status: int, message: str) -> HTMLResponse:
+def error_page(status: int, message: str) -> HTMLResponse:
+    """A readable page for people: the status and the message, escaped."""
     text = html.escape(message)
     body = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -52,14 +53,14 @@ async def on_http_error(request: Request, error: Exception) -> Response:
     if _wants_page(request) and not request.headers.get("hx-request"):
         if error.status_code == 401:
             return RedirectResponse("/login", status_code=303)
-        return _page(error.status_code, message_of(error.detail))
+        return error_page(error.status_code, message_of(error.detail))
     return await http_exception_handler(request, error)
 
 
 async def on_validation_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, RequestValidationError)
     if _wants_page(request) and not request.headers.get("hx-request"):
-        return _page(422, "; ".join(str(e.get("msg", e)) for e in error.errors()))
+        return error_page(422, "; ".join(str(e.get("msg", e)) for e in error.errors()))
     return await request_validation_exception_handler(request, error)
 
 
@@ -67,7 +68,7 @@ async def on_crash(request: Request, error: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     message = "internal error: the details are in mdboost's log"
     if _wants_page(request):
-        return _page(500, message)
+        return error_page(500, message)
     return Response(f'{{"detail": "{message}"}}', status_code=500, media_type="application/json")
 
 

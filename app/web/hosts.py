@@ -1,0 +1,94 @@
+"""The Host allow-list: a guard against DNS rebinding (issue 13).
+
+A page on evil.example can point its own name at the NAS's LAN address; the browser then sends
+`Host: evil.example` and treats the answers as same-origin, so the page could read the API and
+pass the same-origin check. mdboost answers only to names that cannot be rebound like that: IP
+literals, localhost, this machine's own names, mDNS `*.local`, and MDBOOST_ALLOWED_HOSTS.
+"""
+
+import functools
+import ipaddress
+import socket
+
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.web.errors import error_page
+
+LOOPBACK_NAMES = ("localhost",)
+ALWAYS_ALLOWED_SUFFIXES = (".local", ".localhost")  # mDNS (DSM announces NAME.local); loopback
+
+
+@functools.cache
+def own_names() -> frozenset[str]:
+    """This machine's host name and fully qualified name, looked up once per process."""
+    return frozenset(n.lower().rstrip(".") for n in (socket.gethostname(), socket.getfqdn()) if n)
+
+
+def host_name(header: str) -> str | None:
+    """The name or address in a Host header without its port; None when it is malformed."""
+    header = header.strip().lower()
+    if header.startswith("["):  # [IPv6]:port
+        inside, bracket, rest = header[1:].partition("]")
+        if not bracket or (rest and not (rest.startswith(":") and rest[1:].isdigit())):
+            return None
+        return inside
+    name, colon, port = header.partition(":")
+    if colon and not port.isdigit():
+        return None
+    return name.rstrip(".")
+
+
+def is_ip_literal(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class HostAllowList:
+    """Which Host headers mdboost answers to; `configured` is MDBOOST_ALLOWED_HOSTS."""
+
+    def __init__(self, configured: list[str]) -> None:
+        names = [n.strip().lower().rstrip(".") for n in configured if n.strip()]
+        self.exact = {*LOOPBACK_NAMES, *own_names(), *(n for n in names if not n.startswith("*."))}
+        self.suffixes = (*ALWAYS_ALLOWED_SUFFIXES, *(n[1:] for n in names if n.startswith("*.")))
+
+    def allows(self, header: str | None) -> bool:
+        name = host_name(header) if header else None
+        if not name:
+            return False
+        return is_ip_literal(name) or name in self.exact or name.endswith(self.suffixes)
+
+
+class HostGuard:
+    """Answers 403, saying how to allow the name, to any request whose Host is not allowed."""
+
+    def __init__(self, app: ASGIApp, allowed: HostAllowList) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", []))
+        raw = headers.get(b"host")
+        header = raw.decode("latin-1") if raw is not None else None
+        if self.allowed.allows(header):
+            await self.app(scope, receive, send)
+            return
+        shown = repr(header[:100]) if header is not None else "(none)"
+        message = (
+            f"mdboost does not answer to the host name {shown} (a guard against DNS rebinding). "
+            "Open it by the NAS's IP address or a name ending in .local, or add this name to "
+            "MDBOOST_ALLOWED_HOSTS (comma-separated, *.example.org for a whole domain) and "
+            "restart mdboost."
+        )
+        response: Response
+        if not scope["path"].startswith("/api/") and b"text/html" in headers.get(b"accept", b""):
+            response = error_page(403, message)
+        else:
+            response = JSONResponse({"detail": message}, status_code=403)
+        await response(scope, receive, send)

@@ -1,0 +1,88 @@
+"""Issue 13: the Host allow-list stops DNS rebinding; the names a NAS is really opened by pass."""
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+from app.web.hosts import HostAllowList, host_name
+from tests.kernel_tree import KernelTree, mdstat_text, raid5
+
+
+@pytest.fixture
+def client(tree: KernelTree, tmp_path: Path) -> Iterator[TestClient]:
+    tree.mdstat(mdstat_text(raid5()))
+    tree.md("md2")
+    settings = Settings(
+        proc_root=tree.proc,
+        sys_root=tree.sys,
+        db=tmp_path / "mdboost.db",
+        allowed_hosts="mdboost.example.org,*.home.arpa",
+    )
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "192.168.1.20:8080",
+        "192.168.1.20",
+        "[fe80::1]:8080",
+        "[::1]",
+        "localhost:8080",
+        "LOCALHOST",
+        "diskstation.local:8080",
+        "DiskStation.local.",
+        socket.gethostname(),
+        "mdboost.example.org",
+        "nas.home.arpa:8080",
+    ],
+)
+def test_the_names_a_nas_is_opened_by_are_allowed(client, host):
+    assert client.get("/api/arrays", headers={"host": host}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example:8080",
+        "evil.example",
+        "mdboost.example.org.evil.example",
+        "192.168.1.20.evil.example",
+        "local",
+        "evillocal",
+        "home.arpa",
+        "[fe80::1",
+        "192.168.1.20:80x",
+        "",
+    ],
+)
+def test_any_other_name_gets_403_saying_how_to_allow_it(client, host):
+    answer = client.get("/api/arrays", headers={"host": host})
+    assert answer.status_code == 403
+    assert "MDBOOST_ALLOWED_HOSTS" in answer.json()["detail"]
+    assert "content-security-policy" in answer.headers
+
+
+def test_every_page_and_the_openapi_schema_refuse_a_rebound_name(client):
+    evil = {"host": "evil.example:8080", "origin": "http://evil.example:8080"}
+    for path in ("/", "/api/tuning", "/api/runs", "/api/presets", "/openapi.json", "/docs"):
+        assert client.get(path, headers=evil).status_code == 403, path
+    page = client.get("/", headers={**evil, "accept": "text/html"})
+    assert page.status_code == 403 and "<h1>403</h1>" in page.text
+    assert "&#x27;evil.example:8080&#x27;" in page.text  # escaped
+    assert client.post("/setup", headers=evil, data={"password": "x" * 12}).status_code == 403
+
+
+def test_the_allow_list_parses_host_headers_strictly():
+    assert host_name("[::1]:8080") == "::1"
+    assert host_name("NAS.local.:80") == "nas.local"
+    assert host_name("[::1]x") is None
+    allowed = HostAllowList([" mdboost.example.org ", "*.home.arpa", ""])
+    assert allowed.allows("a.b.home.arpa") and not allowed.allows("home.arpa.evil")
+    assert not allowed.allows(None)
