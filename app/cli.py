@@ -110,5 +110,14 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
     except MissingDataDir as error:
         print(f"mdboost: cannot start: {error}", file=sys.stderr)
         return 2
-    uvicorn.run(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
+    # proxy_headers=False: the app reads X-Forwarded-* itself, trusting FORWARDED_ALLOW_IPS
+    # hop by hop (app/web/proxy.py), where uvicorn would take a client-written entry with `*`.
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="info",
+        timeout_graceful_shutdown=5,
+        proxy_headers=False,
+    )
     return 0

@@ -4,7 +4,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.resources import data_dir
@@ -47,6 +47,12 @@ class Settings(BaseSettings):
     # names and *.local: the DNS-rebinding guard (issue 13). Comma-separated; *.example.org
     # allows a whole domain.
     allowed_hosts: Annotated[list[str], NoDecode] = []
+    # Reverse proxies whose X-Forwarded-For/-Proto count: addresses or networks, comma-separated.
+    # uvicorn's variable name, kept for existing set-ups; `*` trusts any peer (issue 13).
+    forwarded_allow_ips: str = Field(
+        default="127.0.0.1,::1",
+        validation_alias=AliasChoices("forwarded_allow_ips", "FORWARDED_ALLOW_IPS"),
+    )
 
     # Crash-safety tests only: the server kills itself at this point of an apply.
     test_crash_at: str | None = None

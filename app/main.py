@@ -18,6 +18,7 @@ from app.tuning.tuner import Tuner
 from app.web import errors
 from app.web.auth import LoginThrottle
 from app.web.hosts import HostAllowList, HostGuard
+from app.web.proxy import ForwardedMiddleware, TrustedProxies
 from app.web.routes import arrays, auth, forecast, health, pages, runs, tuning
 from app.web.security import GuardMiddleware, require_reader
 
@@ -65,6 +66,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     app.state.login_throttle = LoginThrottle()
     app.add_middleware(HostGuard, allowed=HostAllowList(settings.allowed_hosts))
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(ForwardedMiddleware, proxies=TrustedProxies(settings.forwarded_allow_ips))
     errors.install(app)
     for module in (health, auth):
         app.include_router(module.router)
