@@ -146,33 +146,31 @@ def list_api_tokens(conn: sqlite3.Connection) -> list[dict[str, object]]:
 
 # ---- throttling
 class LoginThrottle:
-    """At most FAILURES_ALLOWED failed logins per client per minute; then 429 until it cools."""
+    """At most FAILURES_ALLOWED failed logins per client per minute; then 429 until it cools.
+
+    An attempt is counted before its password is checked (reserve), so parallel guesses cannot
+    all slip past the count while the first ones are still hashing (issue 13: 35 of 40 did).
+    """
 
     def __init__(self) -> None:
-        self.failures: dict[str, deque[float]] = {}
+        self.attempts: dict[str, deque[float]] = {}
         self.lock = threading.Lock()
 
-    def _recent(self, client: str, now: float) -> deque[float]:
-        failures = self.failures.setdefault(client, deque())
-        while failures and now - failures[0] > FAILURE_WINDOW_S:
-            failures.popleft()
-        return failures
-
-    def retry_after(self, client: str) -> int:
-        """Seconds until this client may try again; 0 when it may try now."""
+    def reserve(self, client: str) -> int:
+        """Count one attempt for `client` now; seconds to wait instead, when it has none left."""
         now = time.monotonic()
         with self.lock:
-            failures = self._recent(client, now)
-            if len(failures) < FAILURES_ALLOWED:
-                return 0
-            return int(FAILURE_WINDOW_S - (now - failures[0])) + 1
-
-    def failed(self, client: str) -> None:
-        with self.lock:
-            self._recent(client, time.monotonic()).append(time.monotonic())
-            if len(self.failures) > 10_000:  # a flood of addresses must not grow memory forever
-                self.failures.clear()
+            attempts = self.attempts.setdefault(client, deque())
+            while attempts and now - attempts[0] > FAILURE_WINDOW_S:
+                attempts.popleft()
+            if len(attempts) >= FAILURES_ALLOWED:
+                return int(FAILURE_WINDOW_S - (now - attempts[0])) + 1
+            attempts.append(now)
+            if len(self.attempts) > 10_000:  # a flood of addresses must not grow memory forever
+                self.attempts = {client: attempts}
+            return 0
 
     def succeeded(self, client: str) -> None:
+        """The password was right: the client's earlier attempts no longer count."""
         with self.lock:
-            self.failures.pop(client, None)
+            self.attempts.pop(client, None)

@@ -2,14 +2,18 @@
 
 import sqlite3
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.main import create_app
+from app.web.proxy import TrustedProxies
 from tests.kernel_tree import KernelTree, mdstat_text, raid5
+from tests.server import tree_server
 
 PASSWORD = "correct horse battery"
 CROSS_SITE = {"origin": "http://evil.example", "sec-fetch-site": "cross-site"}
@@ -63,3 +67,51 @@ def test_another_site_cannot_sign_in_or_out(tree, tmp_path):
         assert client.post("/login", data={"password": PASSWORD}).status_code == 303
         assert client.post("/logout", headers=CROSS_SITE).status_code == 403
         assert client.get("/account").status_code == 200  # still signed in
+
+
+def test_the_login_throttle_counts_the_address_the_proxy_saw(box, tmp_path):
+    """Behind DSM's proxy with FORWARDED_ALLOW_IPS=*: the proxy appends the address it saw."""
+    env = {"MDBOOST_PASSWORD": PASSWORD, "FORWARDED_ALLOW_IPS": "*"}
+    with tree_server(box, tmp_path, **env) as server:
+        client = httpx.Client(base_url=server.base)
+
+        def login(password: str, forwarded_for: str) -> int:
+            headers = {"x-forwarded-for": forwarded_for}
+            return client.post("/login", data={"password": password}, headers=headers).status_code
+
+        rotating = [login("guess", f"10.0.{i}.1, 192.168.1.50") for i in range(30)]
+        assert rotating == [401] * 5 + [429] * 25
+        assert login("guess", "192.168.1.10, 192.168.1.60") == 401  # names the admin's address
+        assert login(PASSWORD, "192.168.1.10") == 303  # the admin is not locked out
+
+
+def test_parallel_wrong_logins_are_counted_before_the_password_is_hashed(box, tmp_path):
+    with tree_server(box, tmp_path) as server:
+        setup = httpx.post(server.base + "/setup", data={"password": PASSWORD, "confirm": PASSWORD})
+        assert setup.status_code == 303  # a stored scrypt hash: each check takes a while
+
+        def wrong_login(_: int) -> int:
+            return httpx.post(
+                server.base + "/login", data={"password": "guess"}, timeout=60
+            ).status_code
+
+        with ThreadPoolExecutor(40) as pool:
+            codes = list(pool.map(wrong_login, range(40)))
+        assert codes.count(401) <= 5 and codes.count(401) + codes.count(429) == 40, codes
+
+
+@pytest.mark.parametrize(
+    ("trusted", "peer", "forwarded_for", "client"),
+    [
+        ("127.0.0.1", "127.0.0.1", "6.6.6.6, 192.168.1.50", "192.168.1.50"),
+        ("127.0.0.1", "192.168.1.99", "6.6.6.6", "192.168.1.99"),  # not a proxy: header ignored
+        ("172.18.0.1,10.0.0.0/8", "172.18.0.1", "6.6.6.6, 192.168.1.50, 10.1.2.3", "192.168.1.50"),
+        ("*", "172.18.0.1", "6.6.6.6, [fe80::1]:4711", "fe80::1"),
+        ("127.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.1"),
+        ("127.0.0.1", "127.0.0.1", "", "127.0.0.1"),
+    ],
+)
+def test_the_client_is_the_rightmost_hop_that_is_not_a_trusted_proxy(
+    trusted, peer, forwarded_for, client
+):
+    assert TrustedProxies(trusted).client(peer, forwarded_for) == client

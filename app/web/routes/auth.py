@@ -61,7 +61,7 @@ def login_page(request: Request, conn: DbDep) -> Response:
 )
 def login(request: Request, conn: DbDep, clock: ClockDep, password: Password) -> Response:
     throttle: auth.LoginThrottle = request.app.state.login_throttle
-    wait = throttle.retry_after(_client(request))
+    wait = throttle.reserve(_client(request))
     if wait:
         response = render_page(
             request, "login.html", {"error": f"Too many attempts: try again in {wait} s."}
@@ -70,7 +70,6 @@ def login(request: Request, conn: DbDep, clock: ClockDep, password: Password) ->
         response.headers["Retry-After"] = str(wait)
         return response
     if not _password_ok(request, conn, password):
-        throttle.failed(_client(request))
         response = render_page(request, "login.html", {"error": "Wrong password."})
         response.status_code = 401
         return response
