@@ -1,6 +1,8 @@
 """Build the app; lifespan: migrate, reconcile tuning, run the sampler (and the simulator)."""
 
 import asyncio
+import logging
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -16,11 +18,13 @@ from app.resources import require_dirs
 from app.store import db
 from app.tuning.tuner import Tuner
 from app.web import errors
-from app.web.auth import LoginThrottle
+from app.web.auth import LoginThrottle, note_env_password
 from app.web.hosts import HostAllowList, HostGuard
 from app.web.proxy import ForwardedMiddleware, TrustedProxies
 from app.web.routes import arrays, auth, forecast, health, pages, runs, tuning
 from app.web.security import GuardMiddleware, require_reader
+
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None, sim: simulator.Simulator | None = None) -> FastAPI:
@@ -37,6 +41,13 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         app.state.tuning_access = capabilities.report_tuning_access(app.state.host)
         conn = db.connect(settings.db)
         db.migrate(conn, settings.migrations_dir)
+        password = settings.password.get_secret_value() if settings.password else None
+        try:
+            if await asyncio.to_thread(note_env_password, conn, password, app.state.clock()):
+                log.warning("MDBOOST_PASSWORD is new or changed: every login session has ended")
+        except sqlite3.Error as error:  # a full disk: start anyway, but trust no old session
+            log.error("cannot note MDBOOST_PASSWORD (%s): no login session until a restart", error)
+            app.state.sessions_accepted = False
         app.state.sampler = sampler.Sampler(
             app.state.host, conn, app.state.clock, settings.downsample_after_days
         )
@@ -64,6 +75,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     app.state.host = Host(settings.proc_root, settings.sys_root)
     app.state.clock = sim.clock if sim is not None else time.time
     app.state.login_throttle = LoginThrottle()
+    app.state.sessions_accepted = True
     app.add_middleware(HostGuard, allowed=HostAllowList(settings.allowed_hosts))
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(ForwardedMiddleware, proxies=TrustedProxies(settings.forwarded_allow_ips))

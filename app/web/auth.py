@@ -80,6 +80,34 @@ def set_password_once(conn: sqlite3.Connection, password: str, now: float) -> bo
     return cursor.rowcount == 1
 
 
+def note_env_password(conn: sqlite3.Connection, password: str | None, now: float) -> bool:
+    """At start-up: remember MDBOOST_PASSWORD (salted); True when it changed, which ends every
+    session. An unset one forgets the last, so the set-up password's fingerprint applies."""
+    row = conn.execute("SELECT hash FROM auth_env_password WHERE id = 1").fetchone()
+    if password is not None and row is not None and verify_password(password, row[0]):
+        return False
+    if password is None and row is None:
+        return False
+    with db.write_transaction(conn):
+        conn.execute("DELETE FROM auth_env_password")
+        if password is not None:
+            conn.execute(
+                "INSERT INTO auth_env_password (id, hash, created) VALUES (1, ?, ?)",
+                (hash_password(password), now),
+            )
+        conn.execute("DELETE FROM auth_sessions")
+    return True
+
+
+def password_fingerprint(conn: sqlite3.Connection, env_password_set: bool) -> str:
+    """Which admin password is in force, revealing nothing: a hash of its salted hash. Each
+    session carries the one it was opened under; a new password (or a reset) changes it."""
+    if env_password_set:
+        row = conn.execute("SELECT hash FROM auth_env_password WHERE id = 1").fetchone()
+        return token_hash("env:" + (row[0] if row else ""))
+    return token_hash("setup:" + (stored_password_hash(conn) or ""))
+
+
 # ---- login sessions
 @dataclass(frozen=True)
 class LoginSession:
@@ -87,21 +115,25 @@ class LoginSession:
     csrf: str
 
 
-def create_session(conn: sqlite3.Connection, now: float) -> LoginSession:
+def create_session(conn: sqlite3.Connection, now: float, password_fp: str) -> LoginSession:
     session = LoginSession(secrets.token_urlsafe(32), secrets.token_urlsafe(32))
     with db.write_transaction(conn):
         conn.execute("DELETE FROM auth_sessions WHERE expires < ?", (now,))
         conn.execute(
-            "INSERT INTO auth_sessions (token_hash, csrf, created, expires) VALUES (?, ?, ?, ?)",
-            (token_hash(session.token), session.csrf, now, now + SESSION_SECONDS),
+            "INSERT INTO auth_sessions (token_hash, csrf, created, expires, password_fp)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (token_hash(session.token), session.csrf, now, now + SESSION_SECONDS, password_fp),
         )
     return session
 
 
-def find_session(conn: sqlite3.Connection, token: str, now: float) -> LoginSession | None:
+def find_session(
+    conn: sqlite3.Connection, token: str, now: float, password_fp: str
+) -> LoginSession | None:
+    """The session behind a cookie, if it has not expired and its password is still in force."""
     row = conn.execute(
-        "SELECT csrf FROM auth_sessions WHERE token_hash = ? AND expires >= ?",
-        (token_hash(token), now),
+        "SELECT csrf FROM auth_sessions WHERE token_hash = ? AND expires >= ? AND password_fp = ?",
+        (token_hash(token), now, password_fp),
     ).fetchone()
     return LoginSession(token, row[0]) if row else None
 
@@ -109,6 +141,12 @@ def find_session(conn: sqlite3.Connection, token: str, now: float) -> LoginSessi
 def end_session(conn: sqlite3.Connection, token: str) -> None:
     with db.write_transaction(conn):
         conn.execute("DELETE FROM auth_sessions WHERE token_hash = ?", (token_hash(token),))
+
+
+def end_every_session(conn: sqlite3.Connection) -> int:
+    """Sign out everywhere: every browser must sign in again (API tokens stay)."""
+    with db.write_transaction(conn):
+        return conn.execute("DELETE FROM auth_sessions").rowcount
 
 
 # ---- API tokens made in the page

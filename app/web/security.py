@@ -100,9 +100,12 @@ def password_configured(request: Request, conn: DbDep) -> bool:
 
 def login_session(request: Request, conn: DbDep) -> auth.LoginSession | None:
     cookie = request.cookies.get(auth.SESSION_COOKIE)
-    if not cookie or len(cookie) > 200:
+    if not cookie or len(cookie) > 200 or not request.app.state.sessions_accepted:
         return None
-    session: auth.LoginSession | None = auth.find_session(conn, cookie, request.app.state.clock())
+    fingerprint = auth.password_fingerprint(conn, request.app.state.settings.password is not None)
+    session: auth.LoginSession | None = auth.find_session(
+        conn, cookie, request.app.state.clock(), fingerprint
+    )
     return session
 
 

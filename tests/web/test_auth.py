@@ -115,3 +115,50 @@ def test_the_client_is_the_rightmost_hop_that_is_not_a_trusted_proxy(
     trusted, peer, forwarded_for, client
 ):
     assert TrustedProxies(trusted).client(peer, forwarded_for) == client
+
+
+def app_client(app_settings: Settings) -> TestClient:
+    return TestClient(create_app(app_settings), follow_redirects=False)
+
+
+def test_a_new_mdboost_password_ends_every_session(tree, tmp_path):
+    with app_client(settings(tree, tmp_path, password=PASSWORD)) as first:
+        assert first.post("/login", data={"password": PASSWORD}).status_code == 303
+        cookie = first.cookies["mdboost_session"]
+    with app_client(settings(tree, tmp_path, password=PASSWORD)) as same:
+        same.cookies.set("mdboost_session", cookie)
+        assert same.get("/api/tokens").status_code == 200  # a restart alone ends nothing
+    with app_client(settings(tree, tmp_path, password="a brand new password")) as changed:
+        changed.cookies.set("mdboost_session", cookie)
+        assert changed.get("/api/tokens").status_code == 401
+        assert changed.get("/account", headers={"accept": "text/html"}).status_code == 303
+        assert changed.post("/api/tokens", json={"name": "x"}).status_code == 401
+    with app_client(settings(tree, tmp_path)) as unset:  # back to the set-up page (none yet)
+        unset.cookies.set("mdboost_session", cookie)
+        assert unset.get("/api/tokens").status_code == 401
+
+
+def test_a_reset_set_up_password_ends_every_session(fresh, tmp_path):
+    assert fresh.post("/setup", data={"password": PASSWORD, "confirm": PASSWORD}).status_code == 303
+    assert fresh.get("/api/tokens").status_code == 200
+    with sqlite3.connect(tmp_path / "mdboost.db") as db:
+        db.execute("DELETE FROM auth_password")  # the owner's reset: the set-up page returns
+    other = {"password": "another password", "confirm": "another password"}
+    assert (
+        TestClient(fresh.app).post("/setup", data=other, follow_redirects=False).status_code == 303
+    )
+    assert fresh.get("/api/tokens").status_code == 401
+
+
+def test_sign_out_everywhere_ends_every_browser_session(tree, tmp_path):
+    with app_client(settings(tree, tmp_path, password=PASSWORD)) as phone:
+        laptop = TestClient(phone.app, follow_redirects=False)
+        for browser in (phone, laptop):
+            assert browser.post("/login", data={"password": PASSWORD}).status_code == 303
+        page = phone.get("/account")
+        assert "Sign out everywhere" in page.text
+        csrf = page.text.split('name="csrf_token" value="')[1].split('"')[0]
+        ended = phone.post("/account/sign-out-everywhere", data={"csrf_token": csrf})
+        assert ended.status_code == 303 and ended.headers["location"] == "/login"
+        assert phone.get("/api/tokens").status_code == 401
+        assert laptop.get("/api/tokens").status_code == 401

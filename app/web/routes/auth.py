@@ -35,7 +35,8 @@ def _password_ok(request: Request, conn: DbDep, password: str) -> bool:
 
 
 def _logged_in(request: Request, conn: DbDep, clock: ClockDep) -> RedirectResponse:
-    session = auth.create_session(conn, clock())
+    fingerprint = auth.password_fingerprint(conn, request.app.state.settings.password is not None)
+    session = auth.create_session(conn, clock(), fingerprint)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
         auth.SESSION_COOKIE,
@@ -83,6 +84,15 @@ def logout(request: Request, conn: DbDep) -> Response:
     if cookie:
         auth.end_session(conn, cookie)
     response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(auth.SESSION_COOKIE, path="/")
+    return response
+
+
+@router.post("/account/sign-out-everywhere", include_in_schema=False, dependencies=SAME_ORIGIN)
+def sign_out_everywhere(conn: DbDep, admin: AdminDep) -> Response:
+    """End every login session, this one too (after a lost phone, say); API tokens stay."""
+    auth.end_every_session(conn)
+    response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(auth.SESSION_COOKIE, path="/")
     return response
 
