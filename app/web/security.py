@@ -157,9 +157,18 @@ ReaderDep = Annotated[Principal, Depends(require_reader)]
 
 
 def same_origin(request: Request) -> None:
-    """Refuse cross-site form posts: a page elsewhere must not flip kernel knobs on the LAN."""
+    """Refuse cross-site form posts: a page elsewhere must not flip kernel knobs on the LAN.
+
+    Sec-Fetch-Site decides when the browser sends it (same-origin, or none for a typed URL).
+    Otherwise Origin must match Host. Our Referrer-Policy no-referrer makes browsers send
+    `Origin: null` even for our own form posts (Fetch standard, "append a request Origin
+    header"), so a null Origin passes only with Sec-Fetch-Site: same-origin.
+    """
+    fetch_site = request.headers.get("sec-fetch-site")
     origin = request.headers.get("origin")
-    if request.headers.get("sec-fetch-site") == "cross-site" or (
-        origin and origin.split("://", 1)[-1] != request.headers.get("host")
-    ):
+    if fetch_site is not None:
+        allowed = fetch_site in ("same-origin", "none")
+    else:
+        allowed = origin is None or origin.split("://", 1)[-1] == request.headers.get("host")
+    if not allowed:
         raise HTTPException(status_code=403, detail="cross-site request refused")
