@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None  # for API clients: Authorization: Bearer <token>
     read_requires_login: bool = False  # also require login to read the page and GET endpoints
     max_body_bytes: int = Field(default=65536, gt=0)
+    # A request body must arrive within this many seconds, else 408 (slow clients; issue 13).
+    body_timeout_seconds: float = Field(default=10.0, gt=0)
     # Host names the page may be opened by, besides IP addresses, localhost, this machine's own
     # names and *.local: the DNS-rebinding guard (issue 13). Comma-separated; *.example.org
     # allows a whole domain.

@@ -21,7 +21,7 @@ from app.web import errors
 from app.web.auth import LoginThrottle, note_env_password
 from app.web.hosts import HostAllowList, HostGuard
 from app.web.proxy import ForwardedMiddleware, TrustedProxies
-from app.web.routes import arrays, auth, forecast, health, pages, runs, tuning
+from app.web.routes import arrays, auth, docs, forecast, health, pages, runs, tuning
 from app.web.security import GuardMiddleware, require_reader
 
 log = logging.getLogger(__name__)
@@ -70,19 +70,27 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         tuner.conn.close()
         conn.close()
 
-    app = FastAPI(title="mdboost", lifespan=lifespan)
+    # The schema and its page are routes of their own, so that they need a login when reading
+    # does (routes/docs.py; issue 13).
+    app = FastAPI(
+        title="mdboost", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
+    )
     app.state.settings = settings
     app.state.host = Host(settings.proc_root, settings.sys_root)
     app.state.clock = sim.clock if sim is not None else time.time
     app.state.login_throttle = LoginThrottle()
     app.state.sessions_accepted = True
     app.add_middleware(HostGuard, allowed=HostAllowList(settings.allowed_hosts))
-    app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        GuardMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        body_seconds=settings.body_timeout_seconds,
+    )
     app.add_middleware(ForwardedMiddleware, proxies=TrustedProxies(settings.forwarded_allow_ips))
     errors.install(app)
     for module in (health, auth):
         app.include_router(module.router)
-    for module in (arrays, runs, tuning, pages, forecast):
+    for module in (arrays, runs, tuning, pages, forecast, docs):
         app.include_router(module.router, dependencies=[Depends(require_reader)])
     return app
 

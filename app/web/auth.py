@@ -150,34 +150,48 @@ def end_every_session(conn: sqlite3.Connection) -> int:
 
 
 # ---- API tokens made in the page
-def create_api_token(conn: sqlite3.Connection, name: str, now: float) -> str:
+def create_api_token(
+    conn: sqlite3.Connection, name: str, now: float, parent_id: int | None = None
+) -> str:
+    """A new token; `parent_id` is the page-made token that made it, revoked with it."""
     token = "mdb_" + secrets.token_urlsafe(32)
     with db.write_transaction(conn):
         conn.execute(
-            "INSERT INTO api_tokens (name, token_hash, created) VALUES (?, ?, ?)",
-            (name, token_hash(token), now),
+            "INSERT INTO api_tokens (name, token_hash, created, parent_id) VALUES (?, ?, ?, ?)",
+            (name, token_hash(token), now, parent_id),
         )
     return token
 
 
-def api_token_valid(conn: sqlite3.Connection, token: str) -> bool:
+def api_token_id(conn: sqlite3.Connection, token: str) -> int | None:
+    """The id of an active page-made token, or None."""
     row = conn.execute(
-        "SELECT 1 FROM api_tokens WHERE token_hash = ? AND revoked IS NULL", (token_hash(token),)
+        "SELECT id FROM api_tokens WHERE token_hash = ? AND revoked IS NULL", (token_hash(token),)
     ).fetchone()
-    return row is not None
+    return int(row[0]) if row else None
 
 
 def revoke_api_token(conn: sqlite3.Connection, token_id: int, now: float) -> bool:
+    """Revoke a token and every token made with it, and with those, and so on (a leaked token
+    must not live on through the tokens it made). False when it was not active."""
     with db.write_transaction(conn):
         cursor = conn.execute(
             "UPDATE api_tokens SET revoked = ? WHERE id = ? AND revoked IS NULL", (now, token_id)
         )
-    return cursor.rowcount == 1
+        if cursor.rowcount != 1:
+            return False
+        conn.execute(
+            "WITH RECURSIVE made(id) AS (SELECT ? UNION"
+            " SELECT t.id FROM api_tokens t JOIN made ON t.parent_id = made.id)"
+            " UPDATE api_tokens SET revoked = ? WHERE id IN made AND revoked IS NULL",
+            (token_id, now),
+        )
+    return True
 
 
 def list_api_tokens(conn: sqlite3.Connection) -> list[dict[str, object]]:
     rows = conn.execute(
-        "SELECT id, name, created, revoked FROM api_tokens ORDER BY id DESC"
+        "SELECT id, name, created, revoked, parent_id FROM api_tokens ORDER BY id DESC"
     ).fetchall()
     return [dict(r) for r in rows]
 

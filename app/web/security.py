@@ -3,6 +3,7 @@
 No CORS middleware on purpose: browsers then refuse cross-origin reads of the API.
 """
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Annotated
@@ -31,11 +32,14 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class GuardMiddleware:
-    """Adds the security headers to every response and refuses bodies over `max_body_bytes`."""
+    """Adds the security headers to every response; reads a request's body in full before the
+    app sees it, refusing one over `max_body_bytes` (413, chunked too) or one that does not
+    arrive within `body_seconds` (408: a slow client must not hold a worker; issue 13)."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int, body_seconds: float) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.body_seconds = body_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -49,41 +53,75 @@ class GuardMiddleware:
                 message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
 
-        declared = dict(scope.get("headers", [])).get(b"content-length")
+        headers = dict(scope.get("headers", []))
+        declared = headers.get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
-            await self._too_large(send_with_headers)
+            await self._refuse(send_with_headers, 413, self._too_large)
             return
-        received = 0
+        if declared not in (None, b"0") or b"transfer-encoding" in headers:
+            try:
+                async with asyncio.timeout(self.body_seconds):
+                    body = await self._read_body(receive)
+            except BodyTooLarge:
+                await self._refuse(send_with_headers, 413, self._too_large)
+                return
+            except TimeoutError:
+                message = f"request body not received within {self.body_seconds:g} s"
+                await self._refuse(send_with_headers, 408, message)
+                return
+            except ClientGone:
+                return
+            receive = _replay(body, receive)
+        await self.app(scope, receive, send_with_headers)
 
-        async def counting_receive() -> Message:
-            nonlocal received
+    @property
+    def _too_large(self) -> str:
+        return f"request body larger than {self.max_body_bytes} bytes"
+
+    async def _read_body(self, receive: Receive) -> bytes:
+        body = bytearray()
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_body_bytes:
-                    raise BodyTooLarge
-            return message
+            if message["type"] == "http.disconnect":
+                raise ClientGone
+            body += message.get("body", b"")
+            if len(body) > self.max_body_bytes:
+                raise BodyTooLarge
+            if not message.get("more_body", False):
+                return bytes(body)
 
-        try:
-            await self.app(scope, counting_receive, send_with_headers)
-        except BodyTooLarge:
-            await self._too_large(send_with_headers)
-
-    async def _too_large(self, send: Send) -> None:
-        body = json.dumps(
-            {"detail": f"request body larger than {self.max_body_bytes} bytes"}
-        ).encode()
+    async def _refuse(self, send: Send, status: int, message: str) -> None:
+        body = json.dumps({"detail": message}).encode()
         await send(
             {
                 "type": "http.response.start",
-                "status": 413,
-                "headers": [(b"content-type", b"application/json")],
+                "status": status,
+                # The rest of the body may still come: the connection cannot be reused.
+                "headers": [(b"content-type", b"application/json"), (b"connection", b"close")],
             }
         )
         await send({"type": "http.response.body", "body": body})
 
 
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive() that hands the app the body read already, then waits for a disconnect."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
 class BodyTooLarge(Exception):
+    pass
+
+
+class ClientGone(Exception):
     pass
 
 
@@ -91,6 +129,7 @@ class BodyTooLarge(Exception):
 class Principal:
     how: str  # token | session | demo | open
     csrf: str | None = None  # the session's CSRF token, for pages to embed
+    token_id: int | None = None  # the page-made API token used, if any
 
 
 def password_configured(request: Request, conn: DbDep) -> bool:
@@ -116,10 +155,11 @@ async def _admin(request: Request, conn: DbDep) -> Principal | None:
     if header[:7].lower() == "bearer ":
         token = header[7:].strip()
         configured = settings.api_token.get_secret_value() if settings.api_token else None
-        if (configured and auth.same_secret(token, configured)) or auth.api_token_valid(
-            conn, token
-        ):
+        if configured and auth.same_secret(token, configured):
             return Principal("token")
+        token_id = auth.api_token_id(conn, token)
+        if token_id is not None:
+            return Principal("token", token_id=token_id)
         raise HTTPException(401, detail="invalid API token")
     session = login_session(request, conn)
     if session is not None:

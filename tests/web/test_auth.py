@@ -165,3 +165,49 @@ def test_sign_out_everywhere_ends_every_browser_session(tree, tmp_path):
         assert ended.status_code == 303 and ended.headers["location"] == "/login"
         assert phone.get("/api/tokens").status_code == 401
         assert laptop.get("/api/tokens").status_code == 401
+
+
+def test_revoking_a_token_revokes_the_tokens_it_made(tree, tmp_path):
+    env_token = "env-token-0123456789"
+    with app_client(settings(tree, tmp_path, password=PASSWORD, api_token=env_token)) as client:
+
+        def bearer(token: str) -> dict[str, str]:
+            return {"authorization": f"Bearer {token}"}
+
+        def make(name: str, by: str) -> str:
+            made = client.post("/api/tokens", json={"name": name}, headers=bearer(by))
+            assert made.status_code == 200
+            return str(made.json()["token"])
+
+        first = make("first", env_token)
+        child = make("child", first)
+        grandchild = make("grandchild", child)
+        sibling = make("sibling", env_token)
+        listed = client.get("/api/tokens", headers=bearer(env_token)).json()["tokens"]
+        ids = {t["name"]: t["id"] for t in listed}
+        revoked = client.delete(f"/api/tokens/{ids['first']}", headers=bearer(env_token))
+        assert revoked.status_code == 200
+        for token in (first, child, grandchild):
+            assert client.get("/api/tokens", headers=bearer(token)).status_code == 401
+        assert client.get("/api/tokens", headers=bearer(sibling)).status_code == 200
+        listed = client.get("/api/tokens", headers=bearer(env_token)).json()["tokens"]
+        made_by = {t["name"]: t["parent_id"] for t in listed}
+        assert made_by == {
+            "first": None,
+            "child": ids["first"],
+            "grandchild": ids["child"],
+            "sibling": None,
+        }
+
+
+def test_the_api_schema_and_its_page_need_a_login_when_reading_does(tree, tmp_path):
+    closed = settings(tree, tmp_path, password=PASSWORD, read_requires_login=True)
+    with app_client(closed) as client:
+        for path in ("/openapi.json", "/docs"):
+            assert client.get(path).status_code == 401, path
+        assert client.get("/docs", headers={"accept": "text/html"}).headers["location"] == "/login"
+        assert client.post("/login", data={"password": PASSWORD}).status_code == 303
+        assert "/api/arrays" in client.get("/openapi.json").json()["paths"]
+        assert client.get("/docs").status_code == 200
+    with app_client(settings(tree, tmp_path, password=PASSWORD)) as open_reading:
+        assert open_reading.get("/openapi.json").status_code == 200

@@ -148,7 +148,7 @@ def account_new_token(
     admin: AdminDep,
     name: Annotated[str, Form(min_length=1, max_length=60)],
 ) -> Response:
-    token = auth.create_api_token(conn, name, clock())
+    token = auth.create_api_token(conn, name, clock(), admin.token_id)
     return render_page(
         request,
         "account.html",
@@ -177,8 +177,10 @@ def list_tokens(conn: DbDep, admin: AdminDep) -> dict[str, Any]:
 
 @router.post("/api/tokens")
 def create_token(body: NewToken, conn: DbDep, clock: ClockDep, admin: AdminDep) -> dict[str, Any]:
-    """Create an API token; it is shown only in this answer (only its hash is kept)."""
-    return {"name": body.name, "token": auth.create_api_token(conn, body.name, clock())}
+    """Create an API token; it is shown only in this answer (only its hash is kept). A token
+    made with another page-made token is revoked with it."""
+    token = auth.create_api_token(conn, body.name, clock(), admin.token_id)
+    return {"name": body.name, "token": token}
 
 
 @router.delete("/api/tokens/{token_id}")

@@ -16,12 +16,13 @@ PresetName = Annotated[str, Path(pattern=r"^[a-z][a-z0-9_-]{0,39}$")]
 
 
 class ArraysBody(BaseModel):
-    """Which arrays to tune; default: those syncing now, else the data arrays."""
+    """Which arrays to tune; left out: those syncing now, else the data arrays. An empty list is
+    refused rather than read as "all" (issue 13)."""
 
     model_config = ConfigDict(extra="forbid")
 
     arrays: list[Annotated[str, Field(pattern=r"^md\d+$")]] | None = Field(
-        default=None, max_length=64
+        default=None, min_length=1, max_length=64
     )
 
 
