@@ -119,5 +119,6 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
         log_level="info",
         timeout_graceful_shutdown=5,
         proxy_headers=False,
+        limit_concurrency=settings.max_connections,
     )
     return 0

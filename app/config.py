@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None  # for API clients: Authorization: Bearer <token>
     read_requires_login: bool = False  # also require login to read the page and GET endpoints
     max_body_bytes: int = Field(default=65536, gt=0)
+    # Requests rendered at once, and queued beyond those; more get 503 + Retry-After (issue 13).
+    max_active_requests: int = Field(default=4, gt=0)
+    max_queued_requests: int = Field(default=32, ge=0)
+    # Open connections uvicorn accepts before it answers 503 itself (a flood of sockets).
+    max_connections: int = Field(default=256, gt=0)
     # A request body must arrive within this many seconds, else 408 (slow clients; issue 13).
     body_timeout_seconds: float = Field(default=10.0, gt=0)
     # Host names the page may be opened by, besides IP addresses, localhost, this machine's own

@@ -20,6 +20,7 @@ from app.tuning.tuner import Tuner
 from app.web import errors
 from app.web.auth import LoginThrottle, note_env_password
 from app.web.hosts import HostAllowList, HostGuard
+from app.web.load import LoadLimit
 from app.web.proxy import ForwardedMiddleware, TrustedProxies
 from app.web.routes import arrays, auth, docs, forecast, health, pages, runs, tuning
 from app.web.security import GuardMiddleware, require_reader
@@ -80,6 +81,11 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     app.state.clock = sim.clock if sim is not None else time.time
     app.state.login_throttle = LoginThrottle()
     app.state.sessions_accepted = True
+    app.add_middleware(
+        LoadLimit,
+        max_active=settings.max_active_requests,
+        max_waiting=settings.max_queued_requests,
+    )
     app.add_middleware(HostGuard, allowed=HostAllowList(settings.allowed_hosts))
     app.add_middleware(
         GuardMiddleware,

@@ -1,8 +1,9 @@
-"""Issue 13: request bodies that are too large (chunked too) or too slow are refused."""
+"""Issue 13: bodies too large (chunked too) or too slow are refused; overload gets 503."""
 
 import socket
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -62,3 +63,21 @@ def test_a_body_that_arrives_in_pieces_in_time_is_read_whole(server):
         time.sleep(0.3)
         sock.sendall(body[5:])
         assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+
+
+def test_overload_gets_503_with_retry_after_and_the_server_stays_up(box, tmp_path):
+    env = {"MDBOOST_MAX_ACTIVE_REQUESTS": "1", "MDBOOST_MAX_QUEUED_REQUESTS": "2"}
+    with tree_server(box, tmp_path, **env) as server:
+
+        def page(_: int) -> httpx.Response:
+            return httpx.get(server.base + "/", headers={"accept": "text/html"}, timeout=60)
+
+        with ThreadPoolExecutor(40) as pool:
+            answers = list(pool.map(page, range(40)))
+        codes = [a.status_code for a in answers]
+        assert set(codes) == {200, 503}, codes
+        busy = next(a for a in answers if a.status_code == 503)
+        assert busy.headers["retry-after"] == "2" and "busy" in busy.json()["detail"]
+        assert server.get("/healthz")["status"] == "ok"
+        assert httpx.get(server.base + "/static/app.css").status_code == 200
+        assert page(0).status_code == 200
