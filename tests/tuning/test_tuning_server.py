@@ -44,6 +44,27 @@ def test_kill_9_during_an_apply_ends_original_after_restart(box, tmp_path, crash
     assert "mdboost stopped in the middle of an apply or revert" in log
 
 
+@pytest.mark.parametrize(
+    ("crash_at", "put_back"),
+    [("revert_after_journal", 0), ("revert_mid_write", 1), ("revert_after_write", 4)],
+)
+def test_kill_9_during_a_revert_ends_original_after_restart(box, tmp_path, crash_at, put_back):
+    before = box.snapshot()
+    first = tuning_server(box, tmp_path).start()
+    assert first.request("POST", "/api/boost", {"on": True})[0] == 200
+    first.kill()  # the boost stays; the next start resumes it (md2 still reshapes)
+    server = tuning_server(box, tmp_path, MDBOOST_TEST_CRASH_AT=crash_at).start()
+    with pytest.raises(OSError):
+        server.request("POST", "/api/revert", {})
+    assert server.process is not None and server.process.wait(timeout=10) == -9
+    still_boosted = {path for path, value in BOOSTED.items() if box.read(path) == value}
+    assert len(still_boosted) == 4 - put_back  # the crash really happened at that point
+    with tuning_server(box, tmp_path) as again:
+        assert again.get("/api/tuning")["active"] is False
+        act_like_md(box, before)
+        assert box.snapshot() == before
+
+
 def test_kill_9_after_a_boost_resumes_and_revert_restores_the_originals(box, tmp_path):
     before = box.snapshot()
     first = tuning_server(box, tmp_path).start()

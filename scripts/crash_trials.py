@@ -1,0 +1,142 @@
+"""kill -9 during apply and revert, over and over: how many knobs does a crash leave changed?
+
+Each trial runs `mdboost serve` on a fresh temporary kernel tree (md2 reshaping, DSM-like knob
+values), kills it with SIGKILL in the middle of a boost or of a revert, starts it again and
+looks at the kernel tree. Kill points: the six in-process crash points of app/tuning/apply.py
+(MDBOOST_TEST_CRASH_AT), and a SIGKILL sent from outside at a random moment after the request.
+
+After the restart a session must be either reverted (every knob at its original) or resumed
+(every knob at the boost's value: the kill came after the apply finished). A knob that is
+neither counts as "inconsistent"; after a final revert, a knob not at its original counts as
+"left changed". A benchmark prints figures; it asserts nothing.
+
+    .venv/bin/python scripts/crash_trials.py --trials 80
+"""
+
+import argparse
+import contextlib
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.kernel_tree import KernelTree, act_like_md, syncing_box
+from tests.server import Server, tree_server
+
+TOKEN = {"MDBOOST_API_TOKEN": "crash-trials-token", "MDBOOST_MAX_CACHE_MB": "1024"}
+KNOBS = (
+    "sys/block/md2/md/stripe_cache_size",
+    "sys/block/md2/md/sync_speed_min",
+    "sys/block/md2/md/sync_speed_max",
+    "sys/block/md2/queue/read_ahead_kb",
+)
+MODES = (
+    "apply:after_journal",
+    "apply:mid_write",
+    "apply:after_write",
+    "apply:random",
+    "revert:revert_after_journal",
+    "revert:revert_mid_write",
+    "revert:revert_after_write",
+    "revert:random",
+)
+
+
+def server(tree: KernelTree, data: Path, **env: str) -> Server:
+    return tree_server(tree, data, **TOKEN, **env)
+
+
+def kill_during(running: Server, method: str, path: str, body: object, delay: float) -> None:
+    """Send the request; SIGKILL the server `delay` s later unless a crash point did first."""
+    assert running.process is not None
+    sender = threading.Thread(target=lambda: _quiet_request(running, method, path, body))
+    sender.start()
+    try:
+        running.process.wait(timeout=delay)  # a crash point kills it sooner
+    except subprocess.TimeoutExpired:
+        running.kill()
+    sender.join(timeout=15)
+
+
+def _quiet_request(running: Server, method: str, path: str, body: object) -> None:
+    with contextlib.suppress(OSError):  # the server died under the request, as intended
+        running.request(method, path, body)
+
+
+def trial(mode: str, rng: random.Random, workdir: Path) -> dict[str, object]:
+    operation, _, point = mode.partition(":")
+    tree = KernelTree(workdir / "kernel")
+    syncing_box(tree)
+    before = tree.snapshot()
+    data = workdir  # the database goes to workdir/data, the log beside it
+    if operation == "revert":
+        first = server(tree, data).start()
+        first.request("POST", "/api/boost", {"on": True})
+        first.kill()  # the boost stays in the kernel; the next start resumes it
+    crash_env = {} if point == "random" else {"MDBOOST_TEST_CRASH_AT": point}
+    victim = server(tree, data, **crash_env).start()
+    delay = rng.uniform(0.0, 0.08) if point == "random" else 10.0
+    if operation == "apply":
+        kill_during(victim, "POST", "/api/boost", {"on": True}, delay)
+    else:
+        kill_during(victim, "POST", "/api/revert", {}, delay)
+    act_like_md(tree, before)
+    written_at_kill = sum(tree.read(k) != before[k].decode() for k in KNOBS)
+    with server(tree, data) as again:
+        tuning = again.get("/api/tuning")
+        if tuning["active"]:
+            outcome = "resumed"
+            inconsistent = sum(1 for k in tuning["knobs"] if k["drift"])
+            again.request("POST", "/api/revert", {})
+        else:
+            outcome = "reverted"
+            act_like_md(tree, before)
+            inconsistent = sum(tree.read(k) != before[k].decode() for k in KNOBS)
+    act_like_md(tree, before)
+    left_changed = sum(tree.read(k) != before[k].decode() for k in KNOBS)
+    return {
+        "written_at_kill": written_at_kill,
+        "outcome": outcome,
+        "inconsistent": inconsistent,
+        "left_changed": left_changed,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=80)
+    parser.add_argument("--seed", type=int, default=13)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    by_mode: dict[str, list[dict[str, object]]] = {mode: [] for mode in MODES}
+    for number in range(args.trials):
+        mode = MODES[number % len(MODES)]
+        with tempfile.TemporaryDirectory(prefix="mdboost-crash-") as tmp:
+            by_mode[mode].append(trial(mode, rng, Path(tmp)))
+    total_inconsistent = total_left = 0
+    print(f"{args.trials} kill -9 trials (seed {args.seed})")
+    print(
+        f"{'kill point':30} {'trials':>6}  {'knobs changed at kill':22} {'after restart':22} "
+        f"{'inconsistent':>12} {'left changed':>12}"
+    )
+    for mode, results in by_mode.items():
+        written = Counter(int(str(r["written_at_kill"])) for r in results)
+        outcomes = Counter(str(r["outcome"]) for r in results)
+        inconsistent = sum(int(str(r["inconsistent"])) for r in results)
+        left = sum(int(str(r["left_changed"])) for r in results)
+        total_inconsistent += inconsistent
+        total_left += left
+        print(
+            f"{mode:30} {len(results):6}  {dict(sorted(written.items()))!s:22} "
+            f"{dict(sorted(outcomes.items()))!s:22} {inconsistent:12} {left:12}"
+        )
+    print(f"knobs inconsistent after restart: {total_inconsistent}; left changed: {total_left}")
+
+
+if __name__ == "__main__":
+    main()
