@@ -200,8 +200,10 @@ class RunProgress:
     def _on_knee(self, point: _Point) -> None:
         self.knee_passed = True
         speed = self._current_speed()
-        if speed is None or held_by_max(speed, self.limits):
-            return  # held by its max, md stays at the max past the knee: nothing changes
+        if speed is None or speed <= 0 or held_by_max(speed, self.limits):
+            # Held by its max, md stays at the max past the knee: nothing changes. A run that
+            # made no progress before it jumped past the knee (disks stopped) has no pace to scale.
+            return
         likely = cap(speed * KNEE_SPEEDUP, self.limits)
         fastest = cap(speed * KNEE_SPEEDUP_RANGE[1], self.limits)
         slowest = cap(speed * KNEE_SPEEDUP_RANGE[0], self.limits)

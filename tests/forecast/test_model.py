@@ -353,3 +353,13 @@ def test_a_min_above_the_max_is_the_ceiling() -> None:
     fc = run.forecast()
     assert fc.bound == "max limit"
     assert left_s(fc) == pytest.approx((TOTAL - 600 * 9_800) / 9_800, rel=0.01)
+
+
+def test_a_run_that_stood_still_then_jumped_past_the_knee_still_forecasts() -> None:
+    """Found by the notification tests: a stall (frozen disks) and then a jump past the knee
+    divided by a zero pace."""
+    run = RunProgress(0.5)
+    for i in range(20):
+        run.add(T0 + i * 5.0, 0, TOTAL, DSM)
+    run.add(T0 + 105.0, int(0.6 * TOTAL), TOTAL, DSM)
+    assert run.forecast().status in ("ok", "settling", "insufficient", "stalled")
