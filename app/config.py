@@ -1,5 +1,6 @@
 """Settings: the only place that reads the environment (prefix MDBOOST_)."""
 
+import socket
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
@@ -60,6 +61,19 @@ class Settings(BaseSettings):
         default="127.0.0.1,::1",
         validation_alias=AliasChoices("forwarded_allow_ips", "FORWARDED_ALLOW_IPS"),
     )
+    # Notifications (issue 16)
+    # Destination URLs separated by spaces, commas or newlines: ntfy://host/topic,
+    # gotify://host/TOKEN, https://... (JSON webhook), smtp://user:pass@host:587/?to=a@b.example
+    notify: SecretStr | None = None
+    public_url: str | None = None  # the page's address in messages; None = http://<hostname>:8080/
+    notify_milestone_percent: float = Field(default=25.0, gt=0, le=100)  # progress milestones
+    notify_stall_minutes: float = Field(default=10.0, gt=0)  # no progress this long: stalled
+    notify_mismatch_threshold: int = Field(default=0, ge=0)  # a check above this: tell
+    notify_sampler_failures: int = Field(default=3, ge=1)  # failed ticks in a row: tell
+    notify_max_per_minute: int = Field(default=10, ge=1)  # per destination; the rest: a summary
+    notify_retry_seconds: float = Field(default=5.0, gt=0)  # first retry; doubles each time
+    notify_retry_max_seconds: float = Field(default=600.0, gt=0)
+    notify_timeout_seconds: float = Field(default=10.0, gt=0)  # per send
 
     # Crash-safety tests only: the server kills itself at this point of an apply.
     test_crash_at: str | None = None
@@ -74,6 +88,10 @@ class Settings(BaseSettings):
     @property
     def data_dir(self) -> Path:
         return self.db.parent
+
+    @property
+    def page_url(self) -> str:
+        return self.public_url or f"http://{socket.gethostname()}:8080/"
 
 
 @lru_cache

@@ -1,4 +1,5 @@
-"""Build the app; lifespan: migrate, reconcile tuning, run the sampler (and the simulator)."""
+"""Build the app; lifespan: migrate, reconcile tuning, run the sampler, the notification
+delivery (and the simulator)."""
 
 import asyncio
 import logging
@@ -14,6 +15,8 @@ from app.config import Settings, get_settings
 from app.kernel import capabilities
 from app.kernel.host import Host
 from app.live import sampler
+from app.notify import delivery
+from app.notify.notifier import Notifier
 from app.resources import require_dirs
 from app.store import db
 from app.tuning.tuner import Tuner
@@ -22,7 +25,7 @@ from app.web.auth import LoginThrottle, note_env_password
 from app.web.hosts import HostAllowList, HostGuard
 from app.web.load import LoadLimit
 from app.web.proxy import ForwardedMiddleware, TrustedProxies
-from app.web.routes import arrays, auth, docs, forecast, health, pages, runs, tuning
+from app.web.routes import arrays, auth, docs, forecast, health, notify, pages, runs, tuning
 from app.web.security import GuardMiddleware, require_reader
 
 log = logging.getLogger(__name__)
@@ -54,13 +57,19 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         )
         tuner = app.state.tuner = Tuner.open(app.state.host, app.state.clock, settings)
         app.state.reconcile = await asyncio.to_thread(tuner.reconcile)
+        notifier = Notifier.open(app.state.host, app.state.clock, settings)
+        deliverer = delivery.Deliverer.open(settings)
+
+        def after_tick(tick: sampler.Tick) -> None:
+            tuner.on_tick()
+            notifier.on_tick(tick)  # only queues: the delivery task sends
+
         stop = asyncio.Event()
         tasks = [
             asyncio.create_task(
-                sampler.run_forever(
-                    app.state.sampler, stop, _interval(settings), lambda tick: tuner.on_tick()
-                )
-            )
+                sampler.run_forever(app.state.sampler, stop, _interval(settings), after_tick)
+            ),
+            asyncio.create_task(delivery.run_forever(deliverer, stop)),
         ]
         if sim is not None:
             tasks.append(asyncio.create_task(simulator.run_forever(sim, stop)))
@@ -68,8 +77,8 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         stop.set()
         await asyncio.gather(*tasks)
         await asyncio.to_thread(tuner.shutdown)
-        tuner.conn.close()
-        conn.close()
+        for connection in (tuner.conn, notifier.conn, deliverer.conn, conn):
+            connection.close()
 
     # The schema and its page are routes of their own, so that they need a login when reading
     # does (routes/docs.py; issue 13).
@@ -94,7 +103,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     )
     app.add_middleware(ForwardedMiddleware, proxies=TrustedProxies(settings.forwarded_allow_ips))
     errors.install(app)
-    for module in (health, auth):
+    for module in (health, auth, notify):
         app.include_router(module.router)
     for module in (arrays, runs, tuning, pages, forecast, docs):
         app.include_router(module.router, dependencies=[Depends(require_reader)])

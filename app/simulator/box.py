@@ -1,6 +1,10 @@
 """A simulated Synology-like box: a /proc + /sys tree that a reshape advances, for demos and tests.
 
-md0 (system, raid1), md1 (swap, raid1), md2 (a 4-disk raid5 growing from 3 disks), md3 (idle raid1).
+md0 (system, raid1), md1 (swap, raid1), md2 (a 4-disk raid5 growing from 3 disks), md3 (a raid1
+on the two larger disks). By default the box is an SHR expansion: once md2's grow is done, md3
+becomes a raid5 growing from 2 to 3 disks, as DSM reshapes a pool's arrays one after another;
+`expansion=False` keeps md3 an idle raid1. A file named `freeze` in the tree stops the disks
+(no progress until it is removed), for stall tests.
 The reshape's speed reacts to the tunables in the tree the way the seeds measured
 (../shared/seeds): stripe_cache_size 256 -> ~6 MB/s, 4096 -> ~4x, 16384 -> ~30 MB/s, 32768
 slightly worse; while simulated competing I/O runs, md holds the sync near speed_limit_min.
@@ -24,6 +28,9 @@ DISKS = ("sda", "sdb", "sdc", "sdd")
 PER_DEVICE_BLOCKS = 1_953_494_784  # 1 KiB blocks in each md2 member partition (2 TB)
 OLD_DATA_DISKS, NEW_DATA_DISKS = 2, 3  # raid5 3 -> 4 disks
 RESHAPE_TOTAL_BLOCKS = PER_DEVICE_BLOCKS * OLD_DATA_DISKS
+MD3_DISKS = ("sda", "sdb", "sdd")  # the larger disks: md3's raid1 pair, then the new disk
+MD3_PER_DEVICE_BLOCKS = 976_758_848  # 1 KiB blocks in each md3 member partition (1 TB)
+MD3_RESHAPE_BLOCKS = MD3_PER_DEVICE_BLOCKS  # raid5 2 -> 3 disks: one old data disk
 NEW_READ_AHEAD_KB = 2 * 64 * NEW_DATA_DISKS  # md: two stripes once the grow is done
 STEP_S = 3.0  # md.c takes a progress mark every 3 s and averages the last 10
 MARKS = 10
@@ -54,6 +61,8 @@ class SimState:
     burst_until: float  # simulated competing I/O runs until this time
     next_burst: float  # ... and starts again at this time
     seed: int
+    phase: int = 0  # index into the expansion's arrays: the one reshaping now
+    expansion: bool = True  # md3 reshapes after md2
 
 
 def cache_speed_mb_s(stripe_cache_size: int) -> float:
@@ -71,7 +80,12 @@ class Simulator:
     """Advances the simulated box; writes mdstat and sysfs in the kernel's formats."""
 
     def __init__(
-        self, root: Path, speedup: float = 1.0, seed: int = 1, start_percent: float = 12.0
+        self,
+        root: Path,
+        speedup: float = 1.0,
+        seed: int = 1,
+        start_percent: float = 12.0,
+        expansion: bool = True,
     ):
         self.root = root
         self.state_file = root / "state.json"
@@ -82,7 +96,9 @@ class Simulator:
         else:
             now = time.time()
             done = RESHAPE_TOTAL_BLOCKS * start_percent / 100
-            self.state = SimState(now, speedup, now, done, [(now, done)], 0.0, now + 600, seed)
+            self.state = SimState(
+                now, speedup, now, done, [(now, done)], 0.0, now + 600, seed, 0, expansion
+            )
             self._build_tree()
         self.rng = random.Random(self.state.seed)  # the same seed gives the same run
         self.write_status()
@@ -100,20 +116,52 @@ class Simulator:
         """Run the reshape for `seconds` of simulated time, then rewrite the kernel files."""
         s = self.state
         end = s.sim_time + max(seconds, 0.0)
+        frozen = (self.root / "freeze").exists()
+        knobs = self._knobs()  # the tree as it is now: read once per call, not once per step
         while s.sim_time < end and not self.finished:
             step = min(STEP_S, end - s.sim_time)
-            s.done_blocks = min(RESHAPE_TOTAL_BLOCKS, s.done_blocks + self.speed_kb_s() * step)
+            speed = 0.0 if frozen else self._speed_kb_s(*knobs)
+            s.done_blocks = min(self.total_blocks, s.done_blocks + speed * step)
             s.sim_time += step
             if s.sim_time - s.marks[-1][0] >= STEP_S:
                 s.marks = [*s.marks[-MARKS:], (s.sim_time, s.done_blocks)]
             self._schedule_bursts()
+            if s.done_blocks >= self.total_blocks and s.expansion and s.phase == 0:
+                # md2's grow ends and md3's begins in the same rewrite of the tree, as DSM
+                # starts the next array at once: no tick ever sees the pool idle in between.
+                self._raise_read_ahead("md2", NEW_READ_AHEAD_KB)
+                s.phase, s.done_blocks, s.marks = 1, 0.0, [(s.sim_time, 0.0)]
+                self._become_raid5_md3()
+                knobs = self._knobs()
         s.sim_time = max(s.sim_time, end)
         self.write_status()
 
+    def freeze(self, frozen: bool = True) -> None:
+        """Stop (or restart) the simulated disks: a stall, as when a member stops answering."""
+        flag = self.root / "freeze"
+        if frozen:
+            flag.touch()
+        else:
+            flag.unlink(missing_ok=True)
+
     # ---- the model
     @property
+    def reshaping(self) -> str:
+        """The array whose grow runs (or ran last)."""
+        return "md3" if self.state.phase == 1 else "md2"
+
+    @property
+    def total_blocks(self) -> int:
+        return MD3_RESHAPE_BLOCKS if self.state.phase == 1 else RESHAPE_TOTAL_BLOCKS
+
+    @property
+    def knee(self) -> float:
+        """Old / new data disks: the progress after which the grow only writes."""
+        return 1 / 2 if self.state.phase == 1 else OLD_DATA_DISKS / NEW_DATA_DISKS
+
+    @property
     def finished(self) -> bool:
-        return self.state.done_blocks >= RESHAPE_TOTAL_BLOCKS
+        return self.state.done_blocks >= self.total_blocks
 
     @property
     def competing_io(self) -> bool:
@@ -121,19 +169,26 @@ class Simulator:
 
     def speed_kb_s(self) -> float:
         """Instantaneous reshape speed from the tunables as they are in the tree now."""
-        capacity = cache_speed_mb_s(self._knob_int("sys/block/md2/md/stripe_cache_size", 256))
-        if self._knob_int("sys/block/md2/queue/read_ahead_kb", 256) >= 4096:
+        return self._speed_kb_s(*self._knobs())
+
+    def _knobs(self) -> tuple[float, int, int]:
+        """The reshaping array's capacity in MB/s from its tunables, and its min/max limits."""
+        array = self.reshaping
+        capacity = cache_speed_mb_s(self._knob_int(f"sys/block/{array}/md/stripe_cache_size", 256))
+        if self._knob_int(f"sys/block/{array}/queue/read_ahead_kb", 256) >= 4096:
             capacity *= 1.05  # seeds: 192 KiB -> 32 MiB read-ahead "helped a little"
-        if self.state.done_blocks >= RESHAPE_TOTAL_BLOCKS * OLD_DATA_DISKS / NEW_DATA_DISKS:
+        return (capacity, *self.effective_limits())
+
+    def _speed_kb_s(self, capacity: float, limit_min: int, limit_max: int) -> float:
+        if self.state.done_blocks >= self.total_blocks * self.knee:
             capacity *= 3.0  # after the knee everything is read: the tail only writes
         capacity_kb_s = capacity * 1000 * 1000 / 1024 * self.rng.lognormvariate(0, 0.08)
-        limit_min, limit_max = self.effective_limits()
         if self.competing_io:
             return min(capacity_kb_s * COMPETING_SHARE, limit_min)
         return min(capacity_kb_s, limit_max)
 
     def effective_limits(self) -> tuple[int, int]:
-        """md2's min/max KiB/s: the per-array value when set locally, else the global one."""
+        """The reshaping array's min/max KiB/s: its local value when set, else the global one."""
         glob_min = self._knob_int("proc/sys/dev/raid/speed_limit_min", 1000)
         glob_max = self._knob_int("proc/sys/dev/raid/speed_limit_max", 200000)
         return (
@@ -164,7 +219,7 @@ class Simulator:
 
     def _local_limit(self, attr: str, global_value: int) -> int:
         """Mimic md: writing "system" returns to the global value, read back as "N (system)"."""
-        path = self._path(f"sys/block/md2/md/{attr}")
+        path = self._path(f"sys/block/{self.reshaping}/md/{attr}")
         try:
             words = path.read_text().split()
         except OSError:
@@ -209,53 +264,77 @@ class Simulator:
         for array in ("md0", "md1", "md3"):
             _write_atomic(self._path(f"sys/block/{array}/md/mismatch_cnt"), "0\n")
 
+    def _raise_read_ahead(self, array: str, kb: int) -> None:
+        """md raises read-ahead to two stripes of the new geometry when a grow ends (real
+        kernel, tests/realkernel: 2048 -> 3072 KiB with 512 KiB chunks)."""
+        read_ahead = f"sys/block/{array}/queue/read_ahead_kb"
+        if self._knob_int(read_ahead, 0) < kb:
+            _write_atomic(self._path(read_ahead), f"{kb}\n")
+
+    def _become_raid5_md3(self) -> None:
+        """DSM turns md3's raid1 pair into a raid5 and grows it onto the new disk."""
+        _write_atomic(self._path("sys/block/md3/md/stripe_cache_size"), "256\n")
+        _write_atomic(self._path("sys/block/md3/md/group_thread_cnt"), "0\n")
+
     def write_status(self) -> None:
         """Rewrite mdstat and the read-only sysfs files for the current state, each atomically."""
         s = self.state
         self.effective_limits()  # normalise "system" writes the way md does
         reshaping = not self.finished
         done = int(s.done_blocks)
+        total = self.total_blocks
         speed = int(self.window_speed_kb_s())
-        finish = (RESHAPE_TOTAL_BLOCKS - done) / speed / 60 if speed > 0 else 0.0
-        md2_sync = (
+        finish = (total - done) / speed / 60 if speed > 0 else 0.0
+        sync = (
             mdstat.Sync(
                 action="reshape",
-                percent=math.floor(done * 1000 / RESHAPE_TOTAL_BLOCKS) / 10,
+                percent=math.floor(done * 1000 / total) / 10,
                 done_blocks=done,
-                total_blocks=RESHAPE_TOTAL_BLOCKS,
+                total_blocks=total,
                 finish_min=math.floor(finish * 10) / 10,
                 speed_kb_s=speed,
             )
             if reshaping
             else None
         )
-        read_ahead = "sys/block/md2/queue/read_ahead_kb"
-        if not reshaping and self._knob_int(read_ahead, 0) < NEW_READ_AHEAD_KB:
-            # md raises read-ahead to two stripes of the new geometry when a grow ends (real
-            # kernel, tests/realkernel: 2048 -> 3072 KiB with 512 KiB chunks).
-            _write_atomic(self._path(read_ahead), f"{NEW_READ_AHEAD_KB}\n")
-        _write_atomic(self._path("proc/mdstat"), mdstat.render(self.mdstat(md2_sync)))
-        md2 = {
-            "sync_action": "reshape" if reshaping else "idle",
-            "sync_completed": f"{done * 2} / {RESHAPE_TOTAL_BLOCKS * 2}" if reshaping else "none",
-            "sync_speed": str(speed) if reshaping else "none",
-            "reshape_position": str(done * 2 * OLD_DATA_DISKS) if reshaping else "none",
-            "degraded": "0",
-            "mismatch_cnt": "0",
-            "raid_disks": "4 (3)" if reshaping else "4",
-            "level": "raid5",
-        }
-        for attr, value in md2.items():
-            _write_atomic(self._path(f"sys/block/md2/md/{attr}"), value + "\n")
-        for array in ("md0", "md1", "md3"):
+        array = self.reshaping
+        if not reshaping:
+            self._raise_read_ahead(array, NEW_READ_AHEAD_KB if array == "md2" else 2 * 64 * 2)
+        if array == "md3":  # md2's grow is over: its files read as md leaves them
+            self._write_grow("md2", None, 0, 0, 0)
+        self._write_grow(array, sync, done, total, speed)
+        # mdstat after sysfs: a tick that sees the grow gone from mdstat finds it "none" in sysfs.
+        _write_atomic(self._path("proc/mdstat"), mdstat.render(self.mdstat(sync)))
+        for idle in ("md0", "md1", "md3") if array == "md2" else ("md0", "md1"):
             for attr, value in (("sync_action", "idle"), ("sync_completed", "none")):
-                _write_atomic(self._path(f"sys/block/{array}/md/{attr}"), value + "\n")
-            _write_atomic(self._path(f"sys/block/{array}/md/degraded"), "0\n")
-            _write_atomic(self._path(f"sys/block/{array}/md/level"), "raid1\n")
+                _write_atomic(self._path(f"sys/block/{idle}/md/{attr}"), value + "\n")
+            _write_atomic(self._path(f"sys/block/{idle}/md/degraded"), "0\n")
+            _write_atomic(self._path(f"sys/block/{idle}/md/level"), "raid1\n")
         _write_atomic(self._path("proc/diskstats"), self._diskstats())
         _write_atomic(self.state_file, json.dumps(asdict(s)))
 
-    def mdstat(self, md2_sync: mdstat.Sync | None) -> mdstat.MdStat:
+    def _write_grow(
+        self, array: str, sync: mdstat.Sync | None, done: int, total: int, speed: int
+    ) -> None:
+        """The sysfs files of a raid5 grow, while it runs (`sync`) or once it is done."""
+        old_data, new_disks = (1, 3) if array == "md3" else (OLD_DATA_DISKS, len(DISKS))
+        running = sync is not None
+        grow = {
+            "sync_action": "reshape" if running else "idle",
+            "sync_completed": f"{done * 2} / {total * 2}" if running else "none",
+            "sync_speed": str(speed) if running else "none",
+            "reshape_position": str(done * 2 * old_data) if running else "none",
+            "degraded": "0",
+            "mismatch_cnt": "0",
+            "raid_disks": f"{new_disks} ({new_disks - 1})" if running else str(new_disks),
+            "level": "raid5",
+        }
+        for attr, value in grow.items():
+            _write_atomic(self._path(f"sys/block/{array}/md/{attr}"), value + "\n")
+
+    def mdstat(self, sync: mdstat.Sync | None) -> mdstat.MdStat:
+        """The arrays as mdstat shows them; `sync` is the running grow's progress."""
+
         def members(part: int, disks: tuple[str, ...] = DISKS) -> tuple[mdstat.Device, ...]:
             return tuple(mdstat.Device(f"{d}{part}", i, "") for i, d in enumerate(disks))
 
@@ -266,19 +345,23 @@ class Simulator:
                 members(part, disks), n, n, "U" * n, None, None,
             )  # fmt: skip
 
+        md2_sync = sync if self.reshaping == "md2" else None
         md2_blocks = PER_DEVICE_BLOCKS * (OLD_DATA_DISKS if md2_sync else NEW_DATA_DISKS)
         md2 = mdstat.Array(
             "md2", "active", False, False, "raid5", "1.2", md2_blocks, 64,
             members(5), 4, 4, "UUUU", None, md2_sync,
         )  # fmt: skip
+        if self.reshaping == "md3":
+            md3_blocks = MD3_PER_DEVICE_BLOCKS * (1 if sync else 2)
+            md3 = mdstat.Array(
+                "md3", "active", False, False, "raid5", "1.2", md3_blocks, 64,
+                members(6, MD3_DISKS), 3, 3, "UUU", None, sync,
+            )  # fmt: skip
+        else:
+            md3 = raid1("md3", 6, MD3_PER_DEVICE_BLOCKS, ("sda", "sdb"))
         return mdstat.MdStat(
             personalities=("linear", "raid0", "raid1", "raid10", "raid6", "raid5", "raid4"),
-            arrays=(
-                md2,
-                raid1("md3", 6, 976_758_848, ("sda", "sdb")),
-                raid1("md1", 2, 2_097_088, DISKS),
-                raid1("md0", 1, 2_490_176, DISKS),
-            ),
+            arrays=(md2, md3, raid1("md1", 2, 2_097_088, DISKS), raid1("md0", 1, 2_490_176, DISKS)),
         )
 
     def _diskstats(self) -> str:

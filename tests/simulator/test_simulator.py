@@ -80,3 +80,42 @@ def test_a_restarted_simulator_continues_where_it_was(tmp_path: Path):
     sim.advance(600)
     again = Simulator(tmp_path, seed=99)
     assert again.state == sim.state
+
+
+def test_an_shr_expansion_reshapes_md2_then_md3(tmp_path: Path):
+    sim = Simulator(tmp_path, seed=3, start_percent=99.99)
+    sim.advance(600)
+    parsed = mdstat.parse((tmp_path / "proc/mdstat").read_text())
+    md2, md3 = parsed.array("md2"), parsed.array("md3")
+    assert md2 is not None and md2.sync is None and md2.blocks == 1953494784 * 3
+    assert md3 is not None and md3.level == "raid5" and md3.sync is not None
+    assert md3.sync.action == "reshape" and [d.name for d in md3.devices] == [
+        "sda6",
+        "sdb6",
+        "sdd6",
+    ]
+    assert (tmp_path / "sys/block/md3/md/raid_disks").read_text() == "3 (2)\n"
+    assert (tmp_path / "sys/block/md2/md/sync_action").read_text() == "idle\n"
+    sim.advance(10 * 86400)
+    md3 = mdstat.parse((tmp_path / "proc/mdstat").read_text()).array("md3")
+    assert md3 is not None and md3.sync is None and md3.blocks == 976_758_848 * 2
+    assert (tmp_path / "sys/block/md3/md/sync_action").read_text() == "idle\n"
+
+
+def test_without_expansion_md3_stays_an_idle_raid1(tmp_path: Path):
+    sim = Simulator(tmp_path, seed=3, start_percent=99.99, expansion=False)
+    sim.advance(600)
+    md3 = mdstat.parse((tmp_path / "proc/mdstat").read_text()).array("md3")
+    assert md3 is not None and md3.level == "raid1" and md3.sync is None
+
+
+def test_frozen_disks_make_no_progress_until_thawed(tmp_path: Path):
+    sim = Simulator(tmp_path, seed=3)
+    sim.freeze()
+    start = sim.state.done_blocks
+    sim.advance(600)
+    assert sim.state.done_blocks == start
+    assert "speed=0K/sec" in (tmp_path / "proc/mdstat").read_text()
+    sim.freeze(False)
+    sim.advance(60)
+    assert sim.state.done_blocks > start

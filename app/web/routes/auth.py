@@ -7,6 +7,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.web import auth
+from app.web.account import render_account
 from app.web.deps import ClockDep, DbDep, RowId
 from app.web.security import AdminDep, password_configured, same_origin
 from app.web.templating import render_page
@@ -128,11 +129,7 @@ def setup(
 
 @router.get("/account", response_class=HTMLResponse, include_in_schema=False)
 def account_page(request: Request, conn: DbDep, admin: AdminDep) -> Response:
-    return render_page(
-        request,
-        "account.html",
-        {"tokens": auth.list_api_tokens(conn), "new_token": None, "principal": admin},
-    )
+    return render_account(request, conn, admin)
 
 
 @router.post(
@@ -149,11 +146,7 @@ def account_new_token(
     name: Annotated[str, Form(min_length=1, max_length=60)],
 ) -> Response:
     token = auth.create_api_token(conn, name, clock(), admin.token_id)
-    return render_page(
-        request,
-        "account.html",
-        {"tokens": auth.list_api_tokens(conn), "new_token": token, "principal": admin},
-    )
+    return render_account(request, conn, admin, new_token=token)
 
 
 @router.post("/account/tokens/{token_id}/revoke", include_in_schema=False, dependencies=SAME_ORIGIN)

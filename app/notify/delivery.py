@@ -1,0 +1,124 @@
+"""The background task that empties the outbox: each destination's head, retried with backoff.
+
+It runs beside the sampler, never in it: sends happen on a small thread pool of their own, so a
+receiver that hangs until its timeout delays only its own queue, never a sample.
+"""
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from app.config import Settings
+from app.notify import destinations, outbox, senders
+from app.store import db
+
+log = logging.getLogger(__name__)
+
+POLL_S = 1.0
+SENDER_THREADS = 4
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Delivery settings (MDBOOST_NOTIFY_*)."""
+
+    max_per_minute: int = 10
+    first_retry_s: float = 5.0
+    max_retry_s: float = 600.0
+    timeout_s: float = senders.TIMEOUT_S
+
+
+def rules_from(settings: Settings) -> Rules:
+    return Rules(
+        max_per_minute=settings.notify_max_per_minute,
+        first_retry_s=settings.notify_retry_seconds,
+        max_retry_s=settings.notify_retry_max_seconds,
+        timeout_s=settings.notify_timeout_seconds,
+    )
+
+
+class Deliverer:
+    """Owns the outbox's delivery writes; `pass_once` is one round over every destination."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        rules: Rules,
+        wall_clock: Callable[[], float] = time.time,
+        send: Callable[[str, senders.Message, float], None] = senders.send,
+    ) -> None:
+        self.conn = conn
+        self.rules = rules
+        self.wall_clock = wall_clock
+        self.send = send
+        self.lock = threading.Lock()  # the connection is shared by the sender threads
+
+    @classmethod
+    def open(cls, settings: Settings) -> "Deliverer":
+        return cls(db.connect(settings.db), rules_from(settings))
+
+    def due(self) -> list[tuple[str, outbox.Job]]:
+        with self.lock:
+            jobs = outbox.due_jobs(self.conn, self.wall_clock(), self.rules.max_per_minute)
+            found = [(destinations.url_of(self.conn, job.destination_id), job) for job in jobs]
+        return [(url, job) for url, job in found if url is not None]
+
+    def attempt(self, url: str, job: outbox.Job) -> bool:
+        """Send one message, then record the result; True when the receiver took it."""
+        name = destinations.label(url)
+        try:
+            self.send(url, job.message, self.rules.timeout_s)
+        except senders.SendFailed as error:
+            with self.lock:
+                delay = outbox.mark_failed(
+                    self.conn,
+                    job.row_id,
+                    str(error),
+                    self.wall_clock(),
+                    self.rules.first_retry_s,
+                    self.rules.max_retry_s,
+                )
+            log.warning(
+                "notify: %s to %s failed (attempt %d), retry in %.0f s: %s",
+                job.message.key,
+                name,
+                job.attempts + 1,
+                delay,
+                error,
+            )
+            return False
+        with self.lock:
+            outbox.mark_delivered(self.conn, job.row_id, self.wall_clock())
+        log.info("notify: %s delivered to %s", job.message.key, name)
+        return True
+
+    def pass_once(self) -> int:
+        """Deliver every due head one after another (tests; the task runs them in parallel)."""
+        return sum(self.attempt(url, job) for url, job in self.due())
+
+
+async def run_forever(deliverer: Deliverer, stop: asyncio.Event) -> None:
+    """Deliver until `stop` is set; a failing round is logged and the next one tries again."""
+    loop = asyncio.get_running_loop()
+    with ThreadPoolExecutor(SENDER_THREADS, thread_name_prefix="notify") as pool:
+        while not stop.is_set():
+            delivered = False
+            try:
+                jobs = await loop.run_in_executor(pool, deliverer.due)
+                # One head per destination: destinations proceed in parallel, each in order.
+                results = await asyncio.gather(
+                    *(loop.run_in_executor(pool, deliverer.attempt, url, job) for url, job in jobs)
+                )
+                delivered = any(results)
+            except Exception:
+                log.exception("notify: delivery round failed; retrying")
+            if delivered:
+                continue  # a backlog flows at the receivers' pace, not one message a second
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=POLL_S)

@@ -1,0 +1,199 @@
+"""Destination URLs: parse and check them, mask them for display, keep the list in SQLite.
+
+A URL carries its secrets (an ntfy topic is itself a password, a Gotify app token, an SMTP
+password), so nothing outside this module and the senders ever sees more than `label()`:
+scheme, host and the last four characters.
+"""
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import SplitResult, parse_qs, urlsplit
+
+from app.store import db
+
+Kind = Literal["ntfy", "gotify", "webhook", "email"]
+SCHEMES: dict[str, tuple[Kind, bool]] = {  # scheme -> (kind, TLS)
+    "ntfy": ("ntfy", True),
+    "ntfy+https": ("ntfy", True),
+    "ntfy+http": ("ntfy", False),
+    "gotify": ("gotify", True),
+    "gotify+https": ("gotify", True),
+    "gotify+http": ("gotify", False),
+    "https": ("webhook", True),
+    "http": ("webhook", False),
+    "smtps": ("email", True),
+    "smtp": ("email", False),  # STARTTLS when the server offers it (required with a password)
+}
+# ntfy's topic rule (docs "Picking a topic"): letters, numbers, _ and -, up to 64 characters.
+NTFY_TOPIC = re.compile(r"[-_A-Za-z0-9]{1,64}")
+ADDRESS = re.compile(r"[^@\s,;<>]+@[^@\s,;<>]+")
+MAX_URL = 2000
+SPLIT = re.compile(r"[\s,]+")
+
+
+class BadDestination(ValueError):
+    """A URL that cannot be used; the message never repeats the URL's secrets."""
+
+
+@dataclass(frozen=True)
+class Destination:
+    kind: Kind
+    tls: bool
+    parts: SplitResult
+    query: dict[str, list[str]]
+
+    def option(self, name: str) -> str | None:
+        values = self.query.get(name)
+        return values[-1] if values else None
+
+
+def split_urls(text: str) -> list[str]:
+    """MDBOOST_NOTIFY: URLs separated by spaces, commas or newlines (no URL form needs them)."""
+    return [url for url in SPLIT.split(text) if url]
+
+
+def parse(url: str) -> Destination:
+    if len(url) > MAX_URL:
+        raise BadDestination(f"a destination URL is at most {MAX_URL} characters")
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise BadDestination("not a URL") from None
+    scheme = parts.scheme.lower()
+    if scheme not in SCHEMES:
+        known = ", ".join(f"{s}://" for s in SCHEMES)
+        raise BadDestination(f"unknown scheme {scheme[:20]!r}: use one of {known}")
+    if not parts.hostname:
+        raise BadDestination(f"{scheme}:// needs a host")
+    kind, tls = SCHEMES[scheme]
+    dest = Destination(kind, tls, parts, parse_qs(parts.query))
+    path = [p for p in parts.path.split("/") if p]
+    if kind == "ntfy" and (len(path) != 1 or not NTFY_TOPIC.fullmatch(path[0])):
+        raise BadDestination("ntfy:// needs one topic: ntfy://host/topic ([-_A-Za-z0-9], <= 64)")
+    if kind == "gotify" and not path:
+        raise BadDestination("gotify:// needs the application token: gotify://host/TOKEN")
+    if kind == "email":
+        to = dest.option("to")
+        if not to or not all(ADDRESS.fullmatch(a) for a in to.split(",")):
+            raise BadDestination("smtp:// needs ?to=name@example.com (comma-separated for more)")
+        sender = dest.option("from")
+        if sender is not None and not ADDRESS.fullmatch(sender):
+            raise BadDestination("smtp:// ?from= is not an e-mail address")
+    return dest
+
+
+def label(url: str) -> str:
+    """The only form of a URL that is ever shown or logged: scheme, host, the last 4 chars."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or "?"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(unreadable URL)"
+    rest = url.strip().split(parts.netloc, 1)[-1] if parts.netloc else ""
+    tail = f"/…{rest[-4:]}" if len(rest) > 4 else ("/…" if rest.strip("/") else "")
+    return f"{parts.scheme.lower()}://{host}{port}{tail}"
+
+
+def redact(text: str, url: str) -> str:
+    """`text` (an error message) with every secret part of `url` replaced by '…'."""
+    parts = urlsplit(url.strip())
+    secrets = [url.strip(), parts.netloc, parts.path, parts.query, parts.password, parts.username]
+    secrets += [seg for seg in parts.path.split("/") if seg]
+    for value in parse_qs(parts.query).values():
+        secrets += value
+    for secret in sorted((s for s in secrets if s and len(s) >= 3), key=len, reverse=True):
+        text = text.replace(secret, "…")
+    return text
+
+
+# ---- the stored list
+def sync_env(conn: sqlite3.Connection, urls: list[str], now: float) -> list[str]:
+    """Make the 'env' destinations match MDBOOST_NOTIFY; returns a problem per unusable URL."""
+    problems, usable = [], []
+    for url in urls:
+        try:
+            parse(url)
+            usable.append(url)
+        except BadDestination as error:
+            problems.append(f"MDBOOST_NOTIFY {label(url)}: {error}")
+    with db.write_transaction(conn):
+        for row in conn.execute(
+            "SELECT id, url FROM notify_destinations WHERE source = 'env' AND removed IS NULL"
+        ).fetchall():
+            if row["url"] not in usable:
+                _remove(conn, row["id"], now)
+        for url in usable:
+            conn.execute(
+                "INSERT INTO notify_destinations (url, label, source, created)"
+                " VALUES (?, ?, 'env', ?)"
+                " ON CONFLICT (url) DO UPDATE SET removed = NULL, source = 'env'",
+                (url, label(url), now),
+            )
+    return problems
+
+
+def add(conn: sqlite3.Connection, url: str, now: float) -> int:
+    """Add a destination from the page; raises BadDestination for a URL that cannot be used."""
+    url = url.strip()
+    parse(url)
+    with db.write_transaction(conn):
+        row = conn.execute(
+            "INSERT INTO notify_destinations (url, label, source, created) VALUES (?, ?, 'page', ?)"
+            " ON CONFLICT (url) DO UPDATE SET removed = NULL RETURNING id",
+            (url, label(url), now),
+        ).fetchone()
+    return int(row[0])
+
+
+def remove(conn: sqlite3.Connection, destination_id: int, now: float) -> bool:
+    """Remove a page-added destination and cancel what it has not delivered yet."""
+    with db.write_transaction(conn):
+        row = conn.execute(
+            "SELECT id FROM notify_destinations"
+            " WHERE id = ? AND source = 'page' AND removed IS NULL",
+            (destination_id,),
+        ).fetchone()
+        if row is None:
+            return False
+        _remove(conn, destination_id, now)
+    return True
+
+
+def _remove(conn: sqlite3.Connection, destination_id: int, now: float) -> None:
+    conn.execute("UPDATE notify_destinations SET removed = ? WHERE id = ?", (now, destination_id))
+    conn.execute(
+        "UPDATE notify_outbox SET state = 'cancelled'"
+        " WHERE destination_id = ? AND state = 'pending'",
+        (destination_id,),
+    )
+
+
+def active_ids(conn: sqlite3.Connection) -> list[int]:
+    rows = conn.execute("SELECT id FROM notify_destinations WHERE removed IS NULL ORDER BY id")
+    return [int(r[0]) for r in rows]
+
+
+def url_of(conn: sqlite3.Connection, destination_id: int) -> str | None:
+    row = conn.execute(
+        "SELECT url FROM notify_destinations WHERE id = ? AND removed IS NULL", (destination_id,)
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def listing(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """For the account page: masked labels and queue figures, never a URL."""
+    rows = conn.execute(
+        "SELECT d.id, d.label, d.source, d.created,"
+        " SUM(o.state = 'pending') AS pending, SUM(o.state = 'delivered') AS delivered,"
+        " MAX(o.delivered) AS last_delivered,"
+        " (SELECT last_error FROM notify_outbox e WHERE e.destination_id = d.id"
+        "   AND e.state = 'pending' AND e.last_error IS NOT NULL ORDER BY e.id LIMIT 1)"
+        "   AS last_error"
+        " FROM notify_destinations d LEFT JOIN notify_outbox o ON o.destination_id = d.id"
+        " WHERE d.removed IS NULL GROUP BY d.id ORDER BY d.id"
+    ).fetchall()
+    return [dict(r) for r in rows]

@@ -1,0 +1,370 @@
+"""Pure event detector: what the arrays looked like last time and now in, events out.
+
+The state it returns is saved with the outbox rows of its events (notifier.py), so after a
+restart an event is neither repeated nor missed. Every event has a dedup key naming the one thing
+it reports ("run:12:milestone:50"), so even a replayed tick cannot queue it twice.
+Events follow mdadm's monitor (RebuildStarted, RebuildNN, RebuildFinished, Fail, DegradedArray,
+SpareActive) plus what mdadm cannot know: reshapes across an SHR pool, stalls, a boost left on.
+"""
+
+import copy
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.forecast.service import POOL_CHAIN_S
+
+# After an SHR member's reshape ends, wait this long (sampler clock) for the next one to start
+# before calling the expansion finished: DSM starts the next array within seconds.
+POOL_SETTLE_S = 120.0
+# mismatch_cnt on raid1/raid10 counts harmless differences (md.rst: swap, memory-mapped writes).
+NOISY_MISMATCH_LEVELS = ("raid1", "raid10")
+
+State = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Rules:
+    milestone_percent: float = 25.0
+    stall_s: float = 600.0
+    mismatch_threshold: int = 0
+    sampler_failures: int = 3
+
+
+@dataclass(frozen=True)
+class ArrayNow:
+    """One array this tick: mdstat plus the newest stored sample."""
+
+    name: str
+    state: str  # active | inactive | broken
+    level: str | None
+    role: str  # data | system | swap
+    status: str | None  # "UU_U"
+    degraded: int  # missing members: sysfs degraded, else the '_' in the status
+    devices: dict[str, str]  # member -> mdstat flags ("F", "S", ...)
+    run_id: int | None  # the open run
+    action: str | None  # the running operation
+    done_blocks: int | None
+    total_blocks: int | None
+    percent: float | None  # as printed
+    mismatch_cnt: int | None
+    queued: bool  # resync=DELAYED / PENDING
+
+    @property
+    def progress(self) -> float | None:
+        """0..100, our own from done/total, else the kernel's printed percent."""
+        if self.done_blocks is not None and self.total_blocks:
+            return 100.0 * self.done_blocks / self.total_blocks
+        return self.percent
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    run_id: int
+    array: str
+    action: str
+    outcome: str  # completed | interrupted | restarted | vanished
+    started: float
+    finished: float
+
+
+@dataclass(frozen=True)
+class Drift:
+    event_id: int
+    array: str | None
+    key: str
+    desired: str | None
+    current: str | None
+
+
+@dataclass(frozen=True)
+class Observation:
+    now: float  # the sampler's clock
+    arrays: tuple[ArrayNow, ...] | None  # None: this tick could not sample
+    error: str | None = None
+    ended: dict[int, RunEnd] = field(default_factory=dict)  # runs open last time, ended since
+    boost_session: tuple[int, tuple[str, ...]] | None = None  # open session: id, tuned arrays
+    drift: tuple[Drift, ...] = ()  # drift events newer than the state's drift_seen
+    last_event_id: int = 0  # newest tuning event id (the baseline on a first start)
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    key: str
+    array: str | None = None
+    run_id: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def detect(prev: State | None, obs: Observation, rules: Rules) -> tuple[State, list[Event]]:
+    """The events between `prev` and `obs`, and the state to compare the next tick with."""
+    first = prev is None
+    state: State = {
+        "arrays": {},
+        "failures": 0,
+        "failing_since": None,
+        "failing_sent": False,
+        "drift_seen": obs.last_event_id,
+        "pool": None,
+        "boost_left_on": None,
+    }
+    if prev is not None:
+        # A copy: when the caller cannot save the new state, `prev` must stay as it was.
+        state |= {k: v for k, v in copy.deepcopy(prev).items() if k in state}
+    events: list[Event] = []
+    if obs.arrays is None or obs.error is not None:
+        _sampler_failed(state, obs, rules, events)
+        return state, events
+    if state["failing_sent"]:
+        since = state["failing_since"]
+        events.append(Event("sampler_recovered", f"sampler:{since:.0f}:recovered", detail={}))
+    state |= {"failures": 0, "failing_since": None, "failing_sent": False}
+    old_arrays: dict[str, dict[str, Any]] = state["arrays"]
+    new_arrays: dict[str, dict[str, Any]] = {}
+    for array in sorted(obs.arrays, key=lambda a: a.name):
+        before = old_arrays.get(array.name)
+        new_arrays[array.name] = _array(array, before, obs, rules, state, events)
+    for name in sorted(set(old_arrays) - set(new_arrays)):
+        _run_ended(old_arrays[name], None, obs, rules, state, events)
+    state["arrays"] = new_arrays
+    _pool_finished(obs, state, events)
+    _boost_left_on(obs, state, events)
+    if not first:
+        for drift in obs.drift:
+            if drift.event_id > state["drift_seen"]:
+                events.append(
+                    Event(
+                        "drift",
+                        f"drift:{drift.event_id}",
+                        drift.array,
+                        detail={
+                            "key": drift.key,
+                            "desired": drift.desired,
+                            "current": drift.current,
+                        },
+                    )
+                )
+    state["drift_seen"] = max([state["drift_seen"], obs.last_event_id])
+    return state, events
+
+
+def _sampler_failed(state: State, obs: Observation, rules: Rules, events: list[Event]) -> None:
+    state["failures"] += 1
+    state["failing_since"] = state["failing_since"] or obs.now
+    if state["failures"] >= rules.sampler_failures and not state["failing_sent"]:
+        state["failing_sent"] = True
+        since = state["failing_since"]
+        detail = {"error": obs.error, "failures": state["failures"], "since": since}
+        events.append(Event("sampler_failing", f"sampler:{since:.0f}:failing", detail=detail))
+
+
+def _array(
+    array: ArrayNow,
+    before: dict[str, Any] | None,
+    obs: Observation,
+    rules: Rules,
+    state: State,
+    events: list[Event],
+) -> dict[str, Any]:
+    """Events of one array; returns what to remember of it."""
+    name, now = array.name, obs.now
+    was: dict[str, Any] = before or {"state": None, "degraded": 0, "devices": {}, "run_id": None}
+    at = f"{now:.0f}"
+    if array.state == "broken" and was["state"] != "broken":
+        events.append(Event("broken", f"array:{name}:broken:{at}", name))
+    for device, flags in sorted(array.devices.items()):
+        if "F" in flags and "F" not in was["devices"].get(device, ""):
+            events.append(
+                Event(
+                    "member_failed",
+                    f"array:{name}:failed:{device}:{at}",
+                    name,
+                    detail={"device": device},
+                )
+            )
+    if array.degraded > (was["degraded"] or 0):
+        detail = {"missing": array.degraded, "status": array.status}
+        events.append(
+            Event("degraded", f"array:{name}:degraded:{array.degraded}:{at}", name, detail=detail)
+        )
+    elif before is not None and array.degraded == 0 and (was["degraded"] or 0) > 0:
+        events.append(
+            Event("restored", f"array:{name}:restored:{at}", name, detail={"status": array.status})
+        )
+
+    if was["run_id"] is not None and was["run_id"] != array.run_id:
+        _run_ended(was, array, obs, rules, state, events)
+    memory: dict[str, Any] = {
+        "state": array.state,
+        "degraded": array.degraded,
+        "devices": array.devices,
+        "run_id": array.run_id,
+        "action": array.action,
+        "role": array.role,
+        "done": array.done_blocks,
+        "milestone": None,
+        "progress_ts": now,
+        "stalled_since": None,
+    }
+    if array.run_id is None:
+        return memory
+    progress = array.progress
+    step = rules.milestone_percent
+    reached = math.floor(progress / step) if progress is not None and step > 0 else None
+    if was["run_id"] != array.run_id:
+        _run_started(array, obs, state, events)
+        # Watched while idle last tick: the run began since, so every milestone it passed is new.
+        # First seen already running: the milestones before now are history.
+        memory["milestone"] = reached if before is None or reached is None else 0
+        if before is None or reached is None:
+            return memory
+        was = {**was, "milestone": 0, "done": array.done_blocks}
+    else:
+        memory |= {k: was.get(k) for k in ("milestone", "progress_ts", "stalled_since")}
+    moved = (
+        array.done_blocks is not None
+        and was.get("done") is not None
+        and array.done_blocks != was["done"]
+    )
+    if moved:
+        if memory["stalled_since"] is not None:
+            since = memory["stalled_since"]
+            events.append(
+                Event(
+                    "resumed",
+                    f"run:{array.run_id}:resumed:{since:.0f}",
+                    name,
+                    array.run_id,
+                    {"action": array.action, "stalled_s": now - since},
+                )
+            )
+        memory |= {"progress_ts": now, "stalled_since": None}
+    elif memory["stalled_since"] is None and now - memory["progress_ts"] >= rules.stall_s:
+        since = memory["progress_ts"]
+        memory["stalled_since"] = since
+        events.append(
+            Event(
+                "stalled",
+                f"run:{array.run_id}:stalled:{since:.0f}",
+                name,
+                array.run_id,
+                {"action": array.action, "since": since, "percent": progress},
+            )
+        )
+    if reached is not None:
+        last = was.get("milestone")
+        for m in range((last if last is not None else reached) + 1, reached + 1):
+            if m * step < 100:
+                events.append(
+                    Event(
+                        "milestone",
+                        f"run:{array.run_id}:milestone:{m * step:g}",
+                        name,
+                        array.run_id,
+                        {"action": array.action, "percent": m * step},
+                    )
+                )
+        memory["milestone"] = reached
+    return memory
+
+
+def _run_started(array: ArrayNow, obs: Observation, state: State, events: list[Event]) -> None:
+    detail: dict[str, Any] = {"action": array.action, "percent": array.progress}
+    if array.action == "reshape" and array.role == "data":
+        pool = state["pool"]
+        chained = pool is not None and (
+            pool["running"]
+            or (pool["last_end"] is not None and obs.now - pool["last_end"] <= POOL_CHAIN_S)
+        )
+        if pool is not None and chained:
+            if array.name not in pool["members"]:
+                pool["members"].append(array.name)
+        else:
+            pool = state["pool"] = {"id": array.run_id, "members": [array.name], "last_end": None}
+        pool["running"] = True
+        queued = [a.name for a in obs.arrays or () if a.queued and a.role == "data"]
+        detail |= {"pool_phase": pool["members"].index(array.name) + 1, "pool_queued": queued}
+        detail["pool_members"] = list(pool["members"])
+    events.append(Event("started", f"run:{array.run_id}:started", array.name, array.run_id, detail))
+
+
+def _run_ended(
+    was: dict[str, Any],
+    array: ArrayNow | None,
+    obs: Observation,
+    rules: Rules,
+    state: State,
+    events: list[Event],
+) -> None:
+    run_id = was["run_id"]
+    if run_id is None:
+        return
+    end = obs.ended.get(run_id)
+    name = end.array if end else (array.name if array else "?")
+    action = end.action if end else was.get("action")
+    outcome = end.outcome if end else "ended"
+    detail = {
+        "action": action,
+        "outcome": outcome,
+        "started": end.started if end else None,
+        "finished": end.finished if end else obs.now,
+    }
+    pool = state["pool"]
+    if pool is not None and name in pool["members"] and action == "reshape":
+        pool["last_end"] = detail["finished"]
+        pool["running"] = False
+        detail["pool_members"] = list(pool["members"])
+    events.append(Event("finished", f"run:{run_id}:finished", name, run_id, detail))
+    mismatch = array.mismatch_cnt if array is not None else None
+    level = array.level if array is not None else None
+    if (
+        action == "check"
+        and outcome == "completed"
+        and mismatch is not None
+        and mismatch > rules.mismatch_threshold
+        and level not in NOISY_MISMATCH_LEVELS
+    ):
+        events.append(
+            Event(
+                "mismatch",
+                f"run:{run_id}:mismatch",
+                name,
+                run_id,
+                {"mismatch_cnt": mismatch, "level": level},
+            )
+        )
+
+
+def _pool_finished(obs: Observation, state: State, events: list[Event]) -> None:
+    """One message for a whole SHR expansion, once no member reshapes or waits to."""
+    pool = state["pool"]
+    if pool is None or pool["running"] or pool["last_end"] is None:
+        return
+    busy = [a for a in obs.arrays or () if a.role == "data" and (a.queued or a.action == "reshape")]
+    if busy or obs.now - pool["last_end"] < POOL_SETTLE_S:
+        return
+    if len(pool["members"]) >= 2:
+        events.append(
+            Event(
+                "pool_finished",
+                f"pool:{pool['id']}:finished",
+                detail={"members": pool["members"], "finished": pool["last_end"]},
+            )
+        )
+    state["pool"] = None
+
+
+def _boost_left_on(obs: Observation, state: State, events: list[Event]) -> None:
+    """The tuning session is still open while none of the arrays it tuned runs anything."""
+    session = obs.boost_session
+    if session is None:
+        state["boost_left_on"] = None
+        return
+    session_id, tuned = session
+    running = {a.name for a in obs.arrays or () if a.action is not None}
+    if tuned and not running & set(tuned) and state["boost_left_on"] != session_id:
+        state["boost_left_on"] = session_id
+        events.append(
+            Event("boost_left_on", f"session:{session_id}:left-on", detail={"arrays": list(tuned)})
+        )

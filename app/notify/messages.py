@@ -1,0 +1,201 @@
+"""An event as the owner reads it: what, which array, the ETA with its range, a link."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from app.notify.events import Event
+from app.notify.senders import Message, Priority
+from app.web.templating import ACTION_LABELS, clock, duration
+
+# Forecast of an array's open run as service.array_eta() shapes it, or None when it has none.
+EtaLookup = Callable[[str], dict[str, Any] | None]
+PoolLookup = Callable[[], dict[str, Any] | None]
+
+PRIORITY: dict[str, Priority] = {
+    "broken": "urgent",
+    "member_failed": "urgent",
+    "degraded": "urgent",
+    "sampler_failing": "urgent",
+    "stalled": "high",
+    "mismatch": "high",
+    "boost_left_on": "high",
+    "milestone": "low",
+    "resumed": "low",
+}
+TAGS = {
+    "broken": ["rotating_light"],
+    "member_failed": ["rotating_light"],
+    "degraded": ["warning"],
+    "sampler_failing": ["warning"],
+    "stalled": ["hourglass"],
+    "mismatch": ["warning"],
+    "boost_left_on": ["rocket"],
+    "finished": ["white_check_mark"],
+    "pool_finished": ["white_check_mark"],
+    "restored": ["white_check_mark"],
+    "drift": ["wrench"],
+}
+
+
+@dataclass(frozen=True)
+class Context:
+    page_url: str  # MDBOOST_PUBLIC_URL
+    eta: EtaLookup
+    pool: PoolLookup
+
+
+def page_link(page_url: str, array: str | None) -> str:
+    base = page_url if page_url.endswith("/") else page_url + "/"
+    return f"{base}#array-{array}" if array else base
+
+
+def eta_line(view: dict[str, Any] | None) -> str | None:
+    """'ETA Tue 14 Oct 16:20 (15:50 – 17:05), in 3 h 10 min', or why there is none."""
+    if view is None:
+        return None
+    fc = view.get("forecast") or {}
+    if fc.get("eta") is None:
+        return f"ETA not known yet: {fc.get('reason') or fc.get('status') or 'no forecast'}."
+    low, high = fc.get("low") or fc["eta"], fc.get("high") or fc["eta"]
+    left = view.get("eta_in_s")
+    return f"ETA {clock(fc['eta'])} (between {clock(low)} and {clock(high)}), in {duration(left)}."
+
+
+def _action(detail: dict[str, Any]) -> str:
+    """md's own word for the operation (reshape, recovery, resync, check)."""
+    return str(detail.get("action") or "operation")
+
+
+def compose(event: Event, ctx: Context) -> Message:
+    d, name = event.detail, event.array or ""
+    action = _action(d)
+    title, lines = _text(event, name, action, ctx)
+    if event.array and event.kind not in ("finished", "restored", "broken"):
+        line = eta_line(ctx.eta(event.array))
+        if line:
+            lines.append(line)
+    if event.kind == "started" and d.get("pool_members"):
+        line = _pool_line(ctx)
+        if line:
+            lines.append(line)
+    return Message(
+        key=event.key,
+        kind=event.kind,
+        title=title,
+        body="\n".join(lines),
+        priority=PRIORITY.get(event.kind, "default"),
+        tags=TAGS.get(event.kind, []),
+        click=page_link(ctx.page_url, event.array),
+        array=event.array,
+    )
+
+
+def _text(event: Event, name: str, action: str, ctx: Context) -> tuple[str, list[str]]:
+    d = event.detail
+    kind = event.kind
+    label = ACTION_LABELS.get(action, action.capitalize())
+    if kind == "started":
+        percent = d.get("percent")
+        title = f"{name}: {action} started"
+        lines = [f"{label} {name}" + (f", at {percent:.1f} % now." if percent else ".")]
+        if d.get("pool_members"):
+            phase = d["pool_phase"]
+            title = f"{name}: {action} started (SHR expansion, array {phase})"
+            queued = d.get("pool_queued") or []
+            members = ", ".join(d["pool_members"] + queued)
+            total = len(d["pool_members"]) + len(queued)
+            lines.append(f"SHR expansion: array {phase} of {total} ({members}).")
+        return title, lines
+    if kind == "milestone":
+        return f"{name}: {action} {d['percent']:g} % done", [
+            f"{label} {name}: {d['percent']:g} % done."
+        ]
+    if kind == "finished":
+        took = duration(d["finished"] - d["started"]) if d.get("started") else None
+        outcome = d.get("outcome")
+        if outcome == "completed":
+            return f"{name}: {action} finished", [
+                f"{label} {name} finished" + (f" after {took}." if took else ".")
+            ]
+        return f"{name}: {action} ended ({outcome})", [
+            f"The {action} on {name} ended without completing: {outcome}."
+        ]
+    if kind == "stalled":
+        percent = d.get("percent")
+        at = f" at {percent:.1f} %" if percent is not None else ""
+        return f"{name}: {action} stalled{at}", [
+            f"No progress on {name} since {clock(d['since'])}, although the {action} runs.",
+        ]
+    if kind == "resumed":
+        return f"{name}: {action} moving again", [
+            f"{name} progresses again after {duration(d['stalled_s'])} without progress."
+        ]
+    if kind == "degraded":
+        status = f" [{d['status']}]" if d.get("status") else ""
+        return f"{name} is degraded{status}", [
+            f"{name} is missing {d['missing']} member(s): it has less redundancy until it rebuilds."
+        ]
+    if kind == "member_failed":
+        return f"{name}: {d['device']} failed", [
+            f"md marked {d['device']} faulty (F) in {name}. Replace the disk."
+        ]
+    if kind == "broken":
+        return f"{name} is broken", [f"md marks {name} broken: it lost more members than it can."]
+    if kind == "restored":
+        status = f" [{d['status']}]" if d.get("status") else ""
+        return f"{name}: redundant again{status}", [
+            f"A spare became active: {name} has all its members in sync again."
+        ]
+    if kind == "mismatch":
+        return f"{name}: check found {d['mismatch_cnt']} mismatches", [
+            f"A check of {name} ({d.get('level')}) ended with mismatch_cnt={d['mismatch_cnt']}: "
+            "parity and data disagree somewhere. Consider a repair and check the disks."
+        ]
+    if kind == "boost_left_on":
+        arrays = ", ".join(d["arrays"])
+        return "Boost is still on", [
+            f"The tuned arrays ({arrays}) run nothing any more, but mdboost's tuning is still "
+            "applied. Revert it on the page."
+        ]
+    if kind == "drift":
+        where = f"{name}: " if name else ""
+        return f"{where}{d['key']} changed by someone else", [
+            f"mdboost set {d['key']} to {d['desired']}; it is now {d['current']}."
+        ]
+    if kind == "sampler_failing":
+        return "mdboost cannot sample the arrays", [
+            f"{d['failures']} samples in a row failed since {clock(d['since'])}: {d['error']}"
+        ]
+    if kind == "sampler_recovered":
+        return "mdboost samples the arrays again", ["Sampling works again."]
+    if kind == "pool_finished":
+        members = ", ".join(d["members"])
+        return "SHR expansion finished", [
+            f"Every array of the storage pool is reshaped ({members}); "
+            f"the last one finished {clock(d['finished'])}."
+        ]
+    return kind, [str(d)]
+
+
+def _pool_line(ctx: Context) -> str | None:
+    view = ctx.pool()
+    if not view:
+        return None
+    pool = view.get("pool") or {}
+    if pool.get("eta") is None:
+        return None
+    low, high = pool.get("low") or pool["eta"], pool.get("high") or pool["eta"]
+    return f"Whole pool: ETA {clock(pool['eta'])} (between {clock(low)} and {clock(high)})."
+
+
+def probe_message(page_url: str, key: str) -> Message:
+    return Message(
+        key=key,
+        kind="test",
+        title="mdboost test message",
+        body="This destination works: mdboost will tell you here when a rebuild or reshape "
+        "starts, passes each milestone, stalls or finishes, and when an array degrades.",
+        tags=["wave"],
+        click=page_link(page_url, None),
+    )

@@ -1,0 +1,175 @@
+"""The sampler's notification hook: observe the tick, detect events, queue them in the outbox.
+
+It only writes rows (the delivery task sends them), so it never waits on a receiver. Its events
+and the detector's new state are saved in one transaction: when that fails (disk full, database
+locked) nothing is queued and the state stays as it was, so the next tick detects them again.
+"""
+
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.config import Settings
+from app.forecast import service
+from app.kernel import mdstat
+from app.kernel.host import Host
+from app.live import arrays
+from app.live.sampler import Tick
+from app.notify import destinations, events, messages, outbox
+from app.notify.senders import Message
+from app.store import db
+from app.tuning import journal
+
+log = logging.getLogger(__name__)
+
+
+def rules_from(settings: Settings) -> events.Rules:
+    return events.Rules(
+        milestone_percent=settings.notify_milestone_percent,
+        stall_s=settings.notify_stall_minutes * 60,
+        mismatch_threshold=settings.notify_mismatch_threshold,
+        sampler_failures=settings.notify_sampler_failures,
+    )
+
+
+class Notifier:
+    """Holds the detector's last state; `on_tick` runs on the sampler's thread after each tick."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        host: Host,
+        clock: Callable[[], float],
+        settings: Settings,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.conn = conn
+        self.host = host
+        self.clock = clock
+        self.wall_clock = wall_clock
+        self.rules = rules_from(settings)
+        self.page_url = settings.page_url
+        row = conn.execute("SELECT state FROM notify_state WHERE id = 1").fetchone()
+        self.state: events.State | None = json.loads(row[0]) if row else None
+
+    @classmethod
+    def open(cls, host: Host, clock: Callable[[], float], settings: Settings) -> "Notifier":
+        """A notifier with its own connection; MDBOOST_NOTIFY's URLs become 'env' destinations."""
+        conn = db.connect(settings.db)
+        urls = destinations.split_urls(
+            settings.notify.get_secret_value() if settings.notify else ""
+        )
+        for problem in destinations.sync_env(conn, urls, clock()):
+            log.error("notify: %s", problem)
+        return cls(conn, host, clock, settings)
+
+    def on_tick(self, tick: Tick) -> list[Message]:
+        """Queue the events of this tick; a failure is logged and retried with the next tick."""
+        try:
+            obs = self.observe(tick)
+            state, found = events.detect(self.state, obs, self.rules)
+            composed = [self._compose(event, obs.now) for event in found]
+            with db.write_transaction(self.conn):
+                targets = destinations.active_ids(self.conn)
+                for message in composed:
+                    outbox.enqueue(self.conn, message, targets, obs.now, self.wall_clock())
+                self.conn.execute(
+                    "INSERT INTO notify_state (id, state) VALUES (1, ?)"
+                    " ON CONFLICT (id) DO UPDATE SET state = excluded.state",
+                    (json.dumps(state),),
+                )
+        except sqlite3.Error as error:
+            log.warning("notify: cannot queue this tick's events, next tick retries: %s", error)
+            return []
+        self.state = state
+        for message in composed:
+            log.info("notify: queued %s for %d destination(s)", message.key, len(targets))
+        return composed
+
+    def observe(self, tick: Tick) -> events.Observation:
+        now = self.clock()
+        if tick.parsed is None or tick.error is not None:
+            return events.Observation(now, None, tick.error or "no data")
+        conn = self.conn
+        seen = [_array_now(conn, array) for array in tick.parsed.arrays]
+        open_ids = {a.run_id for a in seen if a.run_id is not None}
+        before = (self.state or {}).get("arrays", {})
+        gone = [m["run_id"] for m in before.values() if m.get("run_id") not in (None, *open_ids)]
+        ended = {}
+        for run_id in gone:
+            row = conn.execute(
+                "SELECT * FROM runs WHERE id = ? AND finished IS NOT NULL", (run_id,)
+            ).fetchone()
+            if row is not None:
+                ended[run_id] = events.RunEnd(
+                    row["id"],
+                    row["array"],
+                    row["action"],
+                    row["outcome"],
+                    row["started"],
+                    row["finished"],
+                )
+        session = journal.open_session(conn)
+        boost = (session["id"], tuple(json.loads(session["arrays"]))) if session else None
+        drift_seen = (self.state or {}).get("drift_seen", 0)
+        drift = tuple(
+            events.Drift(r["id"], r["array"], d.get("key", "?"), d.get("desired"), d.get("current"))
+            for r in conn.execute(
+                "SELECT id, array, detail FROM events WHERE kind = 'drift' AND id > ? ORDER BY id",
+                (drift_seen,),
+            )
+            for d in [json.loads(r["detail"])]
+        )
+        last_event = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
+        return events.Observation(now, tuple(seen), None, ended, boost, drift, last_event)
+
+    def _compose(self, event: events.Event, now: float) -> Message:
+        ctx = messages.Context(self.page_url, self._eta(now), self._pool(now))
+        try:
+            return messages.compose(event, ctx)
+        except Exception:
+            # A forecast that cannot be computed must not cost the owner the message itself.
+            log.exception("notify: composing %s with its ETA failed; sending it without", event.key)
+            no_eta = messages.Context(self.page_url, lambda name: None, lambda: None)
+            return messages.compose(event, no_eta)
+
+    def _eta(self, now: float) -> messages.EtaLookup:
+        def lookup(name: str) -> dict[str, Any] | None:
+            view = service.array_eta(self.conn, self.host, name, now)
+            return view if view.get("run_id") is not None else None
+
+        return lookup
+
+    def _pool(self, now: float) -> messages.PoolLookup:
+        return lambda: service.pool_eta(self.conn, self.host, now)
+
+
+def _array_now(conn: sqlite3.Connection, array: mdstat.Array) -> events.ArrayNow:
+    sample = conn.execute(
+        "SELECT run_id, action, done_blocks, total_blocks, percent, degraded, mismatch_cnt"
+        " FROM samples WHERE array = ? ORDER BY ts DESC LIMIT 1",
+        (array.name,),
+    ).fetchone()
+    row: dict[str, Any] = dict(sample) if sample else {}
+    missing = row.get("degraded")
+    if missing is None:
+        missing = (array.status or "").count("_")
+    return events.ArrayNow(
+        name=array.name,
+        state=array.state,
+        level=array.level,
+        role=arrays.role_of(array),
+        status=array.status,
+        degraded=int(missing),
+        devices={d.name: d.flags for d in array.devices},
+        run_id=row.get("run_id"),
+        action=row.get("action"),
+        done_blocks=row.get("done_blocks"),
+        total_blocks=row.get("total_blocks"),
+        percent=row.get("percent"),
+        mismatch_cnt=row.get("mismatch_cnt"),
+        queued=array.sync is not None and not array.sync.running,
+    )

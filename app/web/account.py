@@ -1,0 +1,28 @@
+"""The account page: what it shows, for the routers that answer with it."""
+
+import sqlite3
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+
+from app.notify import destinations
+from app.web import auth
+from app.web.security import Principal
+from app.web.templating import render_page
+
+
+def render_account(
+    request: Request, conn: sqlite3.Connection, admin: Principal, **extra: Any
+) -> HTMLResponse:
+    context = {
+        "tokens": auth.list_api_tokens(conn),
+        "new_token": None,
+        "principal": admin,
+        "destinations": destinations.listing(conn),
+        "from_env": request.app.state.settings.notify is not None,
+        "notify_error": None,
+        "notify_result": None,
+        **extra,
+    }
+    return render_page(request, "account.html", context)

@@ -1,0 +1,66 @@
+"""The account page's notification destinations: add, list (masked), remove, send a test."""
+
+import secrets
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from app.notify import destinations, messages, senders
+from app.web import security
+from app.web.account import render_account
+from app.web.deps import ClockDep, DbDep, RowId, SettingsDep
+
+router = APIRouter(
+    prefix="/account/notify",
+    tags=["notify"],
+    include_in_schema=False,
+    dependencies=[Depends(security.same_origin)],
+)
+
+
+@router.post("", response_class=HTMLResponse)
+def add_destination(
+    request: Request,
+    conn: DbDep,
+    clock: ClockDep,
+    admin: security.AdminDep,
+    url: Annotated[str, Form(min_length=1, max_length=destinations.MAX_URL)],
+) -> Response:
+    try:
+        destinations.add(conn, url, clock())
+    except destinations.BadDestination as error:
+        response = render_account(request, conn, admin, notify_error=str(error))
+        response.status_code = 400
+        return response
+    return RedirectResponse("/account#notify", status_code=303)
+
+
+@router.post("/{destination_id}/remove")
+def remove_destination(
+    destination_id: RowId, conn: DbDep, clock: ClockDep, admin: security.AdminDep
+) -> Response:
+    destinations.remove(conn, destination_id, clock())
+    return RedirectResponse("/account#notify", status_code=303)
+
+
+@router.post("/{destination_id}/test", response_class=HTMLResponse)
+def send_test(
+    request: Request,
+    destination_id: RowId,
+    conn: DbDep,
+    settings: SettingsDep,
+    admin: security.AdminDep,
+) -> Response:
+    """Send a test message now (not through the outbox): the answer says whether it arrived."""
+    url = destinations.url_of(conn, destination_id)
+    if url is None:
+        return RedirectResponse("/account#notify", status_code=303)
+    name = destinations.label(url)
+    probe = messages.probe_message(settings.page_url, f"test:{secrets.token_hex(8)}")
+    try:
+        senders.send(url, probe, settings.notify_timeout_seconds)
+        result = f"Test message sent to {name}."
+    except senders.SendFailed as error:
+        result = f"Test message to {name} failed: {error}"
+    return render_account(request, conn, admin, notify_result=result)

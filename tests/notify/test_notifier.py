@@ -1,0 +1,120 @@
+"""The simulated SHR expansion end to end in one process: sampler ticks, the notifier queues,
+the deliverer sends to a real local webhook. Start, milestones and finish of md2 then md3, one
+finish for the whole pool, and a stall while the simulated disks stop."""
+
+from pathlib import Path
+
+from app.config import Settings
+from app.kernel.host import Host
+from app.live.sampler import Sampler
+from app.notify import destinations
+from app.notify.delivery import Deliverer, Rules
+from app.notify.notifier import Notifier
+from app.simulator import Simulator
+from app.store import db
+from tests.kernel_tree import mdstat_text
+from tests.notify.receivers import HttpReceiver
+
+
+def test_an_shr_expansion_on_the_simulator_tells_the_owner_each_step(tmp_path: Path):
+    sim = Simulator(tmp_path / "tree", seed=3)
+    (tmp_path / "tree/sys/block/md2/md/stripe_cache_size").write_text("16384\n")  # 5x faster
+    settings = Settings(
+        proc_root=tmp_path / "tree/proc",
+        sys_root=tmp_path / "tree/sys",
+        db=tmp_path / "mdboost.db",
+        public_url="http://nas.local:8080/",
+    )
+    conn = db.connect(settings.db)
+    db.migrate(conn, settings.migrations_dir)
+    clock = lambda: sim.state.sim_time  # noqa: E731
+    sampler = Sampler(Host(settings.proc_root, settings.sys_root), conn, clock)
+    receiver = HttpReceiver().start()
+    destinations.add(conn, f"http://{receiver.base}/hook", clock())
+    notifier = Notifier(db.connect(settings.db), sampler.host, clock, settings)
+    deliverer = Deliverer(db.connect(settings.db), Rules(max_per_minute=100))
+
+    def tick(seconds: float) -> None:
+        sim.advance(seconds)
+        notifier.on_tick(sampler.sample_once())
+        deliverer.pass_once()
+
+    try:
+        for _ in range(2000):
+            tick(1800)
+            if sim.reshaping == "md3" and sim.state.done_blocks > 0.3 * sim.total_blocks:
+                break
+        sim.freeze()
+        for _ in range(4):
+            tick(300)
+        sim.freeze(False)
+        for _ in range(2000):
+            tick(1800)
+            if sim.finished:
+                break
+        for _ in range(3):
+            tick(120)  # the pool settles: nothing else starts
+        messages = [r.json() for r in receiver.taken()]
+    finally:
+        receiver.stop()
+    keys = [m["key"] for m in messages]
+    md2, md3 = _run_ids(conn)
+    assert keys == [
+        f"run:{md2}:started",
+        f"run:{md2}:milestone:25",
+        f"run:{md2}:milestone:50",
+        f"run:{md2}:milestone:75",
+        f"run:{md2}:finished",
+        f"run:{md3}:started",
+        f"run:{md3}:milestone:25",
+        keys[7],
+        keys[8],
+        f"run:{md3}:milestone:50",
+        f"run:{md3}:milestone:75",
+        f"run:{md3}:finished",
+        f"pool:{md2}:finished",
+    ]
+    assert keys[7].startswith(f"run:{md3}:stalled:") and keys[8].startswith(f"run:{md3}:resumed:")
+    by_key = {m["key"]: m for m in messages}
+    milestone = by_key[f"run:{md2}:milestone:50"]
+    assert milestone["title"] == "md2: reshape 50 % done"
+    assert "ETA " in milestone["body"] and "(between " in milestone["body"]
+    assert milestone["click"] == "http://nas.local:8080/#array-md2"
+    started = by_key[f"run:{md3}:started"]
+    assert started["title"] == "md3: reshape started (SHR expansion, array 2)"
+    assert by_key[keys[7]]["priority"] == "high" and "stalled" in by_key[keys[7]]["title"]
+    assert by_key[f"pool:{md2}:finished"]["title"] == "SHR expansion finished"
+    assert len(set(keys)) == len(keys)
+
+
+def _run_ids(conn) -> tuple[int, int]:
+    rows = conn.execute("SELECT id, array FROM runs ORDER BY id").fetchall()
+    return next(r["id"] for r in rows if r["array"] == "md2"), next(
+        r["id"] for r in rows if r["array"] == "md3"
+    )
+
+
+HEALTHY_MD3 = (
+    "md3 : active raid5 sdb6[1] sdc6[2] sda6[0]\n"
+    "      976758848 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/3] [UUU]\n"
+)
+# md3 of an SHR pool after two of its members failed (md.c md_seq_show, Linux 6.12+).
+BROKEN_MD3 = (
+    "md3 : broken raid5 sdb6[1](F) sdc6[2](F) sda6[0]\n"
+    "      976758848 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/1] [U__]\n"
+)
+
+
+def test_an_array_md_marks_broken_is_the_most_urgent_message(tree, conn, tmp_path: Path):
+    tree.mdstat(mdstat_text(HEALTHY_MD3))
+    tree.md("md3")
+    settings = Settings(proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "mdboost.db")
+    sampler = Sampler(Host(tree.proc, tree.sys), conn, lambda: 1000.0)
+    notifier = Notifier(conn, sampler.host, lambda: 1000.0, settings)
+    assert notifier.on_tick(sampler.sample_once()) == []
+    tree.mdstat(mdstat_text(BROKEN_MD3))
+    tree.md("md3", degraded="2")
+    found = notifier.on_tick(sampler.sample_once())
+    assert [m.kind for m in found] == ["broken", "member_failed", "member_failed", "degraded"]
+    assert {m.priority for m in found} == {"urgent"}
+    assert found[0].title == "md3 is broken" and found[3].title == "md3 is degraded [U__]"

@@ -1,0 +1,155 @@
+"""Notifications through the real server (uvicorn in a subprocess): the account page, kill -9
+with messages in the outbox, and a simulated SHR expansion at high speed-up with a stall."""
+
+import re
+import sqlite3
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.notify.receivers import HttpReceiver
+from tests.server import Server, wait_for
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def receiver():
+    http = HttpReceiver().start()
+    yield http
+    http.stop()
+
+
+def keys_of(receiver: HttpReceiver) -> list[str]:
+    return [r.json()["key"] for r in receiver.taken()]
+
+
+def outbox(db: Path) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute("SELECT * FROM notify_outbox ORDER BY id").fetchall()
+    except sqlite3.OperationalError:  # not migrated yet
+        return []
+    finally:
+        conn.close()
+
+
+def test_the_account_page_adds_lists_masked_tests_and_removes(box, tmp_path, receiver):
+    env_url = f"ntfy+http://{receiver.base}/env_topic_k7?token=tk_envsecret"
+    server = Server(
+        ["serve"],
+        env={
+            "MDBOOST_PROC_ROOT": str(box.proc),
+            "MDBOOST_SYS_ROOT": str(box.sys),
+            "MDBOOST_DB": str(tmp_path / "mdboost.db"),
+            "MDBOOST_PASSWORD": PASSWORD,
+            "MDBOOST_NOTIFY": env_url,
+        },
+        log=tmp_path / "server.log",
+    )
+    secret_url = f"gotify+http://{receiver.base}/GotifyAppToken9"
+    with server:
+        client = httpx.Client(base_url=server.base)
+        anonymous = client.post("/account/notify", data={"url": secret_url})
+        assert anonymous.status_code == 401
+        client.post("/login", data={"password": PASSWORD})
+        page = client.get("/account").text
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+        assert f"ntfy+http://{receiver.base}/…cret" in page and "tk_envsecret" not in page
+        assert (
+            client.post("/account/notify", data={"url": secret_url}).status_code == 403
+        )  # no CSRF
+        added = client.post("/account/notify", data={"url": secret_url, "csrf_token": csrf})
+        assert added.status_code == 303
+        page = client.get("/account").text
+        assert f"gotify+http://{receiver.base}/…ken9" in page and "GotifyAppToken9" not in page
+        bad = client.post("/account/notify", data={"url": "ftp://x/y", "csrf_token": csrf})
+        assert bad.status_code == 400 and "unknown scheme" in bad.text
+        ids = re.findall(r'action="/account/notify/(\d+)/test"', page)
+        assert len(ids) == 2 and len(re.findall(r"/remove", page)) == 1  # env ones stay
+        tested = client.post(f"/account/notify/{ids[1]}/test", data={"csrf_token": csrf})
+        assert "Test message sent to gotify+http://" in tested.text
+        (probe,) = receiver.taken()
+        assert probe.path == "/message" and probe.json()["title"] == "mdboost test message"
+        receiver.status = 503
+        failed = client.post(f"/account/notify/{ids[0]}/test", data={"csrf_token": csrf})
+        assert "failed: HTTP 503" in failed.text
+        removed = client.post(f"/account/notify/{ids[1]}/remove", data={"csrf_token": csrf})
+        assert removed.status_code == 303
+        assert "…ken9" not in client.get("/account").text
+    log = (tmp_path / "server.log").read_text()
+    for secret in ("tk_envsecret", "env_topic_k7", "GotifyAppToken9"):
+        assert secret not in log
+
+
+def demo(tmp_path: Path, speedup: int, receiver: HttpReceiver, **env: str) -> Server:
+    return Server(
+        ["demo", "--speedup", str(speedup), "--state-dir", str(tmp_path)],
+        env={
+            "MDBOOST_NOTIFY": f"http://{receiver.base}/hook",
+            "MDBOOST_NOTIFY_RETRY_SECONDS": "0.2",
+            "MDBOOST_NOTIFY_RETRY_MAX_SECONDS": "1",
+            # The simulator rewrites its tree about once a wall second: at this speed-up that is
+            # hours of simulated time, which must not look like a stall.
+            "MDBOOST_NOTIFY_STALL_MINUTES": "2000",
+            **env,
+        },
+        log=tmp_path / "server.log",
+    )
+
+
+def test_kill_9_with_messages_in_the_outbox_delivers_them_after_the_restart_none_twice(
+    tmp_path, receiver
+):
+    receiver.status = 503  # the phone's server is down
+    db = tmp_path / "mdboost.db"
+    first = demo(tmp_path, 20000, receiver).start()
+    try:
+        queued = wait_for(lambda: len(outbox(db)) >= 3 and outbox(db), 60, "3 queued messages")
+        assert all(row["state"] == "pending" and row["attempts"] >= 0 for row in queued)
+    finally:
+        first.kill()
+    before = [row["dedup_key"] for row in outbox(db)]
+    assert receiver.taken() == []
+    receiver.status = 200
+    with demo(tmp_path, 20000, receiver) as second:
+        wait_for(lambda: set(before) <= set(keys_of(receiver)), 60, "the queued messages")
+        wait_for(lambda: all(r["state"] == "delivered" for r in outbox(db)), 30, "an empty outbox")
+        assert second.get("/healthz")["status"] == "ok"
+    keys = keys_of(receiver)
+    assert keys[: len(before)] == before  # in order, and first
+    assert len(keys) == len(set(keys))  # none twice
+    assert [r["dedup_key"] for r in outbox(db)] == keys
+
+
+def test_a_simulated_shr_expansion_at_high_speed_up_with_a_stall(tmp_path, receiver):
+    def seen(pattern: str) -> bool:
+        return any(re.fullmatch(pattern, key) for key in keys_of(receiver))
+
+    # Days of simulated time pass each second: more than the flood limit of a real minute.
+    with demo(tmp_path, 50000, receiver, MDBOOST_NOTIFY_MAX_PER_MINUTE="100"):
+        wait_for(lambda: seen(r"run:\d+:milestone:75"), 60, "md2 at 75 %")
+        wait_for(lambda: seen(r"run:\d+:started") and len(keys_of(receiver)) >= 6, 60, "md3 starts")
+        (tmp_path / "tree" / "freeze").touch()  # the simulated disks stop
+        wait_for(lambda: seen(r"run:\d+:stalled:\d+"), 60, "the stall")
+        (tmp_path / "tree" / "freeze").unlink()
+        wait_for(lambda: seen(r"pool:\d+:finished"), 60, "the whole expansion")
+    messages = [r.json() for r in receiver.taken()]
+    summary = [(m["array"], m["kind"]) for m in messages]
+    assert summary[:6] == [
+        ("md2", "started"),
+        ("md2", "milestone"),
+        ("md2", "milestone"),
+        ("md2", "milestone"),
+        ("md2", "finished"),
+        ("md3", "started"),
+    ]
+    rest = [kind for array, kind in summary[6:] if array == "md3"]
+    # After the knee a tick covers ~45 % of md3: "finished" may come before a 75 % message.
+    assert "milestone" in rest and rest[-1] == "finished"
+    assert rest.index("stalled") < rest.index("resumed")
+    assert summary[-1] == (None, "pool_finished")
+    assert len({m["key"] for m in messages}) == len(messages)
+    assert messages[5]["title"] == "md3: reshape started (SHR expansion, array 2)"
