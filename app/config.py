@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     notify_retry_seconds: float = Field(default=5.0, gt=0)  # first retry; doubles each time
     notify_retry_max_seconds: float = Field(default=600.0, gt=0)
     notify_timeout_seconds: float = Field(default=10.0, gt=0)  # per send
+    # GET /metrics (issue 17): also export node_exporter's node_md_* series; turn off where
+    # node_exporter already runs on the box, to avoid duplicates.
+    metrics_node_compat: bool = True
 
     # Crash-safety tests only: the server kills itself at this point of an apply.
     test_crash_at: str | None = None

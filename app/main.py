@@ -15,6 +15,7 @@ from app.config import Settings, get_settings
 from app.kernel import capabilities
 from app.kernel.host import Host
 from app.live import sampler
+from app.metrics.present import Present
 from app.notify import delivery
 from app.notify.notifier import Notifier
 from app.resources import require_dirs
@@ -25,7 +26,18 @@ from app.web.auth import LoginThrottle, note_env_password
 from app.web.hosts import HostAllowList, HostGuard
 from app.web.load import LoadLimit
 from app.web.proxy import ForwardedMiddleware, TrustedProxies
-from app.web.routes import arrays, auth, docs, forecast, health, notify, pages, runs, tuning
+from app.web.routes import (
+    arrays,
+    auth,
+    docs,
+    forecast,
+    health,
+    metrics,
+    notify,
+    pages,
+    runs,
+    tuning,
+)
 from app.web.security import GuardMiddleware, require_reader
 
 log = logging.getLogger(__name__)
@@ -59,10 +71,12 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         app.state.reconcile = await asyncio.to_thread(tuner.reconcile)
         notifier = Notifier.open(app.state.host, app.state.clock, settings)
         deliverer = delivery.Deliverer.open(settings)
+        present = app.state.present = Present(app.state.host, conn)
 
         def after_tick(tick: sampler.Tick) -> None:
             tuner.on_tick()
             notifier.on_tick(tick)  # only queues: the delivery task sends
+            present.update(tick)
 
         stop = asyncio.Event()
         tasks = [
@@ -105,7 +119,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     errors.install(app)
     for module in (health, auth, notify):
         app.include_router(module.router)
-    for module in (arrays, runs, tuning, pages, forecast, docs):
+    for module in (arrays, runs, tuning, pages, forecast, docs, metrics):
         app.include_router(module.router, dependencies=[Depends(require_reader)])
     return app
 

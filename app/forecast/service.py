@@ -2,6 +2,7 @@
 SQLite and the kernel, and shape the answer for the API: one array, or the whole SHR pool."""
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from app.forecast import boost, model, physics, pool
@@ -64,36 +65,18 @@ def array_eta(conn: sqlite3.Connection, host: Host, name: str, now: float) -> di
 
 def pool_eta(conn: sqlite3.Connection, host: Host, now: float) -> dict[str, Any]:
     """The SHR pool as one job: arrays done, the one reshaping, those queued (resync=DELAYED)."""
-    current = arrays.current(host)
-    data = [a for a in current.arrays if arrays.role_of(a) == "data"]
-    running = [a for a in data if a.sync is not None and a.sync.running]
-    queued = [a for a in data if a.sync is not None and not a.sync.running]
-    open_runs = {a.name: history.open_run(conn, a.name) for a in running}
-    starts = [r["started"] for r in open_runs.values() if r is not None]
-    done = []
-    if starts:
-        for array in data:
-            if array in running or array in queued:
-                continue
-            last = history.runs(conn, array.name, limit=1)
-            if (
-                last
-                and last[0]["outcome"] == "completed"
-                and last[0]["finished"] >= min(starts) - POOL_CHAIN_S
-            ):
-                done.append((last[0]["finished"], array))
-    members = [pool.PoolMember(a.name, "done", a.blocks) for _, a in sorted(done)]
-    forecasts = {}
-    for array in running:
-        run = open_runs[array.name]
+    forecasts: dict[str, model.Forecast] = {}
+
+    def forecast_of(array: mdstat.Array, run: dict[str, Any] | None) -> model.Forecast:
         fc = (
             run_forecast(conn, run, knee_of(array, host, run["action"]))
             if run is not None
             else model.Forecast("insufficient", "no samples of this run yet")
         )
         forecasts[array.name] = fc
-        members.append(pool.PoolMember(array.name, "running", array.blocks, fc))
-    members += [pool.PoolMember(a.name, "queued", a.blocks) for a in queued]
+        return fc
+
+    members = pool_members(conn, arrays.current(host), forecast_of)
     job = pool.pool_forecast(members)
     return {
         "now": now,
@@ -104,6 +87,38 @@ def pool_eta(conn: sqlite3.Connection, host: Host, now: float) -> dict[str, Any]
             for m in members
         ],
     }
+
+
+def pool_members(
+    conn: sqlite3.Connection,
+    current: mdstat.MdStat,
+    forecast_of: Callable[[mdstat.Array, dict[str, Any] | None], model.Forecast],
+) -> list[pool.PoolMember]:
+    """The data arrays in pool order: done (recently, this expansion), running, queued.
+
+    `forecast_of(array, open run)` gives each running array's forecast."""
+    data = [a for a in current.arrays if arrays.role_of(a) == "data"]
+    running = [a for a in data if a.sync is not None and a.sync.running]
+    queued = [a for a in data if a.sync is not None and not a.sync.running]
+    open_runs = {a.name: history.open_run(conn, a.name) for a in running}
+    starts = [r["started"] for r in open_runs.values() if r is not None]
+    done = []
+    if starts:
+        for array in data:
+            if array in running or array in queued:
+                continue
+            last = history.last_run(conn, array.name)
+            if (
+                last is not None
+                and last["outcome"] == "completed"
+                and last["finished"] >= min(starts) - POOL_CHAIN_S
+            ):
+                done.append((last["finished"], array))
+    members = [pool.PoolMember(a.name, "done", a.blocks) for _, a in sorted(done)]
+    for array in running:
+        fc = forecast_of(array, open_runs[array.name])
+        members.append(pool.PoolMember(array.name, "running", array.blocks, fc))
+    return members + [pool.PoolMember(a.name, "queued", a.blocks) for a in queued]
 
 
 def _boosted(conn: sqlite3.Connection, run_id: int) -> bool:

@@ -27,6 +27,7 @@ MD_ATTRS = (
     "mismatch_cnt",
     "raid_disks",
     "stripe_cache_size",
+    "stripe_cache_active",
     "sync_speed_min",
     "sync_speed_max",
 )
@@ -59,6 +60,7 @@ class ArraySysfs:
     mismatch_cnt: int | None  # sectors found inconsistent by the last check
     raid_disks: tuple[int, int | None] | None  # (new, old during a reshape)
     stripe_cache_size: int | None  # entries (raid4/5/6 only)
+    stripe_cache_active: int | None  # entries in use now (raid4/5/6 only)
     sync_speed_min: sysfs.SpeedLimit | None  # KiB/s
     sync_speed_max: sysfs.SpeedLimit | None  # KiB/s
 
@@ -128,6 +130,7 @@ class Host:
             mismatch_cnt=sysfs.parse_int(raw["mismatch_cnt"]),
             raid_disks=sysfs.parse_raid_disks(raw["raid_disks"]),
             stripe_cache_size=sysfs.parse_int(raw["stripe_cache_size"]),
+            stripe_cache_active=sysfs.parse_int(raw["stripe_cache_active"]),
             sync_speed_min=sysfs.parse_speed_limit(raw["sync_speed_min"]),
             sync_speed_max=sysfs.parse_speed_limit(raw["sync_speed_max"]),
         )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.kernel import mdstat
-from app.kernel.host import ARRAY_NAME, Host
+from app.kernel.host import ARRAY_NAME, ArraySysfs, Host
 from app.store import db, rollup
 
 log = logging.getLogger(__name__)
@@ -74,6 +74,9 @@ class Tick:
     """What one sample_once() saw and did."""
 
     parsed: mdstat.MdStat | None = None
+    ts: float | None = None  # unix seconds (the app's clock) when the kernel was read
+    sysfs: dict[str, ArraySysfs] = field(default_factory=dict)  # per mdN array
+    global_limits: tuple[int | None, int | None] = (None, None)  # speed_limit_min/max, KiB/s
     any_running: bool = False
     written: int = 0
     finished_runs: list[FinishedRun] = field(default_factory=list)
@@ -100,7 +103,7 @@ class Sampler:
 
     def sample_once(self) -> Tick:
         now = self.clock()
-        tick = Tick()
+        tick = Tick(ts=now)
         try:
             text = self.host.read_mdstat()
             parsed = mdstat.parse(text) if text is not None else mdstat.MdStat(None, ())
@@ -114,8 +117,15 @@ class Sampler:
         tick.parsed = parsed
         tick.any_running = any(a.sync is not None and a.sync.running for a in parsed.arrays)
         # One read of the global limits per tick, not per array (issue 2 benchmark: sampler CPU).
-        global_limits = self.host.read_global_speed_limits()
-        rows = [self._row(a, now, global_limits) for a in parsed.arrays]
+        tick.global_limits = self.host.read_global_speed_limits()
+        tick.sysfs = {
+            a.name: self.host.read_array_sysfs(a.name)
+            for a in parsed.arrays
+            if ARRAY_NAME.fullmatch(a.name)
+        }
+        rows = [
+            self._row(a, now, tick.global_limits, tick.sysfs.get(a.name)) for a in parsed.arrays
+        ]
         self.pending.append(PendingTick(now, parsed, rows))
         try:
             self._store(tick)
@@ -136,7 +146,11 @@ class Sampler:
         return tick
 
     def _row(
-        self, array: mdstat.Array, now: float, global_limits: tuple[int | None, int | None]
+        self,
+        array: mdstat.Array,
+        now: float,
+        global_limits: tuple[int | None, int | None],
+        sysfs: ArraySysfs | None,
     ) -> dict[str, Any]:
         sync = array.sync if array.sync is not None and array.sync.running else None
         row: dict[str, Any] = dict.fromkeys(_SAMPLE_COLUMNS)
@@ -152,8 +166,7 @@ class Sampler:
             speed_kb_s=sync.speed_kb_s if sync else None,
             finish_min=sync.finish_min if sync else None,
         )
-        if ARRAY_NAME.fullmatch(array.name):
-            sysfs = self.host.read_array_sysfs(array.name)
+        if sysfs is not None:
             global_min, global_max = global_limits
             row.update(
                 degraded=sysfs.degraded,

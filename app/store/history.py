@@ -189,6 +189,14 @@ def open_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
     return run_row(row) if row else None
 
 
+def last_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
+    """The array's newest run, without the per-run aggregates of runs()."""
+    row = conn.execute(
+        "SELECT * FROM runs WHERE array = ? ORDER BY started DESC LIMIT 1", (array,)
+    ).fetchone()
+    return run_row(row) if row else None
+
+
 def events(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT id, ts, array, run_id, kind, detail FROM events WHERE run_id = ? ORDER BY ts",

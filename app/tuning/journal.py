@@ -199,17 +199,10 @@ def finish_revert(
             "SELECT arrays FROM tuning_sessions WHERE id = ?", (session_id,)
         ).fetchone()
         for array in json.loads(session["arrays"]):
-            run = history.open_run(conn, array) or _last_run(conn, array)
+            run = history.open_run(conn, array) or history.last_run(conn, array)
             detail = {"op_id": op_id, "reason": reason, "restored": len(restored)}
             add_event(conn, now, array, run["id"] if run else None, "revert", detail)
     return op_id
-
-
-def _last_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
-    row = conn.execute(
-        "SELECT * FROM runs WHERE array = ? ORDER BY started DESC LIMIT 1", (array,)
-    ).fetchone()
-    return dict(row) if row else None
 
 
 def add_event(

@@ -1,4 +1,5 @@
-"""Named FastAPI dependencies: settings, a per-request database connection, host, tuner, clock."""
+"""Named FastAPI dependencies: settings, a per-request database connection, host, tuner, clock,
+and the present as the sampler's latest tick left it."""
 
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -8,6 +9,7 @@ from fastapi import Depends, Path, Request
 
 from app.config import Settings
 from app.kernel.host import Host
+from app.metrics.present import Present
 from app.store import db
 from app.tuning.tuner import Tuner
 
@@ -35,6 +37,11 @@ def get_tuner(request: Request) -> Tuner:
     return tuner
 
 
+def get_present(request: Request) -> Present:
+    present: Present = request.app.state.present
+    return present
+
+
 def get_clock(request: Request) -> Callable[[], float]:
     clock: Callable[[], float] = request.app.state.clock
     return clock
@@ -44,6 +51,7 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 DbDep = Annotated[sqlite3.Connection, Depends(get_db)]
 HostDep = Annotated[Host, Depends(get_host)]
 TunerDep = Annotated[Tuner, Depends(get_tuner)]
+PresentDep = Annotated[Present, Depends(get_present)]
 ClockDep = Annotated[Callable[[], float], Depends(get_clock)]
 # A row id from a URL: SQLite integers are 64-bit, so larger numbers are refused before a query.
 RowId = Annotated[int, Path(ge=1, le=2**62)]

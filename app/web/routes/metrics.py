@@ -1,0 +1,18 @@
+"""GET /metrics: Prometheus's text format, from the sampler's latest tick (never the kernel)."""
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+
+from app.metrics.exposition import render
+from app.web.deps import PresentDep, SettingsDep
+
+router = APIRouter(tags=["metrics"])
+
+
+@router.get("/metrics", response_class=Response)
+def metrics(present: PresentDep, settings: SettingsDep) -> Response:
+    """mdboost's md_* series, and node_exporter's node_md_* unless MDBOOST_METRICS_NODE_COMPAT
+    is false; see contrib/prometheus for the scrape, alert and dashboard examples."""
+    body = render(present.box, node_compat=settings.metrics_node_compat)
+    return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)
