@@ -1,0 +1,104 @@
+"""Present: the box /metrics shows, rebuilt after each sampler tick from what the tick read."""
+
+from app.forecast import service
+from app.kernel.host import Host
+from app.metrics.present import Present
+from app.store import history
+from tests.kernel_tree import KernelTree, raid5
+from tests.live.test_sampler import ManualClock, idle, make_sampler, reshaping
+from tests.tuning.test_tuning import act_like_md, make_tuner, syncing_box
+
+SPEED_KB_S = 6000
+TICK_S = 5.0
+START = ManualClock().now
+
+
+def run_reshape(tree: KernelTree, conn, clock: ManualClock, present: Present, ticks: int):
+    """`ticks` more ticks of a steady reshape, the clock telling how far it got."""
+    s = make_sampler(tree, conn, clock)
+    for _ in range(ticks):
+        elapsed = clock.now - START
+        reshaping(tree, 100_000_000 + int(elapsed * SPEED_KB_S))
+        present.update(s.sample_once())
+        clock.now += TICK_S
+    return s
+
+
+def test_forecast_follows_the_ticks_and_equals_the_apis(tree, conn):
+    clock = ManualClock()
+    present = Present(Host(tree.proc, tree.sys), conn)
+    run_reshape(tree, conn, clock, present, 2)
+    md2 = next(a for a in present.box.arrays if a.array.name == "md2")
+    assert md2.forecast is not None and md2.forecast.status == "insufficient"
+    run_reshape(tree, conn, clock, present, 12)
+    md2 = next(a for a in present.box.arrays if a.array.name == "md2")
+    assert md2.forecast is not None and md2.forecast.status == "ok"
+    assert md2.sysfs is not None and md2.sysfs.stripe_cache_size == 256
+    run = history.open_run(conn, "md2")
+    assert run is not None
+    # The same samples as GET /api/arrays/md2/forecast reads from SQLite: the same numbers.
+    assert md2.forecast == service.run_forecast(conn, run, None)
+    assert present.box.last_success == clock.now - TICK_S
+    assert present.box.speed_limit_max_kb_s == 200000
+
+
+def test_a_restart_seeds_the_run_from_sqlite_once(tree, conn):
+    clock = ManualClock()
+    run_reshape(tree, conn, clock, Present(Host(tree.proc, tree.sys), conn), 10)
+    again = Present(Host(tree.proc, tree.sys), conn)
+    run_reshape(tree, conn, clock, again, 1)
+    md2 = next(a for a in again.box.arrays if a.array.name == "md2")
+    assert md2.forecast is not None and md2.forecast.status == "ok"
+    (progress,) = again.progress.values()
+    assert len(progress.times) == 11
+
+
+def test_finished_runs_are_forgotten_and_an_unreadable_mdstat_keeps_the_last_box(tree, conn):
+    clock = ManualClock()
+    present = Present(Host(tree.proc, tree.sys), conn)
+    s = run_reshape(tree, conn, clock, present, 4)
+    idle(tree)
+    present.update(s.sample_once())
+    assert present.progress == {} and all(a.forecast is None for a in present.box.arrays)
+    before = present.box
+    (tree.proc / "mdstat").write_bytes(b"\x00\x01 not an mdstat")  # the tick parses nothing
+    tick = s.sample_once()
+    assert tick.error is not None
+    present.update(tick)
+    assert present.box is before
+
+
+def test_the_tuning_session_and_drift(tree, tmp_path):
+    syncing_box(tree)
+    tuner = make_tuner(tree, tmp_path)
+    before = tree.snapshot()
+    tuner.apply("boost")
+    act_like_md(tree, before)
+    tree.write("sys/block/md2/md/stripe_cache_size", "1024")  # someone else changed it
+    present = Present(tuner.host, tuner.conn)
+    present.update(make_sampler(tree, tuner.conn, ManualClock()).sample_once())
+    assert present.box.preset == "boost"
+    cache = next(k for k in present.box.knobs if k.knob == "stripe_cache_size")
+    assert (cache.target, cache.current, cache.drift) == ("md2", "1024", True)
+    assert cache.desired != "1024"
+
+
+def test_the_pool_is_one_job_only_when_several_arrays_take_part(tree, conn):
+    clock = ManualClock()
+    present = Present(Host(tree.proc, tree.sys), conn)
+    run_reshape(tree, conn, clock, present, 8)
+    assert present.box.pool is None  # md2 alone: its own forecast says it all
+    # An SHR expansion: md3 waits its turn (resync=DELAYED) behind md2's reshape.
+    s = make_sampler(tree, conn, clock)
+    for _ in range(4):
+        reshaping(tree, 100_000_000 + int((clock.now - START) * SPEED_KB_S))
+        tree.mdstat(
+            tree.read("proc/mdstat").replace("md0 :", raid5("md3", "resync=DELAYED") + "md0 :")
+        )
+        tree.md("md3", sync_action="resync")
+        present.update(s.sample_once())
+        clock.now += TICK_S
+    pool = present.box.pool
+    assert pool is not None and (pool.status, pool.phase, pool.phases) == ("ok", 1, 2)
+    md2 = next(a for a in present.box.arrays if a.array.name == "md2").forecast
+    assert md2 is not None and md2.eta is not None and pool.eta is not None and pool.eta > md2.eta
