@@ -12,7 +12,8 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import Metric
 
-from app.forecast.model import Forecast, PoolForecast
+from app.forecast.model import Forecast
+from app.forecast.pool import PoolForecast
 from app.kernel.mdstat import Array
 from app.kernel.sysfs import SpeedLimit
 from app.live.arrays import role_of

@@ -1,16 +1,17 @@
 """Present: after each sampler tick, the box as /metrics renders it, so a scrape reads no kernel
 file and re-reads no run. Until the sampler keeps its own per-array snapshot (issue 12), this
 follows the tick: the mdstat and sysfs it read, each open run's forecast kept up incrementally
-(seeded once from SQLite, then one sample per tick), the pool, and the tuning session's knobs.
+(rebuilt once from SQLite, then one sample per tick), the pool, and the tuning session's knobs.
 """
 
 import sqlite3
 from typing import Any
 
-from app.forecast import model, service
-from app.kernel.host import Host
+from app.forecast import model, physics, pool, service
+from app.kernel.host import ArraySysfs, Host
 from app.kernel.mdstat import Array
 from app.live.sampler import Tick
+from app.metrics.exposition import effective_limit
 from app.metrics.view import ArrayNow, BoxNow, KnobNow
 from app.store import history
 from app.tuning import journal, session
@@ -23,7 +24,7 @@ class Present:
         self.host = host
         self.conn = conn
         self.box = BoxNow()
-        self.progress: dict[int, model.RunProgress] = {}  # open run id -> its samples so far
+        self.progress: dict[int, model.RunProgress] = {}  # open run id -> its progress so far
 
     def update(self, tick: Tick) -> None:
         if tick.parsed is None or tick.ts is None:
@@ -36,13 +37,16 @@ class Present:
                 continue
             sysfs = tick.sysfs.get(array.name)
             knee = (
-                model.grow_knee(array.level, sysfs.raid_disks)
+                physics.grow_knee(array.level, sysfs.raid_disks)
                 if run["action"] == "reshape" and sysfs is not None
                 else None
             )
-            progress[run["id"]] = self._progress(run["id"], array, tick.ts)
-            events = service.run_events(self.conn, run["id"])
-            forecasts[array.name] = progress[run["id"]].forecast(events, knee)
+            run_progress = self.progress.get(run["id"]) or service.rebuild(
+                self.conn, run["id"], knee
+            )
+            self._add(run_progress, run["id"], array, sysfs, tick)
+            progress[run["id"]] = run_progress
+            forecasts[array.name] = run_progress.forecast()
         self.progress = progress  # runs that ended are forgotten
 
         def forecast_of(array: Array, run: dict[str, Any] | None) -> model.Forecast:
@@ -50,6 +54,7 @@ class Present:
 
         members = service.pool_members(self.conn, tick.parsed, forecast_of)
         open_session = journal.open_session(self.conn)
+        knobs = session.knob_states(self.host, self.conn, open_session) if open_session else []
         self.box = BoxNow(
             arrays=tuple(
                 ArrayNow(a, tick.sysfs.get(a.name), forecasts.get(a.name))
@@ -58,32 +63,37 @@ class Present:
             speed_limit_min_kb_s=tick.global_limits[0],
             speed_limit_max_kb_s=tick.global_limits[1],
             last_success=tick.ts if tick.error is None else self.box.last_success,
-            pool=model.pool_forecast(members) if len(members) > 1 else None,
+            pool=pool.pool_forecast(members) if len(members) > 1 else None,
             preset=open_session["preset"] if open_session else None,
             session_started=open_session["started"] if open_session else None,
             knobs=tuple(
-                KnobNow(
-                    knob=k["knob"],
-                    target=k["target"],
-                    unit=k["unit"],
-                    desired=k["desired"],
-                    current=k["current"],
-                    drift=k["drift"],
-                )
-                for k in (
-                    session.knob_states(self.host, self.conn, open_session) if open_session else []
-                )
+                KnobNow(k["knob"], k["target"], k["unit"], k["desired"], k["current"], k["drift"])
+                for k in knobs
             ),
         )
 
-    def _progress(self, run_id: int, array: Array, ts: float) -> model.RunProgress:
-        """The run's progress: all its stored samples the first time, then this tick's."""
-        progress = self.progress.get(run_id)
-        if progress is None:
-            progress = model.RunProgress()
-            for sample in history.run_samples(self.conn, run_id):
-                progress.add(*sample)
-        if array.sync is not None:
-            # Already stored when this tick's write succeeded: add() skips a ts it has seen.
-            progress.add(ts, array.sync.done_blocks, array.sync.total_blocks)
-        return progress
+    def _add(
+        self,
+        progress: model.RunProgress,
+        run_id: int,
+        array: Array,
+        sysfs: ArraySysfs | None,
+        tick: Tick,
+    ) -> None:
+        """This tick's sample, with the limits and the tuning event the sampler stored with it
+        (service.rebuild() reads the same from SQLite); add() skips a sample it already has."""
+        sync = array.sync
+        if sync is None or tick.ts is None:
+            return
+        since = progress.last.ts if progress.last is not None else 0.0
+        kinds = [e["kind"] for e in history.events(self.conn, run_id) if since < e["ts"] <= tick.ts]
+        global_min, global_max = tick.global_limits
+        low = effective_limit(sysfs.sync_speed_min if sysfs else None, global_min)
+        high = effective_limit(sysfs.sync_speed_max if sysfs else None, global_max)
+        limits = physics.Limits(
+            low.kb_s if low else None,
+            high.kb_s if high else None,
+            sysfs.stripe_cache_size if sysfs else None,
+        )
+        event = kinds[-1] if kinds else None
+        progress.add(tick.ts, sync.done_blocks, sync.total_blocks, limits, event)

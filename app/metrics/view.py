@@ -6,7 +6,8 @@ them plain lets the exposition be tested on captured kernel trees without a serv
 
 from dataclasses import dataclass
 
-from app.forecast.model import Forecast, PoolForecast
+from app.forecast.model import Forecast
+from app.forecast.pool import PoolForecast
 from app.kernel.host import ArraySysfs
 from app.kernel.mdstat import Array
 

@@ -3,13 +3,14 @@
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.forecast.model import Forecast, PoolForecast
+from app.forecast.model import Forecast
+from app.forecast.pool import PoolForecast
 from app.kernel import mdstat
 from app.kernel.host import Host
 from app.metrics.exposition import render
 from app.metrics.view import ArrayNow, BoxNow, KnobNow, MemberIO
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
-from tests.metrics.test_node import KERNEL, kernel_box
+from tests.metrics.boxes import KERNEL_STATES, kernel_box
 
 KIB = 1024
 
@@ -232,7 +233,7 @@ def full_box() -> BoxNow:
 
 def test_promtool_accepts_every_output(prometheus_tools):
     boxes = [full_box(), BoxNow()]
-    boxes += [kernel_box(p.name) for p in sorted(KERNEL.iterdir()) if p.is_dir()]
+    boxes += [kernel_box(state) for state in KERNEL_STATES]
     for box in boxes:
         for node_compat in (True, False):
             output = prometheus_tools.check(

@@ -12,11 +12,9 @@ from app.kernel.host import Host
 from app.metrics import node
 from app.metrics.exposition import render
 from app.metrics.view import ArrayNow, BoxNow
-from tests import PROJECT_ROOT
+from tests.metrics.boxes import FIXTURES, KERNEL_STATES, kernel_box
 
-FIXTURES = PROJECT_ROOT / "tests" / "fixtures"
 NODE_EXPORTER = FIXTURES / "node_exporter"
-KERNEL = FIXTURES / "kernel"
 SYSFS_SERIES = ("node_md_raid_disks", "node_md_degraded")
 
 
@@ -39,13 +37,6 @@ def expected_lines(path: Path, keep: Callable[[str], bool]) -> dict[str, float]:
             series, value = line.rsplit(" ", 1)
             out[series] = float(value)
     return out
-
-
-def kernel_box(state: str) -> BoxNow:
-    """A captured kernel state as the sampler would hold it: mdstat and each array's sysfs."""
-    host = Host(KERNEL / state / "proc", KERNEL / state / "sys")
-    parsed = mdstat.parse(host.read_mdstat() or "")
-    return BoxNow(tuple(ArrayNow(a, host.read_array_sysfs(a.name)) for a in parsed.arrays))
 
 
 def test_mdstat_series_equal_node_exporters_end_to_end_output():
@@ -183,11 +174,11 @@ def test_kernel_captures_give_what_node_exporter_would(state):
 
 
 def test_every_kernel_capture_has_one_state_at_most_and_synced_within_size():
-    for folder in sorted(p for p in KERNEL.iterdir() if p.is_dir()):
-        for now in kernel_box(folder.name).arrays:
+    for state in KERNEL_STATES:
+        for now in kernel_box(state).arrays:
             array = now.array
             synced = node.blocks_synced(array)
-            assert synced is not None and 0 <= synced <= (array.blocks or 0), folder.name
+            assert synced is not None and 0 <= synced <= (array.blocks or 0), state
             assert node.activity_state(array) in (
                 "active",
                 "inactive",

@@ -2,18 +2,42 @@
 
 from app.forecast import service
 from app.kernel.host import Host
+from app.live import sampler
 from app.metrics.present import Present
 from app.store import history
-from tests.kernel_tree import KernelTree, raid5
-from tests.live.test_sampler import ManualClock, idle, make_sampler, reshaping
-from tests.tuning.test_tuning import act_like_md, make_tuner, syncing_box
+from tests.kernel_tree import (
+    KernelTree,
+    act_like_md,
+    mdstat_text,
+    progress,
+    raid1,
+    raid5,
+    syncing_box,
+)
+from tests.tuning.tuners import Clock, make_tuner
 
 SPEED_KB_S = 6000
 TICK_S = 5.0
-START = ManualClock().now
+TOTAL = 1953494784
+START = Clock().now
 
 
-def run_reshape(tree: KernelTree, conn, clock: ManualClock, present: Present, ticks: int):
+def make_sampler(tree: KernelTree, conn, clock: Clock) -> sampler.Sampler:
+    return sampler.Sampler(Host(tree.proc, tree.sys), conn, clock)
+
+
+def reshaping(tree: KernelTree, done: int) -> None:
+    tree.mdstat(mdstat_text(raid5(progress=progress("reshape", done, TOTAL)), raid1()))
+    tree.md("md2", sync_action="reshape", sync_speed="6000", stripe_cache_size="256")
+    tree.md("md0")
+
+
+def idle(tree: KernelTree) -> None:
+    tree.mdstat(mdstat_text(raid5(), raid1()))
+    tree.md("md2", stripe_cache_size="256")
+
+
+def run_reshape(tree: KernelTree, conn, clock: Clock, present: Present, ticks: int):
     """`ticks` more ticks of a steady reshape, the clock telling how far it got."""
     s = make_sampler(tree, conn, clock)
     for _ in range(ticks):
@@ -25,7 +49,7 @@ def run_reshape(tree: KernelTree, conn, clock: ManualClock, present: Present, ti
 
 
 def test_forecast_follows_the_ticks_and_equals_the_apis(tree, conn):
-    clock = ManualClock()
+    clock = Clock()
     present = Present(Host(tree.proc, tree.sys), conn)
     run_reshape(tree, conn, clock, present, 2)
     md2 = next(a for a in present.box.arrays if a.array.name == "md2")
@@ -43,18 +67,18 @@ def test_forecast_follows_the_ticks_and_equals_the_apis(tree, conn):
 
 
 def test_a_restart_seeds_the_run_from_sqlite_once(tree, conn):
-    clock = ManualClock()
+    clock = Clock()
     run_reshape(tree, conn, clock, Present(Host(tree.proc, tree.sys), conn), 10)
     again = Present(Host(tree.proc, tree.sys), conn)
     run_reshape(tree, conn, clock, again, 1)
     md2 = next(a for a in again.box.arrays if a.array.name == "md2")
     assert md2.forecast is not None and md2.forecast.status == "ok"
-    (progress,) = again.progress.values()
-    assert len(progress.times) == 11
+    (run_progress,) = again.progress.values()
+    assert run_progress.last is not None and run_progress.last.count == 10  # 11 samples, from 0
 
 
 def test_finished_runs_are_forgotten_and_an_unreadable_mdstat_keeps_the_last_box(tree, conn):
-    clock = ManualClock()
+    clock = Clock()
     present = Present(Host(tree.proc, tree.sys), conn)
     s = run_reshape(tree, conn, clock, present, 4)
     idle(tree)
@@ -76,7 +100,7 @@ def test_the_tuning_session_and_drift(tree, tmp_path):
     act_like_md(tree, before)
     tree.write("sys/block/md2/md/stripe_cache_size", "1024")  # someone else changed it
     present = Present(tuner.host, tuner.conn)
-    present.update(make_sampler(tree, tuner.conn, ManualClock()).sample_once())
+    present.update(make_sampler(tree, tuner.conn, Clock()).sample_once())
     assert present.box.preset == "boost"
     cache = next(k for k in present.box.knobs if k.knob == "stripe_cache_size")
     assert (cache.target, cache.current, cache.drift) == ("md2", "1024", True)
@@ -84,7 +108,7 @@ def test_the_tuning_session_and_drift(tree, tmp_path):
 
 
 def test_the_pool_is_one_job_only_when_several_arrays_take_part(tree, conn):
-    clock = ManualClock()
+    clock = Clock()
     present = Present(Host(tree.proc, tree.sys), conn)
     run_reshape(tree, conn, clock, present, 8)
     assert present.box.pool is None  # md2 alone: its own forecast says it all

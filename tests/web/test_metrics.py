@@ -10,9 +10,8 @@ from pydantic import SecretStr
 from app.config import Settings
 from app.kernel.host import Host
 from app.main import create_app
-from tests.kernel_tree import KernelTree
+from tests.kernel_tree import KernelTree, syncing_box
 from tests.server import wait_for
-from tests.tuning.test_tuning import syncing_box
 
 TOKEN = "metrics-token-0123456789"
 
