@@ -1,5 +1,6 @@
 """Benchmark of the core (issue 2): parse time, sampler CPU per tick, and the real server's memory
-and samples-endpoint latency over 30 days of 5 s samples for 4 arrays.
+and samples-endpoint latency over 30 days of 5 s samples for 4 arrays; and the server CPU of one
+Prometheus scrape of GET /metrics (issue 17; `--only metrics` runs just that).
 
 Prints each figure next to its target and how it was measured; asserts nothing (STYLE.md: benchmarks
 print figures). Run from the repository root:
@@ -379,6 +380,88 @@ def bench_server(work: Path, rounds: int) -> tuple[list[Figure], list[str]]:
     return figures, notes
 
 
+# ---- 4. a Prometheus scrape of GET /metrics
+
+
+def bench_metrics(work: Path, scrapes: int = 1000) -> tuple[Figure, Figure]:
+    """Server CPU per scrape: `python -m app serve` over the Simulator's tree after 300 sampler
+    ticks of its reshape with the boost preset applied; utime + stime of the server process
+    (proc(5) /proc/PID/stat) around `scrapes` sequential GET /metrics."""
+    from app.config import Settings
+    from app.metrics.exposition import render
+    from app.metrics.present import Present
+    from app.tuning.tuner import Tuner
+
+    sim = box.Simulator(work / "metrics-tree")
+    settings = Settings(
+        proc_root=sim.root / "proc", sys_root=sim.root / "sys", db=work / "metrics.db"
+    )
+    conn = db.connect(settings.db)
+    db.migrate(conn, data_dir("migrations"))
+    host = Host(settings.proc_root, settings.sys_root)
+    sampling = sampler.Sampler(host, conn, clock=lambda: sim.state.sim_time)
+    tuner = Tuner.open(host, lambda: sim.state.sim_time, settings)
+    present = Present(host, conn)
+    for tick in range(300):
+        sim.advance(TICK_S)
+        if tick == 100:
+            tuner.apply("boost")
+        present.update(sampling.sample_once())
+    render_ms = [
+        t / 200 * 1000
+        for t in timeit.repeat(lambda: render(present.box), timer=time.process_time, number=200)
+    ]
+    conn.close()
+    tuner.conn.close()
+    env = {
+        "MDBOOST_DB": str(settings.db),
+        "MDBOOST_PROC_ROOT": str(settings.proc_root),
+        "MDBOOST_SYS_ROOT": str(settings.sys_root),
+        "MDBOOST_SAMPLE_SECONDS": "3600",  # one tick at start-up, none while timing
+        "MDBOOST_REVERT_ON_FINISH": "false",
+    }
+    with Server(["serve"], env=env, log=work / "metrics-server.log") as server:
+        assert server.process is not None
+        url = f"{server.base}/metrics"
+
+        def scrape() -> str:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                return str(response.read().decode())
+
+        body = wait_for(
+            lambda: (text := scrape()) and 'bound="mid",device="md2"' in text and text,
+            60,
+            "the server's first tick with md2's forecast",
+        )
+        assert 'mdboost_tuning_preset_info{preset="boost"}' in body, body
+        series = sum(1 for line in body.splitlines() if line and not line.startswith("#"))
+        before = process_cpu_s(server.process.pid)
+        for _ in range(scrapes):
+            scrape()
+        cpu_ms = (process_cpu_s(server.process.pid) - before) / scrapes * 1000
+    how = (
+        f"utime+stime of `python -m app serve` (/proc/PID/stat) over {scrapes} sequential "
+        f"GET /metrics, new connection each; {series} series, {len(body)} bytes; 4 arrays, md2 "
+        "reshaping with a forecast, boost applied, sampler idle while timing"
+    )
+    return (
+        Figure("/metrics server CPU per scrape", cpu_ms, 5.0, "ms", how),
+        Figure(
+            "  render() alone",
+            statistics.median(render_ms),
+            5.0,
+            "ms",
+            "median of 5 x 200 render(present.box) in process time: the exposition, no HTTP",
+        ),
+    )
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (proc(5) /proc/PID/stat fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], pct: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(pct) - 1]
 
@@ -401,14 +484,21 @@ def machine() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200, help="requests per samples window")
+    parser.add_argument(
+        "--only", choices=("metrics",), help="run one figure: metrics = a /metrics scrape's CPU"
+    )
     args = parser.parse_args()
     print(machine())
-    figures = [bench_parse()]
+    figures: list[Figure] = []
+    notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="mdboost-bench-") as tmp:
         work = Path(tmp)
-        figures.extend(bench_sampler_tick(work))
-        server_figures, notes = bench_server(work, args.rounds)
-        figures.extend(server_figures)
+        if args.only is None:
+            figures.append(bench_parse())
+            figures.extend(bench_sampler_tick(work))
+            server_figures, notes = bench_server(work, args.rounds)
+            figures.extend(server_figures)
+        figures.extend(bench_metrics(work))
     width = max(len(f.name) for f in figures)
     print(f"\n{'figure':<{width}}  {'measured':>10}  {'target':>9}  verdict  how")
     for f in figures:
