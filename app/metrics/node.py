@@ -3,7 +3,8 @@
 Derived from node_exporter collector/mdadm_linux.go (v1.10+) and the procfs v0.21 parsers it
 calls, mdstat.go parseMDStat() and sysfs/mdraid.go Mdraids(), so a dashboard built for
 node_exporter shows a box that runs mdboost instead. Their quirks are kept on purpose:
-- node_md_state has no "reshaping" series: during a reshape every one of its series reads 0;
+- node_md_state has no "reshaping" series: during a reshape every one of its series reads 0, and
+  so for a "broken" array (procfs keeps the header's word);
   "resync=DELAYED" and "resync=PENDING" count as resync whatever the queued job is;
 - node_md_blocks_synced is the size in blocks when idle, 0 while queued, and the progress line's
   done count while syncing (per member device for recovery and reshape, as md prints it);

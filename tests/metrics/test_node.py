@@ -149,6 +149,14 @@ HAND_DERIVED = {
         **blocks_series("md0", 520192, 520192),
         **sysfs_series("md0", 3, 1),
     },
+    # Kernels since late 2024 print "broken" (MD_BROKEN): procfs keeps the word, which no
+    # node_md_state series reports; two (F) members count as failed.
+    "raid5-broken": {
+        **state_series("md0", None),
+        **disk_series("md0", 3, 1, 2, 0),
+        **blocks_series("md0", 520192, 520192),
+        **sysfs_series("md0", 3, 2),
+    },
     "raid5-check": {
         **state_series("md0", "check"),
         **disk_series("md0", 3, 3, 0, 0),
@@ -182,6 +190,7 @@ def test_every_kernel_capture_has_one_state_at_most_and_synced_within_size():
             assert node.activity_state(array) in (
                 "active",
                 "inactive",
+                "broken",
                 "recovering",
                 "reshaping",
                 "checking",
