@@ -1,0 +1,344 @@
+"""Record real-kernel md runs for the forecast backtest (issue 12): real5s-<batch>-*.csv.
+
+    python3 scripts/record_real5s.py --batch a              # record every run of batch a not yet done
+    python3 scripts/record_real5s.py --batch b --only grow34-disk-long --jobs 1
+    python3 scripts/record_real5s.py --batch a --convert     # rebuild the 5 s fixtures from raw CSVs
+    python3 scripts/record_real5s.py --list                  # the runs of every batch
+
+Each run boots Debian's kernel in QEMU through ../shared/tools/mdvm (build it first with its
+build.sh) with its own fresh disks (size, count, HDD-like throttling, one slow member), and runs
+scripts/mdvm_guest/mdrec.py inside: it builds md0, starts the run (a grow, a resync, a
+recovery, a check), samples at 1 Hz, plays the bursts of competing I/O and a person's knob
+changes, and writes the 1 Hz CSV. That raw CSV and its meta.json (what happened when) go to
+RECORDINGS/<batch>/ (default /work/recordings, outside the repo); a 5 s version goes to
+tests/fixtures/runs/real5s-<batch>-<class>-<name>.csv. A run already in RECORDINGS is skipped.
+
+--jobs 2 runs a "disk" lane (disk-bound runs, which keep one host core busy under TCG) beside a
+"limit" lane (runs held by a low max, nearly idle) so the disk-bound speeds see less contention.
+"""
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+GUEST = REPO / "scripts" / "mdvm_guest"
+FIXTURES = REPO / "tests" / "fixtures" / "runs"
+HDD = "throttling.bps-total=60000000,throttling.iops-total=120"
+DSM = {"min": 10000, "max": 200000}  # DSM-like global limits
+STEP_S = 5
+
+
+def slow(factor: int) -> str:
+    """Throttling for a member `factor` times slower than an HDD-like one."""
+    return f"throttling.bps-total={60000000 // factor},throttling.iops-total={120 // factor}"
+
+
+def knee(level: int, old: int, new: int) -> str:
+    parity = 2 if level == 6 else 1
+    return f"{(old - parity) / (new - parity):.4f}"
+
+
+def run(name, cls, lane, *, level=5, devices=3, start="grow", grow_to=None, disk="1G",
+        throttle=None, slow_member=None, glob=None, array=None, stripe_cache=None, bursts=None,
+        person=(), max_s=3600, note=""):
+    """One run: the VM's disks and the guest scenario."""
+    if start == "grow" and grow_to is None:
+        grow_to = devices + 1
+    if glob is None:  # disk-bound: DSM's limits; limit-bound: the kernel's default min
+        glob = DSM if lane == "disk" else {"min": 1000, "max": 200000}
+    guest = {"name": name, "level": level, "devices": devices, "start": start,
+             "global": glob, "person": list(person), "max_s": max_s}
+    if grow_to:
+        guest["grow_to"] = grow_to
+        guest["knee"] = knee(level, devices, grow_to)
+    if array:
+        guest["array"] = array
+    if stripe_cache:
+        guest["stripe_cache"] = stripe_cache
+    if bursts:
+        guest["bursts"] = bursts
+    if throttle is None:  # limit-bound runs: unthrottled disks, so only the max holds md
+        throttle = lane == "disk"
+    return {"name": name, "cls": cls, "lane": lane, "disk": disk, "ndisks": grow_to or devices,
+            "throttle": throttle, "slow_member": slow_member, "guest": guest, "note": note}
+
+
+def bursts(seed, every=(30, 90), length=(10, 40), kinds=("read_md", "write_md", "read_member"),
+           first=None):
+    b = {"seed": seed, "every": list(every), "length": list(length), "kinds": list(kinds)}
+    if first:
+        b["first"] = list(first)
+    return b
+
+
+def at(when, **knobs):
+    key = "at_frac" if isinstance(when, float) else "at_s"
+    return {key: when, "set": knobs}
+
+
+def on(trigger, after_s=0, **knobs):
+    return {"on": trigger, "after_s": after_s, "set": knobs}
+
+
+BATCHES = {
+    "a": [
+        run("disk-steady", "grow34", "disk", disk="2G",
+            note="raid5 3->4 grow, HDD-like disks, DSM limits, nothing else"),
+        run("disk-bursts", "grow45", "disk", devices=4, grow_to=5, bursts=bursts(11),
+            note="raid5 4->5 grow, HDD-like, competing dd reads/writes"),
+        run("disk-steady", "grow6", "disk", level=6, devices=4, grow_to=5,
+            note="raid6 4->5 grow, HDD-like, DSM limits"),
+        run("limit-steady", "grow34", "limit", disk="2G", array={"max": 8000}, glob=DSM,
+            note="raid5 3->4 grow, sync_speed_max 8000 under DSM's min 10000: md runs at the "
+                 "min (a max below the min does not bind)"),
+        run("limit-long", "resync", "limit", devices=4, start="resync", disk="4G",
+            glob={"min": 1000, "max": 3000}, bursts=bursts(16, every=(120, 240)), max_s=5400,
+            note="raid5 --force resync at speed_limit_max 3000 on 4 GiB disks (~23 min), "
+                 "rare bursts"),
+        run("disk-bursts", "resync", "disk", devices=4, start="resync", bursts=bursts(12),
+            note="raid5 --force create resync, HDD-like, bursts"),
+        run("limit-bursts", "recovery", "limit", devices=4, start="recovery", disk="2G",
+            array={"max": 12000}, bursts=bursts(13),
+            note="raid5 recovery held by sync_speed_max 12000, bursts pull it to min"),
+        run("disk-bursts", "check", "disk", devices=4, start="check", bursts=bursts(14),
+            note="raid5 check, HDD-like, bursts"),
+        run("disk-changes", "grow34", "disk", disk="2G", bursts=bursts(15, every=(60, 90)),
+            person=[at(60, global_max=2000), at(150, global_max=200000),
+                    at(0.45, stripe_cache=4096)],
+            note="raid5 3->4 grow; a person lowers speed_limit_max to 2000 at 60 s, restores "
+                 "200000 at 150 s, stripe cache 256 -> 4096 at 45 %; a few bursts"),
+        run("limit-changes", "grow45", "limit", devices=4, grow_to=5, array={"max": 6000},
+            person=[at(90, array_max=12000), at(0.6, array_max=4000)],
+            note="raid5 4->5 grow at sync_speed_max 6000, raised to 12000 at 90 s, "
+                 "lowered to 4000 at 60 %"),
+        run("disk-slow", "recovery", "disk", devices=4, start="recovery", slow_member=(1, 4),
+            note="raid5 recovery, member 1 at 1/4 of the others' throttle"),
+        run("disk-slow-long", "grow34", "disk", disk="2G", slow_member=(0, 4), max_s=5400,
+            note="raid5 3->4 grow, 2 GiB disks, member 0 at 1/4 throttle: a long disk-bound run"),
+        run("limit-changes", "check", "limit", devices=4, start="check", disk="2G",
+            array={"max": 12000}, bursts=bursts(17, every=(40, 80)),
+            person=[on("burst_start", after_s=30, array_min=8000),
+                    at(0.5, array_max=6000)],
+            note="raid5 check at sync_speed_max 12000; a person raises min to 8000 during a "
+                 "burst, later lowers max to 6000"),
+        run("disk-changes", "recovery", "disk", devices=4, start="recovery", disk="2G",
+            bursts=bursts(18, every=(40, 70)),
+            person=[on("burst_start", after_s=20, array_min=50000),
+                    at(0.6, stripe_cache=8192)],
+            note="raid5 recovery, HDD-like, bursts; a person raises min to 50000 during a "
+                 "burst; stripe cache 256 -> 8192 at 60 %"),
+    ],
+    "b": [],
+    "smoke": [
+        run("disk-smoke", "grow34", "disk", disk="512M", bursts=bursts(1, every=(15, 20),
+            length=(5, 8), first=(5, 6)),
+            person=[on("burst_start", array_min=20000), at(20, global_max=150000),
+                    at(0.3, stripe_cache=1024)], max_s=600, note="harness smoke test"),
+    ],
+}
+
+
+def vm_env(spec: dict, run_dir: Path) -> dict:
+    env = dict(os.environ, RUN_DIR=str(run_dir), NDISKS=str(spec["ndisks"]),
+               DISK_SIZE=spec["disk"], TIMEOUT=str(spec["guest"]["max_s"] + 600),
+               GUEST_DIR=str(run_dir / "guest"))
+    if spec["throttle"]:
+        env["DRIVE_OPTS"] = HDD
+    if spec["slow_member"]:
+        i, factor = spec["slow_member"]
+        env["DRIVE_OPTS"] = ""
+        for d in range(spec["ndisks"]):
+            env[f"DRIVE_OPTS_{d}"] = slow(factor) if d == i else HDD
+    return env
+
+
+RUNS = Path("/tmp/mdvm-runs")
+
+
+def record(spec: dict, batch: str, mdvm: Path, rec: Path) -> Path | None:
+    tag = f"{batch}-{spec['cls']}-{spec['name']}"
+    run_dir = RUNS / f"real5s-{tag}-{time.strftime('%H%M%S')}"
+    (run_dir / "guest").mkdir(parents=True)
+    shutil.copy(GUEST / "mdrec.py", run_dir / "guest" / "mdrec.py")
+    guest = dict(spec["guest"], name=tag)
+    (run_dir / "guest" / "scenario.json").write_text(json.dumps(guest, indent=1))
+    (run_dir / "host.json").write_text(json.dumps({
+        "spec": spec, "t0": time.time(), "frozen_at_start": (rec / "FROZEN").exists()}))
+    print(f"[{time.strftime('%T')}] start {tag} ({spec['lane']} lane) -> {run_dir}", flush=True)
+    with run_dir.with_suffix(".log").open("w") as out:
+        rc = subprocess.run([str(mdvm / "run.sh"), str(GUEST / "record.sh")],
+                            env=vm_env(spec, run_dir), stdout=out, stderr=subprocess.STDOUT)
+    print(f"[{time.strftime('%T')}] end {tag} rc={rc.returncode}", flush=True)
+    return collect(run_dir, batch, rec)
+
+
+def collect(run_dir: Path, batch: str, rec: Path) -> Path | None:
+    """Copy a finished VM run's raw CSV, meta and logs to RECORDINGS/<batch>/."""
+    host = json.loads((run_dir / "host.json").read_text())
+    spec = host["spec"]
+    tag = f"{batch}-{spec['cls']}-{spec['name']}"
+    raw = run_dir / "out" / f"{tag}.csv"
+    meta_file = run_dir / "out" / f"{tag}.meta.json"
+    if not meta_file.exists() or not json.loads(meta_file.read_text())["ok"]:
+        print(f"  {tag}: failed, see {run_dir}.log and {run_dir}/out/guest.log", flush=True)
+        return None
+    dest = rec / batch
+    dest.mkdir(parents=True, exist_ok=True)
+    meta = json.loads(meta_file.read_text())
+    meta["host"] = {"spec": spec, "run_dir": str(run_dir), "loadavg_end": os.getloadavg(),
+                    "wall_s": round((run_dir / "run-summary.txt").stat().st_mtime - host["t0"]),
+                    "vm_env": {k: v for k, v in vm_env(spec, run_dir).items()
+                               if k.startswith(("DRIVE_OPTS", "NDISKS", "DISK_S"))},
+                    "recorded": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(
+                        (run_dir / "run-summary.txt").stat().st_mtime)),
+                    "frozen_at_start": host["frozen_at_start"]}
+    (dest / f"{tag}.meta.json").write_text(json.dumps(meta, indent=1))
+    shutil.copy(run_dir / "out" / f"{tag}.mdstat.log", dest / f"{tag}.mdstat.log")
+    shutil.copy(run_dir / "out" / "guest.log", dest / f"{tag}.guest.log")
+    shutil.copy(raw, dest / f"{tag}.csv")  # the CSV last: its presence means "done"
+    return dest / f"{tag}.csv"
+
+
+def running(tag: str) -> list[Path]:
+    """Run dirs of this run whose VM has not finished (e.g. left by an interrupted recorder)."""
+    return [d for d in RUNS.glob(f"real5s-{tag}-[0-9]*") if d.is_dir()
+            and not (d / "run-summary.txt").exists()]
+
+
+def thin(raw: Path, out: Path, step: float = STEP_S) -> int:
+    """Every `step` s row of a 1 Hz run CSV (on a grid from its first row), the final row, and
+    every event moved onto the next kept row."""
+    with raw.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    kept, carry, grid = [], [], None
+    for i, row in enumerate(rows):
+        ts = float(row["ts"])
+        if row["event"]:
+            carry += [e for e in row["event"].split("+") if e not in carry]
+        if grid is None or ts >= grid or i == len(rows) - 1:
+            grid = (grid if grid is not None else ts) + step
+            while grid <= ts:
+                grid += step
+            kept.append(dict(row, event="+".join(carry)))
+            carry = []
+    with out.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+        w.writeheader()
+        w.writerows(kept)
+    return len(kept)
+
+
+def describe(raw: Path) -> str:
+    """One INDEX line: fixture, class, action, duration, what bound it, the run's parameters."""
+    meta = json.loads(raw.with_suffix(".meta.json").read_text())
+    spec = meta["host"]["spec"]
+    with raw.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    dur = float(rows[-1]["ts"]) - float(rows[0]["ts"])
+    feats = [w for w in ("steady", "bursts", "changes", "slow", "long")
+             if w in spec["name"].split("-")]
+    if spec["guest"].get("bursts") and "bursts" not in feats:
+        feats.append("bursts")
+    knobs = sorted({e["knob"] for e in meta["events"]})
+    return (f"{fixture_for(raw).name}\tclass={spec['cls']}\taction={rows[0]['action']}\t"
+            f"bound={spec['lane']}\tfeatures={'+'.join(feats)}\tduration_s={dur:.0f}\t"
+            f"disks={spec['ndisks']}x{spec['disk']}\tknob_changes={len(meta['events'])}"
+            f"{'(' + ','.join(knobs) + ')' if knobs else ''}\tbursts={len(meta['bursts'])}\t"
+            f"recorded={meta['host']['recorded']}\tfrozen_before={meta['host']['frozen_at_start']}"
+            f"\t{spec['note']}")
+
+
+def fixture_for(raw: Path) -> Path:
+    return FIXTURES / f"real5s-{raw.stem}.csv"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--batch", choices=sorted(BATCHES))
+    p.add_argument("--only", nargs="*", help="class-name of runs to record, e.g. grow34-disk-steady")
+    p.add_argument("--jobs", type=int, default=2, choices=(1, 2))
+    p.add_argument("--lane", choices=("disk", "limit"), help="only this lane's runs, one by one")
+    p.add_argument("--mdvm", type=Path, default=next(
+        (d / "shared" / "tools" / "mdvm" for d in REPO.parents if (d / "shared" / "tools").is_dir()),
+        None))
+    p.add_argument("--recordings", type=Path, default=Path("/work/recordings"))
+    p.add_argument("--convert", action="store_true", help="only rebuild the 5 s fixtures")
+    p.add_argument("--list", action="store_true")
+    p.add_argument("--adopt", nargs="*", type=Path, help="collect finished run dirs")
+    p.add_argument("--index", action="store_true", help="write RECORDINGS/<batch>/INDEX.txt")
+    a = p.parse_args(argv)
+    if a.list:
+        for b, specs in BATCHES.items():
+            for s in specs:
+                print(f"{b} {s['cls']}-{s['name']:<18} {s['lane']:<5} {s['disk']:>3} x{s['ndisks']}"
+                      f"  {s['note']}")
+        return 0
+    if not a.batch:
+        p.error("--batch is needed")
+    specs = [s for s in BATCHES[a.batch] if (not a.only or f"{s['cls']}-{s['name']}" in a.only)
+             and (not a.lane or s["lane"] == a.lane)]
+    done = lambda s: (a.recordings / a.batch / f"{a.batch}-{s['cls']}-{s['name']}.csv").exists()
+    if a.convert:
+        for s in specs:
+            raw = a.recordings / a.batch / f"{a.batch}-{s['cls']}-{s['name']}.csv"
+            if raw.exists():
+                print(f"{fixture_for(raw).name}: {thin(raw, fixture_for(raw))} rows")
+        return 0
+    if a.index:
+        lines = [describe(a.recordings / a.batch / f"{a.batch}-{s['cls']}-{s['name']}.csv")
+                 for s in specs if done(s)]
+        (a.recordings / a.batch / "INDEX.txt").write_text("\n".join(lines) + "\n")
+        print("\n".join(lines))
+        return 0
+    if a.adopt:
+        for d in a.adopt:
+            raw = collect(d, a.batch, a.recordings)
+            if raw:
+                print(f"{fixture_for(raw).name}: {thin(raw, fixture_for(raw))} rows")
+        return 0
+    todo = []
+    for s in specs:
+        tag = f"{a.batch}-{s['cls']}-{s['name']}"
+        if done(s):
+            continue
+        if running(tag):
+            print(f"{tag}: a VM is still recording it ({running(tag)[0]}): skipped, --adopt it")
+            continue
+        todo.append(s)
+    lanes = {"disk": [s for s in todo if s["lane"] == "disk"],
+             "limit": [s for s in todo if s["lane"] == "limit"]}
+    if a.jobs == 1:
+        lanes = {"all": lanes["disk"] + lanes["limit"]}
+    failed = []
+
+    def worker(queue):
+        for s in queue:
+            raw = record(s, a.batch, a.mdvm, a.recordings)
+            if raw is None:
+                failed.append(s["name"])
+                continue
+            n = thin(raw, fixture_for(raw))
+            print(f"  {fixture_for(raw).name}: {n} rows (raw {raw})", flush=True)
+
+    threads = []
+    for q in lanes.values():
+        t = threading.Thread(target=worker, args=(q,))
+        t.start()
+        threads.append(t)
+        time.sleep(5)
+    for t in threads:
+        t.join()
+    print(f"failed: {failed}" if failed else "all recorded")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
