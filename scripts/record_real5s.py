@@ -135,6 +135,12 @@ BATCHES = {
                     at(0.6, stripe_cache=8192)],
             note="raid5 recovery, HDD-like, bursts; a person raises min to 50000 during a "
                  "burst; stripe cache 256 -> 8192 at 60 %"),
+        run("disk-bursts-3g", "resync", "disk", level=6, devices=4, start="resync", disk="3G",
+            bursts=bursts(19, every=(30, 60), first=(15, 30)),
+            note="raid6 create resync (md resyncs a new raid6), 3 GiB HDD-like disks, bursts "
+                 "(added: the 1 GiB resync and check were over in 1-1.5 min)"),
+        run("disk-steady-4g", "check", "disk", devices=4, start="check", disk="4G",
+            note="raid5 check of 4 GiB HDD-like disks, nothing else"),
     ],
     "b": [],
     "smoke": [

@@ -19,6 +19,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -217,8 +218,12 @@ class Recorder:
                 if self.finished.wait(0.2):
                     ended = True
                     break
-            p.kill()
-            p.wait()
+            p.send_signal(signal.SIGINT)  # dd prints what it moved, then exits
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
             err = p.stderr.read().strip().splitlines()
             self.meta["bursts"].append({"start": round(t_start, 3), "end": round(time.time(), 3),
                                         "kind": kind, "cmd": " ".join(cmd),
