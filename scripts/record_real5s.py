@@ -1,8 +1,8 @@
 """Record real-kernel md runs for the forecast backtest (issue 12): real5s-<batch>-*.csv.
 
-    python3 scripts/record_real5s.py --batch a              # record every run of batch a not yet done
+    python3 scripts/record_real5s.py --batch a              # every run of batch a not yet done
     python3 scripts/record_real5s.py --batch b --only grow34-disk-long --jobs 1
-    python3 scripts/record_real5s.py --batch a --convert     # rebuild the 5 s fixtures from raw CSVs
+    python3 scripts/record_real5s.py --batch a --convert     # the 5 s fixtures again, from raw CSVs
     python3 scripts/record_real5s.py --list                  # the runs of every batch
 
 Each run boots Debian's kernel in QEMU through ../shared/tools/mdvm (build it first with its
@@ -46,16 +46,40 @@ def knee(level: int, old: int, new: int) -> str:
     return f"{(old - parity) / (new - parity):.4f}"
 
 
-def run(name, cls, lane, *, level=5, devices=3, start="grow", grow_to=None, disk="1G",
-        throttle=None, slow_member=None, glob=None, array=None, stripe_cache=None, bursts=None,
-        person=(), max_s=3600, note=""):
+def run(
+    name,
+    cls,
+    lane,
+    *,
+    level=5,
+    devices=3,
+    start="grow",
+    grow_to=None,
+    disk="1G",
+    throttle=None,
+    slow_member=None,
+    glob=None,
+    array=None,
+    stripe_cache=None,
+    bursts=None,
+    person=(),
+    max_s=3600,
+    note="",
+):
     """One run: the VM's disks and the guest scenario."""
     if start == "grow" and grow_to is None:
         grow_to = devices + 1
     if glob is None:  # disk-bound: DSM's limits; limit-bound: the kernel's default min
         glob = DSM if lane == "disk" else {"min": 1000, "max": 200000}
-    guest = {"name": name, "level": level, "devices": devices, "start": start,
-             "global": glob, "person": list(person), "max_s": max_s}
+    guest = {
+        "name": name,
+        "level": level,
+        "devices": devices,
+        "start": start,
+        "global": glob,
+        "person": list(person),
+        "max_s": max_s,
+    }
     if grow_to:
         guest["grow_to"] = grow_to
         guest["knee"] = knee(level, devices, grow_to)
@@ -67,12 +91,22 @@ def run(name, cls, lane, *, level=5, devices=3, start="grow", grow_to=None, disk
         guest["bursts"] = bursts
     if throttle is None:  # limit-bound runs: unthrottled disks, so only the max holds md
         throttle = lane == "disk"
-    return {"name": name, "cls": cls, "lane": lane, "disk": disk, "ndisks": grow_to or devices,
-            "throttle": throttle, "slow_member": slow_member, "guest": guest, "note": note}
+    return {
+        "name": name,
+        "cls": cls,
+        "lane": lane,
+        "disk": disk,
+        "ndisks": grow_to or devices,
+        "throttle": throttle,
+        "slow_member": slow_member,
+        "guest": guest,
+        "note": note,
+    }
 
 
-def bursts(seed, every=(30, 90), length=(10, 40), kinds=("read_md", "write_md", "read_member"),
-           first=None):
+def bursts(
+    seed, every=(30, 90), length=(10, 40), kinds=("read_md", "write_md", "read_member"), first=None
+):
     b = {"seed": seed, "every": list(every), "length": list(length), "kinds": list(kinds)}
     if first:
         b["first"] = list(first)
@@ -90,72 +124,202 @@ def on(trigger, after_s=0, **knobs):
 
 BATCHES = {
     "a": [
-        run("disk-steady", "grow34", "disk", disk="2G",
-            note="raid5 3->4 grow, HDD-like disks, DSM limits, nothing else"),
-        run("disk-bursts", "grow45", "disk", devices=4, grow_to=5, bursts=bursts(11),
-            note="raid5 4->5 grow, HDD-like, competing dd reads/writes"),
-        run("disk-steady", "grow6", "disk", level=6, devices=4, grow_to=5,
-            note="raid6 4->5 grow, HDD-like, DSM limits"),
-        run("limit-steady", "grow34", "limit", disk="2G", array={"max": 8000}, glob=DSM,
+        run(
+            "disk-steady",
+            "grow34",
+            "disk",
+            disk="2G",
+            note="raid5 3->4 grow, HDD-like disks, DSM limits, nothing else",
+        ),
+        run(
+            "disk-bursts",
+            "grow45",
+            "disk",
+            devices=4,
+            grow_to=5,
+            bursts=bursts(11),
+            note="raid5 4->5 grow, HDD-like, competing dd reads/writes",
+        ),
+        run(
+            "disk-steady",
+            "grow6",
+            "disk",
+            level=6,
+            devices=4,
+            grow_to=5,
+            note="raid6 4->5 grow, HDD-like, DSM limits",
+        ),
+        run(
+            "limit-steady",
+            "grow34",
+            "limit",
+            disk="2G",
+            array={"max": 8000},
+            glob=DSM,
             note="raid5 3->4 grow, sync_speed_max 8000 under DSM's min 10000: md runs at the "
-                 "min (a max below the min does not bind)"),
-        run("limit-long", "resync", "limit", devices=4, start="resync", disk="4G",
-            glob={"min": 1000, "max": 3000}, bursts=bursts(16, every=(120, 240)), max_s=5400,
+            "min (a max below the min does not bind)",
+        ),
+        run(
+            "limit-long",
+            "resync",
+            "limit",
+            devices=4,
+            start="resync",
+            disk="4G",
+            glob={"min": 1000, "max": 3000},
+            bursts=bursts(16, every=(120, 240)),
+            max_s=5400,
             note="raid5 --force resync at speed_limit_max 3000 on 4 GiB disks (~23 min), "
-                 "rare bursts"),
-        run("disk-bursts", "resync", "disk", devices=4, start="resync", bursts=bursts(12),
-            note="raid5 --force create resync, HDD-like, bursts"),
-        run("limit-bursts", "recovery", "limit", devices=4, start="recovery", disk="2G",
-            array={"max": 12000}, bursts=bursts(13),
-            note="raid5 recovery held by sync_speed_max 12000, bursts pull it to min"),
-        run("disk-bursts", "check", "disk", devices=4, start="check", bursts=bursts(14),
-            note="raid5 check, HDD-like, bursts"),
-        run("disk-changes", "grow34", "disk", disk="2G", bursts=bursts(15, every=(60, 90)),
-            person=[at(60, global_max=2000), at(150, global_max=200000),
-                    at(0.45, stripe_cache=4096)],
+            "rare bursts",
+        ),
+        run(
+            "disk-bursts",
+            "resync",
+            "disk",
+            devices=4,
+            start="resync",
+            bursts=bursts(12),
+            note="raid5 --force create resync, HDD-like, bursts",
+        ),
+        run(
+            "limit-bursts",
+            "recovery",
+            "limit",
+            devices=4,
+            start="recovery",
+            disk="2G",
+            array={"max": 12000},
+            bursts=bursts(13),
+            note="raid5 recovery held by sync_speed_max 12000, bursts pull it to min",
+        ),
+        run(
+            "disk-bursts",
+            "check",
+            "disk",
+            devices=4,
+            start="check",
+            bursts=bursts(14),
+            note="raid5 check, HDD-like, bursts",
+        ),
+        run(
+            "disk-changes",
+            "grow34",
+            "disk",
+            disk="2G",
+            bursts=bursts(15, every=(60, 90)),
+            person=[
+                at(60, global_max=2000),
+                at(150, global_max=200000),
+                at(0.45, stripe_cache=4096),
+            ],
             note="raid5 3->4 grow; a person lowers speed_limit_max to 2000 at 60 s, restores "
-                 "200000 at 150 s, stripe cache 256 -> 4096 at 45 %; a few bursts"),
-        run("limit-changes", "grow45", "limit", devices=4, grow_to=5, array={"max": 6000},
+            "200000 at 150 s, stripe cache 256 -> 4096 at 45 %; a few bursts",
+        ),
+        run(
+            "limit-changes",
+            "grow45",
+            "limit",
+            devices=4,
+            grow_to=5,
+            array={"max": 6000},
             person=[at(90, array_max=12000), at(0.6, array_max=4000)],
             note="raid5 4->5 grow at sync_speed_max 6000, raised to 12000 at 90 s, "
-                 "lowered to 4000 at 60 %"),
-        run("disk-slow", "recovery", "disk", devices=4, start="recovery", slow_member=(1, 4),
-            note="raid5 recovery, member 1 at 1/4 of the others' throttle"),
-        run("disk-slow-long", "grow34", "disk", disk="2G", slow_member=(0, 4), max_s=5400,
-            note="raid5 3->4 grow, 2 GiB disks, member 0 at 1/4 throttle: a long disk-bound run"),
-        run("limit-changes", "check", "limit", devices=4, start="check", disk="2G",
-            array={"max": 12000}, bursts=bursts(17, every=(40, 80)),
-            person=[on("burst_start", after_s=30, array_min=8000),
-                    at(0.5, array_max=6000)],
+            "lowered to 4000 at 60 %",
+        ),
+        run(
+            "disk-slow",
+            "recovery",
+            "disk",
+            devices=4,
+            start="recovery",
+            slow_member=(1, 4),
+            note="raid5 recovery, member 1 at 1/4 of the others' throttle",
+        ),
+        run(
+            "disk-slow-long",
+            "grow34",
+            "disk",
+            disk="2G",
+            slow_member=(0, 4),
+            max_s=5400,
+            note="raid5 3->4 grow, 2 GiB disks, member 0 at 1/4 throttle: a long disk-bound run",
+        ),
+        run(
+            "limit-changes",
+            "check",
+            "limit",
+            devices=4,
+            start="check",
+            disk="2G",
+            array={"max": 12000},
+            bursts=bursts(17, every=(40, 80)),
+            person=[on("burst_start", after_s=30, array_min=8000), at(0.5, array_max=6000)],
             note="raid5 check at sync_speed_max 12000; a person raises min to 8000 during a "
-                 "burst, later lowers max to 6000"),
-        run("disk-changes", "recovery", "disk", devices=4, start="recovery", disk="2G",
+            "burst, later lowers max to 6000",
+        ),
+        run(
+            "disk-changes",
+            "recovery",
+            "disk",
+            devices=4,
+            start="recovery",
+            disk="2G",
             bursts=bursts(18, every=(40, 70)),
-            person=[on("burst_start", after_s=20, array_min=50000),
-                    at(0.6, stripe_cache=8192)],
+            person=[on("burst_start", after_s=20, array_min=50000), at(0.6, stripe_cache=8192)],
             note="raid5 recovery, HDD-like, bursts; a person raises min to 50000 during a "
-                 "burst; stripe cache 256 -> 8192 at 60 %"),
-        run("disk-bursts-3g", "resync", "disk", level=6, devices=4, start="resync", disk="3G",
+            "burst; stripe cache 256 -> 8192 at 60 %",
+        ),
+        run(
+            "disk-bursts-3g",
+            "resync",
+            "disk",
+            level=6,
+            devices=4,
+            start="resync",
+            disk="3G",
             bursts=bursts(19, every=(30, 60), first=(15, 30)),
             note="raid6 create resync (md resyncs a new raid6), 3 GiB HDD-like disks, bursts "
-                 "(added: the 1 GiB resync and check were over in 1-1.5 min)"),
-        run("disk-steady-4g", "check", "disk", devices=4, start="check", disk="4G",
-            note="raid5 check of 4 GiB HDD-like disks, nothing else"),
+            "(added: the 1 GiB resync and check were over in 1-1.5 min)",
+        ),
+        run(
+            "disk-steady-4g",
+            "check",
+            "disk",
+            devices=4,
+            start="check",
+            disk="4G",
+            note="raid5 check of 4 GiB HDD-like disks, nothing else",
+        ),
     ],
     "b": [],
     "smoke": [
-        run("disk-smoke", "grow34", "disk", disk="512M", bursts=bursts(1, every=(15, 20),
-            length=(5, 8), first=(5, 6)),
-            person=[on("burst_start", array_min=20000), at(20, global_max=150000),
-                    at(0.3, stripe_cache=1024)], max_s=600, note="harness smoke test"),
+        run(
+            "disk-smoke",
+            "grow34",
+            "disk",
+            disk="512M",
+            bursts=bursts(1, every=(15, 20), length=(5, 8), first=(5, 6)),
+            person=[
+                on("burst_start", array_min=20000),
+                at(20, global_max=150000),
+                at(0.3, stripe_cache=1024),
+            ],
+            max_s=600,
+            note="harness smoke test",
+        ),
     ],
 }
 
 
 def vm_env(spec: dict, run_dir: Path) -> dict:
-    env = dict(os.environ, RUN_DIR=str(run_dir), NDISKS=str(spec["ndisks"]),
-               DISK_SIZE=spec["disk"], TIMEOUT=str(spec["guest"]["max_s"] + 600),
-               GUEST_DIR=str(run_dir / "guest"))
+    env = dict(
+        os.environ,
+        RUN_DIR=str(run_dir),
+        NDISKS=str(spec["ndisks"]),
+        DISK_SIZE=spec["disk"],
+        TIMEOUT=str(spec["guest"]["max_s"] + 600),
+        GUEST_DIR=str(run_dir / "guest"),
+    )
     if spec["throttle"]:
         env["DRIVE_OPTS"] = HDD
     if spec["slow_member"]:
@@ -176,12 +340,17 @@ def record(spec: dict, batch: str, mdvm: Path, rec: Path) -> Path | None:
     shutil.copy(GUEST / "mdrec.py", run_dir / "guest" / "mdrec.py")
     guest = dict(spec["guest"], name=tag)
     (run_dir / "guest" / "scenario.json").write_text(json.dumps(guest, indent=1))
-    (run_dir / "host.json").write_text(json.dumps({
-        "spec": spec, "t0": time.time(), "frozen_at_start": (rec / "FROZEN").exists()}))
+    (run_dir / "host.json").write_text(
+        json.dumps({"spec": spec, "t0": time.time(), "frozen_at_start": (rec / "FROZEN").exists()})
+    )
     print(f"[{time.strftime('%T')}] start {tag} ({spec['lane']} lane) -> {run_dir}", flush=True)
     with run_dir.with_suffix(".log").open("w") as out:
-        rc = subprocess.run([str(mdvm / "run.sh"), str(GUEST / "record.sh")],
-                            env=vm_env(spec, run_dir), stdout=out, stderr=subprocess.STDOUT)
+        rc = subprocess.run(
+            [str(mdvm / "run.sh"), str(GUEST / "record.sh")],
+            env=vm_env(spec, run_dir),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     print(f"[{time.strftime('%T')}] end {tag} rc={rc.returncode}", flush=True)
     return collect(run_dir, batch, rec)
 
@@ -199,13 +368,21 @@ def collect(run_dir: Path, batch: str, rec: Path) -> Path | None:
     dest = rec / batch
     dest.mkdir(parents=True, exist_ok=True)
     meta = json.loads(meta_file.read_text())
-    meta["host"] = {"spec": spec, "run_dir": str(run_dir), "loadavg_end": os.getloadavg(),
-                    "wall_s": round((run_dir / "run-summary.txt").stat().st_mtime - host["t0"]),
-                    "vm_env": {k: v for k, v in vm_env(spec, run_dir).items()
-                               if k.startswith(("DRIVE_OPTS", "NDISKS", "DISK_S"))},
-                    "recorded": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(
-                        (run_dir / "run-summary.txt").stat().st_mtime)),
-                    "frozen_at_start": host["frozen_at_start"]}
+    meta["host"] = {
+        "spec": spec,
+        "run_dir": str(run_dir),
+        "loadavg_end": os.getloadavg(),
+        "wall_s": round((run_dir / "run-summary.txt").stat().st_mtime - host["t0"]),
+        "vm_env": {
+            k: v
+            for k, v in vm_env(spec, run_dir).items()
+            if k.startswith(("DRIVE_OPTS", "NDISKS", "DISK_S"))
+        },
+        "recorded": time.strftime(
+            "%Y-%m-%dT%H:%M:%S", time.localtime((run_dir / "run-summary.txt").stat().st_mtime)
+        ),
+        "frozen_at_start": host["frozen_at_start"],
+    }
     (dest / f"{tag}.meta.json").write_text(json.dumps(meta, indent=1))
     shutil.copy(run_dir / "out" / f"{tag}.mdstat.log", dest / f"{tag}.mdstat.log")
     shutil.copy(run_dir / "out" / "guest.log", dest / f"{tag}.guest.log")
@@ -215,8 +392,11 @@ def collect(run_dir: Path, batch: str, rec: Path) -> Path | None:
 
 def running(tag: str) -> list[Path]:
     """Run dirs of this run whose VM has not finished (e.g. left by an interrupted recorder)."""
-    return [d for d in RUNS.glob(f"real5s-{tag}-[0-9]*") if d.is_dir()
-            and not (d / "run-summary.txt").exists()]
+    return [
+        d
+        for d in RUNS.glob(f"real5s-{tag}-[0-9]*")
+        if d.is_dir() and not (d / "run-summary.txt").exists()
+    ]
 
 
 def thin(raw: Path, out: Path, step: float = STEP_S) -> int:
@@ -249,17 +429,20 @@ def describe(raw: Path) -> str:
     with raw.open(newline="") as f:
         rows = list(csv.DictReader(f))
     dur = float(rows[-1]["ts"]) - float(rows[0]["ts"])
-    feats = [w for w in ("steady", "bursts", "changes", "slow", "long")
-             if w in spec["name"].split("-")]
+    feats = [
+        w for w in ("steady", "bursts", "changes", "slow", "long") if w in spec["name"].split("-")
+    ]
     if spec["guest"].get("bursts") and "bursts" not in feats:
         feats.append("bursts")
     knobs = sorted({e["knob"] for e in meta["events"]})
-    return (f"{fixture_for(raw).name}\tclass={spec['cls']}\taction={rows[0]['action']}\t"
-            f"bound={spec['lane']}\tfeatures={'+'.join(feats)}\tduration_s={dur:.0f}\t"
-            f"disks={spec['ndisks']}x{spec['disk']}\tknob_changes={len(meta['events'])}"
-            f"{'(' + ','.join(knobs) + ')' if knobs else ''}\tbursts={len(meta['bursts'])}\t"
-            f"recorded={meta['host']['recorded']}\tfrozen_before={meta['host']['frozen_at_start']}"
-            f"\t{spec['note']}")
+    return (
+        f"{fixture_for(raw).name}\tclass={spec['cls']}\taction={rows[0]['action']}\t"
+        f"bound={spec['lane']}\tfeatures={'+'.join(feats)}\tduration_s={dur:.0f}\t"
+        f"disks={spec['ndisks']}x{spec['disk']}\tknob_changes={len(meta['events'])}"
+        f"{'(' + ','.join(knobs) + ')' if knobs else ''}\tbursts={len(meta['bursts'])}\t"
+        f"recorded={meta['host']['recorded']}\tfrozen_before={meta['host']['frozen_at_start']}"
+        f"\t{spec['note']}"
+    )
 
 
 def fixture_for(raw: Path) -> Path:
@@ -269,12 +452,23 @@ def fixture_for(raw: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--batch", choices=sorted(BATCHES))
-    p.add_argument("--only", nargs="*", help="class-name of runs to record, e.g. grow34-disk-steady")
+    p.add_argument(
+        "--only", nargs="*", help="class-name of runs to record, e.g. grow34-disk-steady"
+    )
     p.add_argument("--jobs", type=int, default=2, choices=(1, 2))
     p.add_argument("--lane", choices=("disk", "limit"), help="only this lane's runs, one by one")
-    p.add_argument("--mdvm", type=Path, default=next(
-        (d / "shared" / "tools" / "mdvm" for d in REPO.parents if (d / "shared" / "tools").is_dir()),
-        None))
+    p.add_argument(
+        "--mdvm",
+        type=Path,
+        default=next(
+            (
+                d / "shared" / "tools" / "mdvm"
+                for d in REPO.parents
+                if (d / "shared" / "tools").is_dir()
+            ),
+            None,
+        ),
+    )
     p.add_argument("--recordings", type=Path, default=Path("/work/recordings"))
     p.add_argument("--convert", action="store_true", help="only rebuild the 5 s fixtures")
     p.add_argument("--list", action="store_true")
@@ -284,14 +478,23 @@ def main(argv: list[str] | None = None) -> int:
     if a.list:
         for b, specs in BATCHES.items():
             for s in specs:
-                print(f"{b} {s['cls']}-{s['name']:<18} {s['lane']:<5} {s['disk']:>3} x{s['ndisks']}"
-                      f"  {s['note']}")
+                print(
+                    f"{b} {s['cls']}-{s['name']:<18} {s['lane']:<5} {s['disk']:>3} x{s['ndisks']}"
+                    f"  {s['note']}"
+                )
         return 0
     if not a.batch:
         p.error("--batch is needed")
-    specs = [s for s in BATCHES[a.batch] if (not a.only or f"{s['cls']}-{s['name']}" in a.only)
-             and (not a.lane or s["lane"] == a.lane)]
-    done = lambda s: (a.recordings / a.batch / f"{a.batch}-{s['cls']}-{s['name']}.csv").exists()
+    specs = [
+        s
+        for s in BATCHES[a.batch]
+        if (not a.only or f"{s['cls']}-{s['name']}" in a.only)
+        and (not a.lane or s["lane"] == a.lane)
+    ]
+
+    def done(s):
+        return (a.recordings / a.batch / f"{a.batch}-{s['cls']}-{s['name']}.csv").exists()
+
     if a.convert:
         for s in specs:
             raw = a.recordings / a.batch / f"{a.batch}-{s['cls']}-{s['name']}.csv"
@@ -299,8 +502,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{fixture_for(raw).name}: {thin(raw, fixture_for(raw))} rows")
         return 0
     if a.index:
-        lines = [describe(a.recordings / a.batch / f"{a.batch}-{s['cls']}-{s['name']}.csv")
-                 for s in specs if done(s)]
+        lines = [
+            describe(a.recordings / a.batch / f"{a.batch}-{s['cls']}-{s['name']}.csv")
+            for s in specs
+            if done(s)
+        ]
         (a.recordings / a.batch / "INDEX.txt").write_text("\n".join(lines) + "\n")
         print("\n".join(lines))
         return 0
@@ -319,8 +525,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{tag}: a VM is still recording it ({running(tag)[0]}): skipped, --adopt it")
             continue
         todo.append(s)
-    lanes = {"disk": [s for s in todo if s["lane"] == "disk"],
-             "limit": [s for s in todo if s["lane"] == "limit"]}
+    lanes = {
+        "disk": [s for s in todo if s["lane"] == "disk"],
+        "limit": [s for s in todo if s["lane"] == "limit"],
+    }
     if a.jobs == 1:
         lanes = {"all": lanes["disk"] + lanes["limit"]}
     failed = []

@@ -28,10 +28,23 @@ import time
 SYS = "/sys/block/md0/md"
 PROC = "/proc/sys/dev/raid"
 DISKS = [f"/dev/vd{c}" for c in "abcdefgh"]
-COLUMNS = ["ts", "done", "total", "finish_min", "speed_kb_s", "action", "speed_min_kb_s",
-           "speed_max_kb_s", "stripe_cache_size", "event", "knee"]
-PROGRESS = re.compile(r"(resync|recovery|reshape|check|repair)\s*=\s*[\d.]+%\s*\((\d+)/(\d+)\)"
-                      r"\s*finish=([\d.]+)min\s*speed=(\d+)K/sec")
+COLUMNS = [
+    "ts",
+    "done",
+    "total",
+    "finish_min",
+    "speed_kb_s",
+    "action",
+    "speed_min_kb_s",
+    "speed_max_kb_s",
+    "stripe_cache_size",
+    "event",
+    "knee",
+]
+PROGRESS = re.compile(
+    r"(resync|recovery|reshape|check|repair)\s*=\s*[\d.]+%\s*\((\d+)/(\d+)\)"
+    r"\s*finish=([\d.]+)min\s*speed=(\d+)K/sec"
+)
 ACTIONS = {"recover": "recovery"}  # sync_action word -> /proc/mdstat word
 
 T0 = time.time()
@@ -88,19 +101,29 @@ class Recorder:
         self.stop = threading.Event()
         self.last = None  # (ts, done, total) of the latest progress row
         self.first_ts = None
-        self.meta = {"scenario": sc, "kernel": os.uname().release, "events": [], "bursts": [],
-                     "anomalies": [], "setup": []}
+        self.meta = {
+            "scenario": sc,
+            "kernel": os.uname().release,
+            "events": [],
+            "bursts": [],
+            "anomalies": [],
+            "setup": [],
+        }
         self.knee = sc.get("knee", "")
         self.action = ""
         self.last_mdstat = None
-        self.mdlog = open(f"{outdir}/{self.name}.mdstat.log", "w")
+        self.mdlog = open(f"{outdir}/{self.name}.mdstat.log", "w")  # noqa: SIM115 - open for the whole run
 
     # -- knobs ------------------------------------------------------------------------------
     def knob(self, what, value, why):
         """A person's change of one knob; marks the next row."""
-        path = {"global_min": f"{PROC}/speed_limit_min", "global_max": f"{PROC}/speed_limit_max",
-                "array_min": f"{SYS}/sync_speed_min", "array_max": f"{SYS}/sync_speed_max",
-                "stripe_cache": f"{SYS}/stripe_cache_size"}[what]
+        path = {
+            "global_min": f"{PROC}/speed_limit_min",
+            "global_max": f"{PROC}/speed_limit_max",
+            "array_min": f"{SYS}/sync_speed_min",
+            "array_max": f"{SYS}/sync_speed_max",
+            "stripe_cache": f"{SYS}/stripe_cache_size",
+        }[what]
         kind = "stripe_cache" if what == "stripe_cache" else "limits"
         with self.lock:
             before = rd(path)
@@ -112,9 +135,16 @@ class Recorder:
             after = rd(path)
             if not err:
                 self.pending.append(kind)
-        rec = {"ts": round(time.time(), 3), "knob": what, "value": value, "before": before,
-               "after": after, "why": why, "error": err,
-               "done_frac": round(self.last[1] / self.last[2], 4) if self.last else None}
+        rec = {
+            "ts": round(time.time(), 3),
+            "knob": what,
+            "value": value,
+            "before": before,
+            "after": after,
+            "why": why,
+            "error": err,
+            "done_frac": round(self.last[1] / self.last[2], 4) if self.last else None,
+        }
         self.meta["events"].append(rec)
         log(f"knob {what} {before!r} -> {after!r} ({why}){' ERROR ' + err if err else ''}")
 
@@ -138,12 +168,26 @@ class Recorder:
         m = PROGRESS.search(md0_block(mdstat))
         if m:
             word, done, total, finish, speed = m.groups()
-            self.action = ACTIONS.get(action, action) if action not in ("idle", "frozen", "") \
-                else word
+            self.action = (
+                ACTIONS.get(action, action) if action not in ("idle", "frozen", "") else word
+            )
             if self.action != word:
                 self.anomaly(ts, f"sync_action {action!r} but mdstat says {word!r}")
-            self.rows.append([f"{ts:.3f}", done, total, finish, speed, self.action, smin, smax,
-                              scs, event, self.knee])
+            self.rows.append(
+                [
+                    f"{ts:.3f}",
+                    done,
+                    total,
+                    finish,
+                    speed,
+                    self.action,
+                    smin,
+                    smax,
+                    scs,
+                    event,
+                    self.knee,
+                ]
+            )
             self.last = (ts, int(done), int(total))
             if not self.started.is_set():
                 self.first_ts = ts
@@ -152,8 +196,21 @@ class Recorder:
         elif self.started.is_set():
             if action in ("idle", ""):
                 total = self.rows[-1][2]
-                self.rows.append([f"{ts:.3f}", total, total, "", "", self.action, smin, smax, scs,
-                                  event, self.knee])
+                self.rows.append(
+                    [
+                        f"{ts:.3f}",
+                        total,
+                        total,
+                        "",
+                        "",
+                        self.action,
+                        smin,
+                        smax,
+                        scs,
+                        event,
+                        self.knee,
+                    ]
+                )
                 self.finished.set()
                 log("progress line gone: run finished")
             else:
@@ -189,23 +246,44 @@ class Recorder:
         md_mib = int(rd("/sys/block/md0/size") or 0) // 2048
         first = True
         while not self.finished.is_set() and not self.stop.is_set():
-            gap = rng.uniform(*cfg.get("first", cfg["every"])) if first else \
-                rng.uniform(*cfg["every"])
+            gap = (
+                rng.uniform(*cfg.get("first", cfg["every"]))
+                if first
+                else rng.uniform(*cfg["every"])
+            )
             first = False
             if self.finished.wait(gap):
                 return
             length = rng.uniform(*cfg["length"])
             kind = rng.choice(cfg["kinds"])
             if kind == "read_md":
-                cmd = ["dd", "if=/dev/md0", "of=/dev/null", "bs=1M", "iflag=direct",
-                       f"skip={rng.randrange(max(1, md_mib - 64))}"]
+                cmd = [
+                    "dd",
+                    "if=/dev/md0",
+                    "of=/dev/null",
+                    "bs=1M",
+                    "iflag=direct",
+                    f"skip={rng.randrange(max(1, md_mib - 64))}",
+                ]
             elif kind == "write_md":
-                cmd = ["dd", "if=/dev/zero", "of=/dev/md0", "bs=1M", "oflag=direct",
-                       f"seek={rng.randrange(max(1, md_mib - 64))}"]
+                cmd = [
+                    "dd",
+                    "if=/dev/zero",
+                    "of=/dev/md0",
+                    "bs=1M",
+                    "oflag=direct",
+                    f"seek={rng.randrange(max(1, md_mib - 64))}",
+                ]
             elif kind == "read_member":
                 disk = DISKS[rng.randrange(self.sc["devices"])]
-                cmd = ["dd", f"if={disk}", "of=/dev/null", "bs=1M", "iflag=direct",
-                       f"skip={rng.randrange(max(1, size_mib - 64))}"]
+                cmd = [
+                    "dd",
+                    f"if={disk}",
+                    "of=/dev/null",
+                    "bs=1M",
+                    "iflag=direct",
+                    f"skip={rng.randrange(max(1, size_mib - 64))}",
+                ]
             else:
                 raise ValueError(kind)
             t_start = time.time()
@@ -225,17 +303,27 @@ class Recorder:
                 p.kill()
                 p.wait()
             err = p.stderr.read().strip().splitlines()
-            self.meta["bursts"].append({"start": round(t_start, 3), "end": round(time.time(), 3),
-                                        "kind": kind, "cmd": " ".join(cmd),
-                                        "dd": err[-1] if err else ""})
+            self.meta["bursts"].append(
+                {
+                    "start": round(t_start, 3),
+                    "end": round(time.time(), 3),
+                    "kind": kind,
+                    "cmd": " ".join(cmd),
+                    "dd": err[-1] if err else "",
+                }
+            )
             self.on_burst("burst_end")
             if ended:
                 return
 
     def on_burst(self, trigger):
         for item in self.sc.get("person", []):
-            if item.get("on") == trigger and not item.get("_done") and self.first_ts is not None \
-                    and time.time() - self.first_ts >= item.get("after_s", 0):
+            if (
+                item.get("on") == trigger
+                and not item.get("_done")
+                and self.first_ts is not None
+                and time.time() - self.first_ts >= item.get("after_s", 0)
+            ):
                 item["_done"] = True
                 self.apply(item, trigger)
 
@@ -251,8 +339,15 @@ class Recorder:
         wr(f"{PROC}/speed_limit_max", lim.get("max", 200000))
         n = sc["devices"]
         level = sc["level"]
-        create = ["mdadm", "--create", "/dev/md0", "--run", f"--level={level}",
-                  f"--chunk={sc.get('chunk', 64)}", f"--raid-devices={n}"]
+        create = [
+            "mdadm",
+            "--create",
+            "/dev/md0",
+            "--run",
+            f"--level={level}",
+            f"--chunk={sc.get('chunk', 64)}",
+            f"--raid-devices={n}",
+        ]
         if sc["start"] == "resync":
             if level == 5:
                 create.append("--force")  # a real resync, not md's degraded + spare recovery
@@ -272,8 +367,13 @@ class Recorder:
             for d in DISKS[n:new]:
                 sh("mdadm", "/dev/md0", "--add", d)
             if sh("mdadm", "--grow", "/dev/md0", f"--raid-devices={new}", check=False) != 0:
-                sh("mdadm", "--grow", "/dev/md0", f"--raid-devices={new}",
-                   "--backup-file=/tmp/md0-grow.backup")
+                sh(
+                    "mdadm",
+                    "--grow",
+                    "/dev/md0",
+                    f"--raid-devices={new}",
+                    "--backup-file=/tmp/md0-grow.backup",
+                )
         elif sc["start"] == "recovery":
             d = DISKS[sc.get("fail", n - 1)]
             sh("mdadm", "/dev/md0", "--fail", d)
@@ -296,9 +396,14 @@ class Recorder:
             wr(f"{SYS}/stripe_cache_size", sc["stripe_cache"])
         for k, v in sc.get("array", {}).items():
             wr(f"{SYS}/sync_speed_{k}", v)
-        self.meta["setup"].append({"ts": round(time.time(), 3), "stripe_cache": rd(
-            f"{SYS}/stripe_cache_size"), "sync_speed_min": rd(f"{SYS}/sync_speed_min"),
-            "sync_speed_max": rd(f"{SYS}/sync_speed_max")})
+        self.meta["setup"].append(
+            {
+                "ts": round(time.time(), 3),
+                "stripe_cache": rd(f"{SYS}/stripe_cache_size"),
+                "sync_speed_min": rd(f"{SYS}/sync_speed_min"),
+                "sync_speed_max": rd(f"{SYS}/sync_speed_max"),
+            }
+        )
 
     def person(self):
         """Time- and progress-triggered knob changes until the run ends."""
@@ -308,11 +413,14 @@ class Recorder:
                 if item.get("_done") or self.last is None:
                     continue
                 _, done, total = self.last
-                if ("at_s" in item and time.time() - self.first_ts >= item["at_s"]) or \
-                        ("at_frac" in item and done >= item["at_frac"] * total):
+                if ("at_s" in item and time.time() - self.first_ts >= item["at_s"]) or (
+                    "at_frac" in item and done >= item["at_frac"] * total
+                ):
                     item["_done"] = True
-                    self.apply(item, f"at_s={item['at_s']}" if "at_s" in item
-                               else f"at_frac={item['at_frac']}")
+                    self.apply(
+                        item,
+                        f"at_s={item['at_s']}" if "at_s" in item else f"at_frac={item['at_frac']}",
+                    )
 
     def run(self):
         log(f"scenario {json.dumps(self.sc)}")
@@ -344,10 +452,19 @@ class Recorder:
         self.meta["ok"] = ok
         self.meta["rows"] = len(self.rows)
         self.meta["first_ts"] = self.first_ts
-        self.meta["final"] = {k: rd(f"{SYS}/{k}") for k in (
-            "raid_disks", "stripe_cache_size", "sync_speed_min", "sync_speed_max", "mismatch_cnt")}
+        self.meta["final"] = {
+            k: rd(f"{SYS}/{k}")
+            for k in (
+                "raid_disks",
+                "stripe_cache_size",
+                "sync_speed_min",
+                "sync_speed_max",
+                "mismatch_cnt",
+            )
+        }
         self.meta["final"]["mdadm_detail"] = subprocess.run(
-            ["mdadm", "--detail", "/dev/md0"], capture_output=True, text=True).stdout
+            ["mdadm", "--detail", "/dev/md0"], capture_output=True, text=True
+        ).stdout
         for item in self.sc.get("person", []):
             item.pop("_done", None)
         with open(f"{self.outdir}/{self.name}.meta.json", "w") as f:
