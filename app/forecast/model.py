@@ -44,16 +44,18 @@ RESTART_DROP = 0.10
 # A regime is measured once it holds this many samples AND this many seconds: md's own speed is
 # an average over ~30 s (10 marks x 3 s in md.c), and at low limits progress arrives in jumps.
 MIN_SAMPLES = 6
-MIN_SPAN_S = 30.0
+MIN_SPAN_S = 20.0
 STALL_S = 120.0  # no progress for this long while running: stalled
+# The speed is the average over this later share of the regime's samples (1.0: all of it).
+WINDOW_SHARE = 0.67
 # Right after a regime starts md averages its speed over the last ~30 s: skip that transient.
 TRANSIENT_S = 30.0
 # Checkpoints for the range: spread evenly over a regime's samples, at most this many.
 MAX_CHECKPOINTS = 64
 # Relative error prior, as log(true time / forecast time): 10 % and 90 % quantiles. Tuned on the
 # training recordings only (tests/fixtures/runs README), then frozen.
-PRIOR_LOW = -0.15
-PRIOR_HIGH = 0.25
+PRIOR_LOW = -0.2
+PRIOR_HIGH = 0.3
 PRIOR_WEIGHT = 8.0
 MODEL_FLOOR = 0.04  # what the model leaves out, on both sides
 
@@ -116,6 +118,7 @@ class _Regime:
     # rest is long enough (the first sample TRANSIENT_S after the change).
     settled: _Point | None = None
     checkpoints: list[tuple[float, float, float]] = field(default_factory=list)  # ts, done, v
+    marks: list[_Point] = field(default_factory=list)  # samples spread evenly over the regime
     next_checkpoint: int = 0  # sample count at the next checkpoint
 
 
@@ -230,10 +233,18 @@ class RunProgress:
         last = self.last
         if last is None or not _long_enough(regime.first, last):
             return None
+        start = regime.first
         settled = regime.settled
         if regime.kind != "start" and settled is not None and _long_enough(settled, last):
-            return settled
-        return regime.first
+            start = settled
+        # The later WINDOW_SHARE of the regime: bursts count in proportion, a drift as it is now.
+        since = last.count - WINDOW_SHARE * (last.count - start.count)
+        for mark in reversed(regime.marks):
+            if mark.count <= since:
+                if mark.count > start.count and _long_enough(mark, last):
+                    start = mark
+                break
+        return start
 
     def _measure(self, regime: _Regime) -> float | None:
         start = self._window_start(regime)
@@ -246,14 +257,17 @@ class RunProgress:
         regime, last = self.regime, self.last
         if last is None or last.count < regime.next_checkpoint:
             return
+        regime.marks.append(last)
+        if len(regime.marks) > MAX_CHECKPOINTS:
+            regime.marks = regime.marks[::2]
+        step = max(1, (last.count - regime.first.count) // (MAX_CHECKPOINTS // 2))
+        regime.next_checkpoint = last.count + step
         speed = self._measure(regime)
         if speed is None or speed <= 0:
             return
         regime.checkpoints.append((last.ts, last.done, speed))
         if len(regime.checkpoints) > MAX_CHECKPOINTS:
             regime.checkpoints = regime.checkpoints[::2]
-        step = max(1, (last.count - regime.first.count) // (MAX_CHECKPOINTS // 2))
-        regime.next_checkpoint = last.count + step
 
     def _error_quantiles(self, regime: _Regime, remaining_s: float) -> tuple[float, float]:
         """10 % and 90 % quantiles of log(true time / forecast time) for this regime, from the
