@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     revert_on_exit: bool = True  # put the originals back when mdboost stops
     revert_on_finish: bool = True  # ... and when the tuned arrays' operations finish
     effect_minutes: float = Field(default=5.0, gt=0)  # window for the before/after speed
+    # The box's time zone for schedules (issue 18): the usual TZ variable (Europe/Berlin);
+    # unset: /etc/localtime, else UTC.
+    tz: str | None = Field(default=None, validation_alias=AliasChoices("tz", "TZ"))
     # Security (issue 7)
     password: SecretStr | None = None  # admin password; unset: a one-time set-up page stores one
     api_token: SecretStr | None = None  # for API clients: Authorization: Bearer <token>

@@ -36,6 +36,7 @@ from app.web.routes import (
     notify,
     pages,
     runs,
+    schedules,
     tuning,
 )
 from app.web.security import GuardMiddleware, require_reader
@@ -74,7 +75,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         present = app.state.present = Present(app.state.host, conn)
 
         def after_tick(tick: sampler.Tick) -> None:
-            tuner.on_tick()
+            tuner.on_tick(tick)
             notifier.on_tick(tick)  # only queues: the delivery task sends
             present.update(tick)
 
@@ -119,7 +120,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     errors.install(app)
     for module in (health, auth, notify):
         app.include_router(module.router)
-    for module in (arrays, runs, tuning, pages, forecast, docs, metrics):
+    for module in (arrays, runs, tuning, schedules, pages, forecast, docs, metrics):
         app.include_router(module.router, dependencies=[Depends(require_reader)])
     return app
 

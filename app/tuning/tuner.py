@@ -7,6 +7,7 @@ from typing import Any
 from app.config import Settings
 from app.kernel.host import Host
 from app.live import arrays
+from app.live.sampler import Tick
 from app.store import db
 from app.tuning import presets
 from app.tuning.apply import Applier
@@ -14,6 +15,7 @@ from app.tuning.plan import Plan, PlanError, make_plan
 from app.tuning.policy import Policy
 from app.tuning.presets import Preset, PresetError, UnknownPreset
 from app.tuning.reconcile import reconcile
+from app.tuning.schedule import Scheduler, local_zone
 
 
 class Tuner:
@@ -36,6 +38,7 @@ class Tuner:
         self.preset_errors = preset_errors
         self.applier = Applier(host, conn, clock, settings)
         self.policy = Policy(self.applier)
+        self.scheduler = Scheduler(self.applier, self.plan, *local_zone(settings.tz))
         self.operation = self.applier.operation
         self.lock = self.applier.lock
 
@@ -60,19 +63,35 @@ class Tuner:
         )
 
     def apply(self, name: str, array_names: list[str] | None = None) -> dict[str, Any]:
+        """A person's apply: it wins over a schedule's window until that window ends."""
         if self.preset(name).restore_originals:
             return self.revert(f"{name} preset")
         with self.applier.exclusive(wait=False):
-            return self.applier.apply(name, self.plan(name, array_names))
+            result = self.applier.apply(name, self.plan(name, array_names))
+            self.scheduler.note_manual()
+            return result
 
     def revert(self, reason: str = "requested", wait: bool = False) -> dict[str, Any]:
-        return self.applier.revert(reason, wait)
+        """A person's revert: it wins over a schedule's window until that window ends."""
+        with self.applier.exclusive(wait):
+            result = self.applier.revert_locked(reason)
+            self.scheduler.note_manual()
+            return result
 
     def reconcile(self) -> str | None:
         return reconcile(self.applier, self.policy)
 
-    def on_tick(self) -> None:
+    def on_tick(self, tick: Tick | None = None) -> None:
+        """After each sample: automatic reverts, then the schedules (they need the `tick`)."""
         self.policy.on_tick()
+        if tick is None:
+            return
+        if self.operation.locked() or not self.lock.acquire(blocking=False):
+            return  # an apply or revert runs: the next tick does it
+        try:
+            self.scheduler.on_tick(tick.any_running)
+        finally:
+            self.lock.release()
 
     def shutdown(self) -> None:
         self.policy.shutdown()

@@ -131,6 +131,8 @@ def boost_panel(
         "open_demo": open_demo,
         "signed_in": session is not None,
         "csrf": session.csrf if session else None,
+        "schedule": tuner.scheduler.view(conn, tuner.clock()),
+        "presets": [n for n, p in tuner.presets.items() if not p.restore_originals],
         **extra,
     }
 

@@ -182,7 +182,7 @@ def test_invalid_preset_files_are_reported_and_the_rest_still_load(box, tmp_path
     )
     assert errors["broken"][0] == "(syntax)"
     assert errors["boost"][0] == "(file name)"
-    assert set(tuner.presets) == {"stock", "balanced", "boost"}
+    assert set(tuner.presets) == {"stock", "balanced", "boost", "quiet"}
     assert tuner.presets["boost"].source == "built-in"
 
 

@@ -127,7 +127,7 @@ def test_bad_requests_get_a_clear_4xx_and_touch_nothing(box, tmp_path, path, bod
 def test_the_api_lists_presets_plans_and_refuses_a_kernel_rejection(box, tmp_path):
     with tuning_server(box, tmp_path) as server:
         presets = {p["name"]: p for p in server.get("/api/presets")["presets"]}
-        assert set(presets) == {"stock", "balanced", "boost"}
+        assert set(presets) == {"stock", "balanced", "boost", "quiet"}
         assert all(k["reason"] for k in presets["boost"]["knobs"])
         status, plan = server.request("POST", "/api/presets/boost/plan", {})
         assert status == 200 and plan["ram"]["cost_mib"] == 256.0

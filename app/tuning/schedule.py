@@ -1,0 +1,344 @@
+"""Schedules: a preset from one local time of day to another, every day; the originals at the end.
+
+"Boost from 01:00 to 07:00" applies boost at 01:00 (once a sync runs) and puts the original
+values back at 07:00; "quiet from 07:00 to 01:00" holds the minimum low during the day. Times are
+in the box's zone (TZ, read through zoneinfo), so a window keeps its wall-clock times across a
+change of daylight saving time: that night it is an hour shorter or longer. A person's apply,
+revert or auto-tune during a window wins until the window ends. Which window a schedule acts on,
+and whether it applied or was overridden, is in SQLite: a restart neither applies twice nor
+forgets the revert at the end.
+"""
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from app.store import db
+from app.tuning import journal
+from app.tuning.apply import Applier, Busy, JournalUnavailable, TuningFailed
+from app.tuning.plan import ArrayFailed, Plan, PlanError
+from app.tuning.presets import UnknownPreset
+
+log = logging.getLogger(__name__)
+
+MINUTES_PER_DAY = 1440
+_BACK = "back to the original values"
+LOCALTIME = Path("/etc/localtime")
+
+
+class ScheduleError(ValueError):
+    """A schedule that cannot be kept (not a time, an empty window); nothing was stored."""
+
+
+class ScheduleOverlap(ScheduleError):
+    """The window overlaps another schedule's; nothing was stored."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    id: int
+    preset: str
+    start_minute: int  # minutes after local midnight
+    end_minute: int
+    window_start: float | None  # unix seconds: the window acted on now
+    applied: float | None
+    overridden: float | None
+    removed: float | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.preset} {hhmm(self.start_minute)}–{hhmm(self.end_minute)}"
+
+
+def parse_hhmm(text: str) -> int:
+    """'01:00' -> 60; ScheduleError for anything that is not a time of day."""
+    hours, sep, minutes = text.strip().partition(":")
+    if not sep or not (hours.isdigit() and minutes.isdigit()) or len(minutes) != 2:
+        raise ScheduleError(f"{text[:10]!r} is not a time of day (HH:MM)")
+    if not (0 <= int(hours) <= 23 and 0 <= int(minutes) <= 59):
+        raise ScheduleError(f"{text[:10]!r} is not a time of day (00:00 to 23:59)")
+    return int(hours) * 60 + int(minutes)
+
+
+def hhmm(minute: int) -> str:
+    return f"{minute // 60:02d}:{minute % 60:02d}"
+
+
+def local_zone(name: str | None) -> tuple[tzinfo, str]:
+    """The zone TZ names (Europe/Berlin, :Europe/Berlin, a zone file's path), else the system's
+    /etc/localtime, else UTC; with its name for the page."""
+    if name:
+        key = name.removeprefix(":")
+        try:
+            if key.startswith("/"):
+                with open(key, "rb") as file:
+                    return ZoneInfo.from_file(file, key=key), key
+            return ZoneInfo(key), key
+        except (ZoneInfoNotFoundError, ValueError, OSError) as error:
+            log.error(
+                "TZ=%s is not a time zone this system knows (%s): schedules use UTC", name, error
+            )
+            return ZoneInfo("UTC"), "UTC"
+    try:
+        with LOCALTIME.open("rb") as file:
+            return ZoneInfo.from_file(file, key="localtime"), _localtime_name()
+    except (OSError, ValueError):
+        return ZoneInfo("UTC"), "UTC"
+
+
+def _localtime_name() -> str:
+    """Europe/Berlin when /etc/localtime links into a zoneinfo tree, else 'local time'."""
+    try:
+        target = str(LOCALTIME.resolve())
+    except OSError:
+        return "local time"
+    _, found, zone = target.partition("/zoneinfo/")
+    return zone if found else "local time"
+
+
+def _at(day: date, minute: int, zone: tzinfo) -> float:
+    """Unix seconds of a wall-clock time. A time the clock skips (02:30 the night it goes
+    forward) is the moment it jumps past it, as cron does; a time it shows twice is the first."""
+    wall = datetime.combine(day, time(minute // 60, minute % 60))
+    later = int(wall.replace(tzinfo=zone).timestamp())  # fold=0: the offset before a change
+    if datetime.fromtimestamp(later, zone).replace(tzinfo=None) == wall:
+        return float(later)
+    earlier = int(wall.replace(tzinfo=zone, fold=1).timestamp())
+    after = datetime.fromtimestamp(later, zone).utcoffset()
+    while later - earlier > 1:  # the change lies between: find its second
+        middle = (earlier + later) // 2
+        if datetime.fromtimestamp(middle, zone).utcoffset() == after:
+            later = middle
+        else:
+            earlier = middle
+    return float(later)
+
+
+def window_at(
+    start_minute: int, end_minute: int, now: float, zone: tzinfo
+) -> tuple[float, float] | None:
+    """The window [start, end) that contains `now`, in unix seconds, or None."""
+    today = datetime.fromtimestamp(now, zone).date()
+    for day in (today - timedelta(days=1), today):
+        start = _at(day, start_minute, zone)
+        end_day = day if end_minute > start_minute else day + timedelta(days=1)
+        end = _at(end_day, end_minute, zone)
+        if start <= now < end:
+            return start, end
+    return None
+
+
+def next_start(start_minute: int, now: float, zone: tzinfo) -> float:
+    today = datetime.fromtimestamp(now, zone).date()
+    for offset in range(3):
+        start = _at(today + timedelta(days=offset), start_minute, zone)
+        if start > now:
+            return start
+    raise AssertionError("a time of day recurs within three days")
+
+
+def minutes_of(start_minute: int, end_minute: int) -> set[int]:
+    """The minutes of the day a window covers (it may run past midnight)."""
+    length = (end_minute - start_minute) % MINUTES_PER_DAY
+    return {(start_minute + i) % MINUTES_PER_DAY for i in range(length)}
+
+
+# ---- storage
+
+
+def _schedule(row: sqlite3.Row) -> Schedule:
+    return Schedule(
+        id=row["id"],
+        preset=row["preset"],
+        start_minute=row["start_minute"],
+        end_minute=row["end_minute"],
+        window_start=row["window_start"],
+        applied=row["applied"],
+        overridden=row["overridden"],
+        removed=row["removed"],
+    )
+
+
+def in_use(conn: sqlite3.Connection) -> list[Schedule]:
+    rows = conn.execute(
+        "SELECT * FROM schedules WHERE removed IS NULL ORDER BY start_minute, id"
+    ).fetchall()
+    return [_schedule(r) for r in rows]
+
+
+def in_play(conn: sqlite3.Connection) -> list[Schedule]:
+    """Schedules in use, and removed ones whose window the scheduler has not closed yet."""
+    rows = conn.execute(
+        "SELECT * FROM schedules WHERE removed IS NULL OR window_start IS NOT NULL "
+        "ORDER BY start_minute, id"
+    ).fetchall()
+    return [_schedule(r) for r in rows]
+
+
+def add(conn: sqlite3.Connection, preset: str, start: str, end: str, now: float) -> Schedule:
+    """Store a daily window; ScheduleError when it is empty or overlaps another one."""
+    start_minute, end_minute = parse_hhmm(start), parse_hhmm(end)
+    if start_minute == end_minute:
+        raise ScheduleError("a window needs an end different from its start")
+    wanted = minutes_of(start_minute, end_minute)
+    with db.write_transaction(conn):
+        for other in in_use(conn):
+            if wanted & minutes_of(other.start_minute, other.end_minute):
+                raise ScheduleOverlap(
+                    f"{hhmm(start_minute)}–{hhmm(end_minute)} overlaps {other.label}: "
+                    "one window at a time, so that each end knows what to put back"
+                )
+        schedule_id = conn.execute(
+            "INSERT INTO schedules (preset, start_minute, end_minute, created) VALUES (?, ?, ?, ?)",
+            (preset, start_minute, end_minute, now),
+        ).lastrowid
+        row = conn.execute("SELECT * FROM schedules WHERE id = ?", (schedule_id,)).fetchone()
+    return _schedule(row)
+
+
+def remove(conn: sqlite3.Connection, schedule_id: int, now: float) -> bool:
+    """Stop using a schedule; a window it holds open ends at the next tick (originals back)."""
+    with db.write_transaction(conn):
+        cursor = conn.execute(
+            "UPDATE schedules SET removed = ? WHERE id = ? AND removed IS NULL", (now, schedule_id)
+        )
+    return cursor.rowcount > 0
+
+
+# ---- acting on them
+
+
+class Scheduler:
+    """Applies a window's preset when it starts (once a sync runs) and reverts when it ends."""
+
+    def __init__(
+        self, applier: Applier, plan: Callable[[str], Plan], zone: tzinfo, zone_name: str
+    ) -> None:
+        self.applier = applier
+        self.plan = plan
+        self.zone = zone
+        self.zone_name = zone_name
+        self.errors: dict[int, str] = {}  # schedule id -> why its last apply failed
+
+    def on_tick(self, syncing: bool) -> None:
+        """Close windows that ended, then start the current one; the caller holds the lock."""
+        conn, now = self.applier.conn, self.applier.clock()
+        schedules = in_play(conn)
+        for schedule in schedules:
+            window = self._window(schedule, now)
+            current = window[0] if window else None
+            ended = schedule.window_start is not None and schedule.window_start != current
+            if ended and not self._end(schedule):
+                return  # the revert failed: try again next tick, start nothing meanwhile
+        for schedule in schedules:
+            window = self._window(schedule, now)
+            if window is None:
+                continue
+            if schedule.window_start != window[0]:
+                with db.write_transaction(conn):
+                    conn.execute(
+                        "UPDATE schedules SET window_start = ?, applied = NULL, overridden = NULL "
+                        "WHERE id = ?",
+                        (window[0], schedule.id),
+                    )
+                schedule = _schedule(
+                    conn.execute("SELECT * FROM schedules WHERE id = ?", (schedule.id,)).fetchone()
+                )
+            if schedule.applied is None and schedule.overridden is None and syncing:
+                self._start(schedule, now)
+
+    def note_manual(self) -> None:
+        """A person applied, reverted or auto-tuned: the open window leaves things as they are
+        until it ends. The caller holds the lock."""
+        conn, now = self.applier.conn, self.applier.clock()
+        with db.write_transaction(conn):
+            conn.execute(
+                "UPDATE schedules SET overridden = ? "
+                "WHERE window_start IS NOT NULL AND overridden IS NULL AND removed IS NULL",
+                (now,),
+            )
+
+    def _window(self, schedule: Schedule, now: float) -> tuple[float, float] | None:
+        if schedule.removed is not None:
+            return None
+        return window_at(schedule.start_minute, schedule.end_minute, now, self.zone)
+
+    def _start(self, schedule: Schedule, now: float) -> None:
+        conn = self.applier.conn
+        try:
+            self.applier.apply(schedule.preset, self.plan(schedule.preset))
+            self.errors.pop(schedule.id, None)
+            log.info("schedule %s: applied %s", schedule.label, schedule.preset)
+        except Busy:
+            return  # someone else's apply or revert: the next tick tries again
+        except (
+            UnknownPreset,
+            PlanError,
+            ArrayFailed,
+            TuningFailed,
+            JournalUnavailable,
+        ) as error:
+            # Not retried every tick: the log and the page say why, the next window tries again.
+            self.errors[schedule.id] = str(error)
+            log.error("schedule %s: could not apply %s: %s", schedule.label, schedule.preset, error)
+        with db.write_transaction(conn):
+            conn.execute("UPDATE schedules SET applied = ? WHERE id = ?", (now, schedule.id))
+
+    def _end(self, schedule: Schedule) -> bool:
+        """Put the originals back at the end of a window; False when that must be retried."""
+        conn = self.applier.conn
+        if journal.open_session(conn) is not None:
+            try:
+                self.applier.revert_locked(f"schedule {schedule.label}: the window ended")
+            except (TuningFailed, JournalUnavailable) as error:
+                log.warning(
+                    "schedule %s: revert at the end failed, will retry: %s", schedule.label, error
+                )
+                return False
+        with db.write_transaction(conn):
+            conn.execute(
+                "UPDATE schedules SET window_start = NULL, applied = NULL, overridden = NULL "
+                "WHERE id = ?",
+                (schedule.id,),
+            )
+        return True
+
+    def view(self, conn: sqlite3.Connection, now: float) -> dict[str, Any]:
+        """The schedules, which one holds a window now, and the next change, for page and API."""
+        entries: list[dict[str, Any]] = []
+        changes: list[tuple[float, str]] = []
+        for schedule in in_use(conn):
+            window = window_at(schedule.start_minute, schedule.end_minute, now, self.zone)
+            acting = window is not None and schedule.window_start == window[0]
+            entries.append(
+                {
+                    "id": schedule.id,
+                    "preset": schedule.preset,
+                    "start": hhmm(schedule.start_minute),
+                    "end": hhmm(schedule.end_minute),
+                    "open": window is not None,
+                    "applied": acting and schedule.applied is not None,
+                    "overridden": acting and schedule.overridden is not None,
+                    "error": self.errors.get(schedule.id),
+                }
+            )
+            if window is not None:
+                changes.append((window[1], _BACK))
+            changes.append((next_start(schedule.start_minute, now, self.zone), schedule.preset))
+        upcoming = None
+        if changes:
+            ts = min(c[0] for c in changes)
+            # An end and the next window's start at the same minute: the originals, then it.
+            at_once = sorted((c for c in changes if c[0] == ts), key=lambda c: c[1] != _BACK)
+            upcoming = {
+                "ts": ts,
+                "local": datetime.fromtimestamp(ts, self.zone).strftime("%a %H:%M"),
+                "what": ", then ".join(c[1] for c in at_once),
+                "in_s": ts - now,
+            }
+        return {"zone": self.zone_name, "schedules": entries, "next": upcoming}

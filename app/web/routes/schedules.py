@@ -1,0 +1,105 @@
+"""Schedules (issue 18): daily windows that apply a preset and put the originals back at the end."""
+
+import sqlite3
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi.responses import RedirectResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.tuning import schedule
+from app.tuning.tuner import Tuner
+from app.web import security, views
+from app.web.deps import ClockDep, DbDep, RowId, TunerDep
+from app.web.errors import error_page, message_of
+from app.web.templating import render_page
+
+router = APIRouter(tags=["schedules"])
+
+PRESET = r"^[a-z][a-z0-9_-]{0,39}$"
+TIME_OF_DAY = r"^\d{1,2}:\d{2}$"
+CHANGES = [Depends(security.same_origin), Depends(security.require_admin)]
+
+
+class ScheduleBody(BaseModel):
+    """A daily window in the box's time zone: `preset` from `start` to `end` (HH:MM)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    preset: str = Field(pattern=PRESET)
+    start: str = Field(pattern=TIME_OF_DAY)
+    end: str = Field(pattern=TIME_OF_DAY)
+
+
+def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody) -> dict[str, Any]:
+    found = tuner.presets.get(body.preset)
+    if found is None or found.restore_originals:
+        usable = ", ".join(n for n, p in tuner.presets.items() if not p.restore_originals)
+        message = f"no preset {body.preset!r} to apply (known: {usable})"
+        raise HTTPException(422, detail={"message": message})
+    try:
+        added = schedule.add(conn, body.preset, body.start, body.end, now)
+    except schedule.ScheduleOverlap as error:
+        raise HTTPException(409, detail={"message": str(error)}) from None
+    except schedule.ScheduleError as error:
+        raise HTTPException(422, detail={"message": str(error)}) from None
+    return {"id": added.id, "preset": added.preset, "start": body.start, "end": body.end}
+
+
+@router.get("/api/schedules")
+def list_schedules(tuner: TunerDep, conn: DbDep, clock: ClockDep) -> dict[str, Any]:
+    """Every schedule, whether its window is open, and the next change in the box's time zone."""
+    return tuner.scheduler.view(conn, clock())
+
+
+@router.post("/api/schedules", status_code=201)
+def add_schedule(
+    body: ScheduleBody, tuner: TunerDep, conn: DbDep, clock: ClockDep, admin: security.AdminDep
+) -> dict[str, Any]:
+    return _add(tuner, conn, clock(), body)
+
+
+@router.delete("/api/schedules/{schedule_id}")
+def remove_schedule(
+    schedule_id: RowId, conn: DbDep, clock: ClockDep, admin: security.AdminDep
+) -> dict[str, Any]:
+    """A window this schedule holds open ends at the next tick: the originals go back."""
+    if not schedule.remove(conn, schedule_id, clock()):
+        raise HTTPException(404, detail={"message": f"no schedule {schedule_id}"})
+    return {"ok": True}
+
+
+def _panel(request: Request, tuner: Tuner, conn: sqlite3.Connection, error: str | None) -> Response:
+    """htmx: the schedule panel; without JS: back to the page, or a page saying what is wrong."""
+    if request.headers.get("hx-request") != "true":
+        if error is not None:
+            return error_page(422, error)
+        return RedirectResponse("/#schedule", status_code=303)
+    boost = views.boost_panel(request, tuner, conn, schedule_error=error)
+    return render_page(request, "_schedule.html", {"boost": boost})
+
+
+@router.post("/ui/schedules", include_in_schema=False, dependencies=CHANGES)
+def add_schedule_form(
+    request: Request,
+    tuner: TunerDep,
+    conn: DbDep,
+    clock: ClockDep,
+    preset: Annotated[str, Form(pattern=PRESET)],
+    start: Annotated[str, Form(pattern=TIME_OF_DAY)],
+    end: Annotated[str, Form(pattern=TIME_OF_DAY)],
+) -> Response:
+    try:
+        _add(tuner, conn, clock(), ScheduleBody(preset=preset, start=start, end=end))
+        error = None
+    except HTTPException as refused:
+        error = message_of(refused.detail)
+    return _panel(request, tuner, conn, error)
+
+
+@router.post("/ui/schedules/{schedule_id}/remove", include_in_schema=False, dependencies=CHANGES)
+def remove_schedule_form(
+    request: Request, schedule_id: RowId, tuner: TunerDep, conn: DbDep, clock: ClockDep
+) -> Response:
+    schedule.remove(conn, schedule_id, clock())
+    return _panel(request, tuner, conn, None)
