@@ -139,28 +139,25 @@ def test_boost_from_01_to_07_applies_at_one_and_puts_the_originals_back_at_seven
     assert nas.boosted()
 
 
-def test_on_the_night_clocks_go_forward_the_originals_are_back_at_seven_local(box, tmp_path):
-    nas = Box(box, tmp_path, "2026-03-29 00:30")
+@pytest.mark.parametrize(
+    ("night", "seven_local_utc"),
+    [
+        ("2026-03-29", "05:00"),  # clocks go forward at 02:00: 07:00 CEST, 5 h after 01:00 CET
+        ("2026-10-25", "06:00"),  # clocks go back at 03:00: 07:00 CET, 7 h after 01:00 CEST
+    ],
+)
+def test_on_a_dst_night_the_originals_are_back_at_seven_local_time(
+    box, tmp_path, night, seven_local_utc
+):
+    nas = Box(box, tmp_path, f"{night} 00:30")
     schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
-    nas.tick("2026-03-29 01:00")
+    nas.tick(f"{night} 01:00")
     assert nas.boosted()
-    nas.clock.now = at("2026-03-29 04:59", ZoneInfo("UTC"))  # 06:59 CEST
+    seven = at(f"{night} {seven_local_utc}", ZoneInfo("UTC"))
+    nas.clock.now = seven - 60
     nas.tick()
     assert nas.boosted()
-    nas.clock.now = at("2026-03-29 05:00", ZoneInfo("UTC"))  # 07:00 CEST
-    nas.tick()
-    assert nas.at_originals()
-
-
-def test_on_the_night_clocks_go_back_the_boost_lasts_seven_hours(box, tmp_path):
-    nas = Box(box, tmp_path, "2026-10-25 00:30")
-    schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
-    nas.tick("2026-10-25 01:00")
-    assert nas.boosted()
-    nas.clock.now = at("2026-10-25 05:59", ZoneInfo("UTC"))  # 06:59 CET, 6 h 59 min later
-    nas.tick()
-    assert nas.boosted()
-    nas.clock.now = at("2026-10-25 06:00", ZoneInfo("UTC"))  # 07:00 CET
+    nas.clock.now = seven
     nas.tick()
     assert nas.at_originals()
 
