@@ -39,6 +39,16 @@ class Settings(BaseSettings):
     revert_on_exit: bool = True  # put the originals back when mdboost stops
     revert_on_finish: bool = True  # ... and when the tuned arrays' operations finish
     effect_minutes: float = Field(default=5.0, gt=0)  # window for the before/after speed
+    # Auto-tune (issue 18), in seconds of the app's clock: a step waits `settle` after a write,
+    # then measures at least `measure` and at most `max_measure` (it stops between the two once
+    # its speed is known to 3 %).
+    autotune_settle_seconds: float = Field(default=30.0, ge=0)
+    autotune_measure_seconds: float = Field(default=60.0, gt=0)
+    autotune_max_measure_seconds: float = Field(default=300.0, gt=0)
+    # Abort and put the values back when MemAvailable falls under this, or when the box's own
+    # requests on the array wait longer than this on average (its I/O is starving).
+    autotune_mem_floor_mb: float = Field(default=256.0, ge=0)
+    autotune_starve_ms: float = Field(default=5000.0, gt=0)
     # The box's time zone for schedules (issue 18): the usual TZ variable (Europe/Berlin);
     # unset: /etc/localtime, else UTC.
     tz: str | None = Field(default=None, validation_alias=AliasChoices("tz", "TZ"))

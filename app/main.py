@@ -87,7 +87,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
             asyncio.create_task(delivery.run_forever(deliverer, stop)),
         ]
         if sim is not None:
-            tasks.append(asyncio.create_task(simulator.run_forever(sim, stop)))
+            tasks.append(asyncio.create_task(simulator.run_forever(sim, stop, sim.wall_tick_s)))
         yield
         stop.set()
         await asyncio.gather(*tasks)

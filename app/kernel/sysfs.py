@@ -16,6 +16,22 @@ class DiskStat:
     writes_completed: int
     sectors_written: int  # 512-byte sectors
     io_ticks_ms: int  # time spent doing I/O
+    read_ms: int = 0  # time all reads took, summed over requests (field 7 of iostats.rst)
+    write_ms: int = 0  # time all writes took, summed (field 11)
+    in_flight: int = 0  # requests issued and not yet completed
+
+
+def waited_ms_per_request(before: DiskStat, after: DiskStat) -> tuple[int, float | None]:
+    """Requests completed between two readings, and how long each took on average (ms; None
+    when none completed). On an md device these are the box's own requests, not md's sync."""
+    completed = (
+        after.reads_completed
+        + after.writes_completed
+        - before.reads_completed
+        - before.writes_completed
+    )
+    waited = after.read_ms + after.write_ms - before.read_ms - before.write_ms
+    return completed, (waited / completed if completed > 0 else None)
 
 
 def parse_int(text: str | None) -> int | None:
@@ -94,6 +110,9 @@ def parse_diskstats(text: str) -> dict[str, DiskStat]:
                 writes_completed=int(fields[7]),
                 sectors_written=int(fields[9]),
                 io_ticks_ms=int(fields[12]),
+                read_ms=int(fields[6]),
+                write_ms=int(fields[10]),
+                in_flight=int(fields[11]),
             )
         except ValueError:
             continue

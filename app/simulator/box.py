@@ -109,6 +109,12 @@ class Simulator:
         s = self.state
         return s.anchor_wall + (time.time() - s.anchor_wall) * s.speedup
 
+    @property
+    def wall_tick_s(self) -> float:
+        """How often to advance: every 10 simulated seconds, from once to ten times a wall
+        second, so that a sped-up demo still shows auto-tune's steps as separate speeds."""
+        return min(1.0, max(0.1, 10.0 / self.state.speedup))
+
     def advance_to_now(self) -> None:
         self.advance(self.clock() - self.state.sim_time)
 

@@ -152,8 +152,9 @@ class Applier:
         )
 
     # ---- apply
-    def apply(self, name: str, plan: Plan) -> dict[str, Any]:
-        """Write a plan of preset `name`; the caller holds exclusive()."""
+    def apply(self, name: str, plan: Plan, step: str | None = None) -> dict[str, Any]:
+        """Write a plan of preset `name`; the caller holds exclusive() (or `lock`, in a tick).
+        `step` labels one step of an auto-tune sweep in the journal's events."""
         changes = write_order(list(plan.changes))
         if not changes:
             return {"ok": True, "op_id": None, "plan": plan.to_json(), "applied": []}
@@ -185,7 +186,7 @@ class Applier:
             raise
         try:
             journal.finish_apply(
-                self.conn, session_id, op_id, name, list(plan.arrays), changes, self.clock()
+                self.conn, session_id, op_id, name, list(plan.arrays), changes, self.clock(), step
             )
         except sqlite3.Error as error:
             # An apply the journal does not know of must not stay in the kernel.

@@ -24,7 +24,8 @@ def mean_speed_kb_s(
         (run_id, start, end),
     ).fetchone()
     first_ts, last_ts = rows
-    if first_ts is None or last_ts - first_ts < MIN_COVERAGE * (end - start):
+    # An empty span (an apply at the same second as the change before it) measures nothing.
+    if first_ts is None or last_ts <= first_ts or last_ts - first_ts < MIN_COVERAGE * (end - start):
         return None
     first = conn.execute(
         "SELECT done_blocks FROM samples WHERE run_id = ? AND ts = ?", (run_id, first_ts)
@@ -38,7 +39,8 @@ def mean_speed_kb_s(
 def _neighbour_event(conn: sqlite3.Connection, array: str, ts: float, after: bool) -> float | None:
     op, order = (">", "ASC") if after else ("<", "DESC")
     row = conn.execute(
-        f"SELECT ts FROM events WHERE array = ? AND kind IN ('apply', 'revert') AND ts {op} ? "
+        "SELECT ts FROM events WHERE array = ? AND kind IN ('apply', 'revert', 'autotune') "
+        f"AND ts {op} ? "
         f"ORDER BY ts {order} LIMIT 1",
         (array, ts),
     ).fetchone()

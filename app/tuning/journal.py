@@ -83,7 +83,10 @@ def finish_apply(
     arrays: list[str],
     changes: list[Change],
     now: float,
+    step: str | None = None,
 ) -> None:
+    """Mark an apply done; `step` labels one step of an auto-tune sweep: its event is kind
+    'autotune' with that label, and it gets no before/after effect of its own."""
     with db.write_transaction(conn):
         for change in changes:
             conn.execute(
@@ -104,6 +107,16 @@ def finish_apply(
         for array in arrays:
             run = history.open_run(conn, array)
             detail = {"preset": preset, "op_id": op_id, "changes": len(changes)}
+            if step is not None:
+                add_event(
+                    conn,
+                    now,
+                    array,
+                    run["id"] if run else None,
+                    "autotune",
+                    detail | {"label": step},
+                )
+                continue
             add_event(conn, now, array, run["id"] if run else None, "apply", detail)
             conn.execute(
                 "INSERT INTO tuning_effects (op_id, array, run_id, preset, applied_at)"

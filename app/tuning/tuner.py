@@ -11,6 +11,7 @@ from app.live.sampler import Tick
 from app.store import db
 from app.tuning import presets
 from app.tuning.apply import Applier
+from app.tuning.autotune import AutoTuner
 from app.tuning.plan import Plan, PlanError, make_plan
 from app.tuning.policy import Policy
 from app.tuning.presets import Preset, PresetError, UnknownPreset
@@ -39,6 +40,8 @@ class Tuner:
         self.applier = Applier(host, conn, clock, settings)
         self.policy = Policy(self.applier)
         self.scheduler = Scheduler(self.applier, self.plan, *local_zone(settings.tz))
+        self.autotuner = AutoTuner(self.applier, settings)
+        self.latest: Tick | None = None  # the sampler's last tick: what auto-tune starts from
         self.operation = self.applier.operation
         self.lock = self.applier.lock
 
@@ -68,28 +71,44 @@ class Tuner:
             return self.revert(f"{name} preset")
         with self.applier.exclusive(wait=False):
             result = self.applier.apply(name, self.plan(name, array_names))
+            self.autotuner.cancel(f"{name} was applied by hand during the sweep")
             self.scheduler.note_manual()
             return result
 
     def revert(self, reason: str = "requested", wait: bool = False) -> dict[str, Any]:
         """A person's revert: it wins over a schedule's window until that window ends."""
         with self.applier.exclusive(wait):
+            self.autotuner.cancel(f"reverted by hand during the sweep ({reason})")
             result = self.applier.revert_locked(reason)
             self.scheduler.note_manual()
             return result
 
+    def autotune(self, array_name: str | None = None) -> dict[str, Any]:
+        """A person starts a sweep on the running sync (from the sampler's last tick)."""
+        with self.applier.exclusive(wait=False):
+            result = self.autotuner.start(self.latest, array_name)
+            self.scheduler.note_manual()
+            return result
+
     def reconcile(self) -> str | None:
-        return reconcile(self.applier, self.policy)
+        """At start-up: the open session as the journal says, then a sweep a crash cut short."""
+        done = reconcile(self.applier, self.policy)
+        with self.applier.exclusive(wait=True):
+            self.autotuner.recover()
+        return done
 
     def on_tick(self, tick: Tick | None = None) -> None:
-        """After each sample: automatic reverts, then the schedules (they need the `tick`)."""
+        """After each sample: automatic reverts, the schedules, the auto-tune sweep (these two
+        need the `tick`)."""
         self.policy.on_tick()
         if tick is None:
             return
+        self.latest = tick
         if self.operation.locked() or not self.lock.acquire(blocking=False):
             return  # an apply or revert runs: the next tick does it
         try:
             self.scheduler.on_tick(tick.any_running)
+            self.autotuner.on_tick(tick)
         finally:
             self.lock.release()
 

@@ -37,6 +37,7 @@ def status(tuner: Tuner, conn: sqlite3.Connection) -> dict[str, Any]:
         },
         "capabilities": capabilities(tuner.host, md),
         "preset_errors": [e.__dict__ for e in tuner.preset_errors],
+        "autotune": tuner.autotuner.view(conn),
     }
 
 

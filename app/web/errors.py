@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
 from app.tuning.apply import Busy, JournalUnavailable, TuningFailed
+from app.tuning.autotune import AutoTuneRefused
 from app.tuning.plan import ArrayFailed, PlanError
 from app.tuning.presets import UnknownPreset
 
@@ -83,6 +84,8 @@ def call_tuning(action: Callable[..., dict[str, Any]], *args: Any) -> dict[str, 
     except ArrayFailed as error:
         detail = {"message": str(error), "failed": error.arrays}
         raise fastapi.HTTPException(409, detail=detail) from None
+    except AutoTuneRefused as error:
+        raise fastapi.HTTPException(409, detail={"message": str(error)}) from None
     except Busy as error:
         raise fastapi.HTTPException(409, detail={"message": str(error), "busy": True}) from None
     except TuningFailed as error:

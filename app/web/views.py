@@ -77,6 +77,8 @@ def _markers(
             label = summaries.get(detail.get("op_id"), f"{detail.get('preset')} applied")
         elif event["kind"] == "revert":
             label = f"reverted ({detail.get('reason', 'requested')})"
+        elif event["kind"] == "autotune":
+            label = detail.get("label", "auto-tune")
         else:
             continue
         marks.append({"ts": event["ts"], "kind": event["kind"], "label": label})

@@ -118,6 +118,16 @@ def boost_switch(
     return _after_post(request, host, conn, clock(), boost)
 
 
+@router.post("/ui/autotune", response_class=HTMLResponse, dependencies=CHANGES)
+def autotune(
+    request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+) -> Response:
+    """Start a sweep on the running sync; the panel then polls while it measures."""
+    _, error = _attempt(lambda: tuner.autotune(None))
+    boost = views.boost_panel(request, tuner, conn, error=error)
+    return _after_post(request, host, conn, clock(), boost)
+
+
 @router.post("/ui/revert", response_class=HTMLResponse, dependencies=CHANGES)
 def revert(
     request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep

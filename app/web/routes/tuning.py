@@ -81,3 +81,19 @@ def boost(body: BoostBody, tuner: TunerDep, admin: AdminDep) -> dict[str, Any]:
     if body.on:
         return call_tuning(tuner.apply, "boost", None)
     return call_tuning(tuner.revert, "boost switched off")
+
+
+class AutoTuneBody(BaseModel):
+    """The array to sweep; left out: the one array syncing now."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    array: str | None = Field(default=None, pattern=r"^md\d+$")
+
+
+@router.post("/autotune")
+def autotune(
+    tuner: TunerDep, admin: AdminDep, body: Annotated[AutoTuneBody | None, Body()] = None
+) -> dict[str, Any]:
+    """Start a sweep on the running sync; GET /api/tuning shows it as it measures."""
+    return call_tuning(tuner.autotune, body.array if body else None)

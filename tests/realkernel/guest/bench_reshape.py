@@ -60,7 +60,8 @@ class Reader(threading.Thread):
             os.close(fd)
 
 
-def trial(kind: str, number: int) -> dict[str, object]:
+def dsm_array_with_a_new_disk() -> None:
+    """A fresh 3-disk RAID5 md0 (64 KiB chunks) with DSM-like knobs, a 4th disk added as a spare."""
     stop_all()
     members = DISKS[:4]
     wipe(members)
@@ -70,6 +71,10 @@ def trial(kind: str, number: int) -> dict[str, object]:
     md_path("md0", "stripe_cache_size").write_text(DSM_STRIPE_CACHE + "\n")
     Path("/sys/block/md0/queue/read_ahead_kb").write_text(DSM_READ_AHEAD_KB + "\n")
     sh("mdadm", "/dev/md0", "--add", members[3])
+
+
+def trial(kind: str, number: int) -> dict[str, object]:
+    dsm_array_with_a_new_disk()
     reader = Reader("/dev/md0")
     reader.start()
     started = time.monotonic()

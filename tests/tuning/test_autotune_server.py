@@ -1,0 +1,98 @@
+"""Auto-tune through the real server on the simulated box: a whole sweep, and kill -9 mid-sweep."""
+
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.server import Server, wait_for
+
+# Steps in simulated seconds (the demo runs 100x, and rewrites its tree every 10 simulated
+# seconds): a step measures 15 rewrites at least, ~2 s of wall time.
+STEPS = {
+    "MDBOOST_SAMPLE_SECONDS": "0.1",
+    "MDBOOST_AUTOTUNE_SETTLE_SECONDS": "20",
+    "MDBOOST_AUTOTUNE_MEASURE_SECONDS": "150",
+    "MDBOOST_AUTOTUNE_MAX_MEASURE_SECONDS": "300",
+}
+STRIPE_CACHE = "tree/sys/block/md2/md/stripe_cache_size"
+READ_AHEAD = "tree/sys/block/md2/queue/read_ahead_kb"
+
+
+def demo(tmp_path: Path, **env: str) -> Server:
+    """`mdboost demo` at 100x on a state directory that survives a restart."""
+    args = ["demo", "--speedup", "100", "--state-dir", str(tmp_path)]
+    return Server(args, env={**STEPS, **env}, log=tmp_path / "server.log")
+
+
+def sweep_of(server: Server) -> dict:
+    sweep: dict = server.get("/api/tuning")["autotune"]
+    return sweep
+
+
+def start_sweep(server: Server) -> None:
+    wait_for(lambda: server.get("/api/runs")["runs"], 30, "the sampler to open md2's run")
+    status, body = server.request("POST", "/api/autotune", {})
+    assert status == 200, body
+
+
+def test_on_the_simulator_a_sweep_finds_the_field_reports_best_stripe_cache(tmp_path):
+    with demo(tmp_path) as server:
+        start_sweep(server)
+        status, body = server.request("POST", "/api/autotune", {})
+        assert status == 409 and "running already" in body["detail"]["message"]
+        assert "measuring…" in server_page(server)  # the panel polls while it measures
+        sweep = wait_for(
+            lambda: (s := sweep_of(server))["state"] != "running" and s, 120, "the sweep to end"
+        )
+        assert sweep["state"] == "done", sweep["reason"]
+        # The simulator answers like the seeds: 16384 fastest, 32768 slower, 4096 at 4/5.
+        assert sweep["chosen"]["stripe_cache_size"] == 16384
+        assert (tmp_path / STRIPE_CACHE).read_text() == "16384\n"
+        scores = {
+            s["value"]: s["score"]
+            for s in sweep["steps"]
+            if s["role"] == "candidate" and s["knob"] == "stripe_cache_size" and s["score"]
+        }
+        assert scores[256] < 0.4 and scores[4096] < 0.9 and scores[32768] < 0.95
+        page = server_page(server)
+        assert "Auto-tune on md2: done" in page and "kept stripe cache 16384" in page
+        assert 'data-label="auto-tune: stripe cache 4096"' in page  # the chart's marks
+        status, body = server.request("POST", "/api/revert", {})
+        assert status == 200
+        assert (tmp_path / STRIPE_CACHE).read_text() == "256\n"
+
+
+def server_page(server: Server) -> str:
+    with urllib.request.urlopen(server.base + "/", timeout=10) as response:
+        return str(response.read().decode())
+
+
+def test_kill_9_mid_sweep_puts_back_the_values_found_at_the_next_start(tmp_path):
+    first = demo(tmp_path).start()
+    start_sweep(first)
+    wait_for(lambda: len(sweep_of(first)["steps"]) >= 3, 60, "three measured steps")
+    assert (tmp_path / STRIPE_CACHE).read_text() != "256\n"  # a candidate is in the kernel
+    first.kill()
+    with demo(tmp_path) as again:
+        sweep = sweep_of(again)
+        assert sweep["state"] == "interrupted"
+        assert sweep["reason"] == "mdboost stopped during the sweep"
+        assert again.get("/api/tuning")["active"] is False
+    assert (tmp_path / STRIPE_CACHE).read_text() == "256\n"
+    assert (tmp_path / READ_AHEAD).read_text() == "256\n"
+
+
+@pytest.mark.parametrize("crash_at", ["after_journal", "mid_write"])
+def test_kill_9_inside_a_sweep_write_is_reconciled_like_any_apply(tmp_path, crash_at):
+    first = demo(tmp_path, MDBOOST_TEST_CRASH_AT=crash_at).start()
+    wait_for(lambda: first.get("/api/runs")["runs"], 30, "the sampler to open md2's run")
+    with pytest.raises(OSError):  # the server dies under the request, in the sweep's first write
+        first.request("POST", "/api/autotune", {})
+    assert first.process is not None and first.process.wait(timeout=10) == -9
+    with demo(tmp_path) as again:
+        assert sweep_of(again)["state"] == "interrupted"
+        assert again.get("/api/tuning")["active"] is False
+    log = (tmp_path / "server.log").read_text()
+    assert "mdboost stopped in the middle of an apply or revert" in log
+    assert (tmp_path / STRIPE_CACHE).read_text() == "256\n"
