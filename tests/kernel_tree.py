@@ -120,3 +120,30 @@ def act_like_md(tree: KernelTree, before: dict[str, bytes]) -> None:
     for path in ("sys/block/md2/md/sync_speed_min", "sys/block/md2/md/sync_speed_max"):
         if tree.read(path) == "system\n":
             tree.write(path, before[path].decode())
+
+
+def diskstats_line(
+    name: str,
+    reads: int = 0,
+    sectors_read: int = 0,
+    read_ms: int = 0,
+    writes: int = 0,
+    sectors_written: int = 0,
+    write_ms: int = 0,
+    busy_ms: int = 0,
+) -> str:
+    """One /proc/diskstats line as kernels >= 5.5 print it (20 fields, iostats.rst)."""
+    return (
+        f"   8       0 {name} {reads} 0 {sectors_read} {read_ms} {writes} 0 {sectors_written} "
+        f"{write_ms} 0 {busy_ms} {read_ms + write_ms} 0 0 0 0 0 0"
+    )
+
+
+def md_thread(tree: KernelTree, pid: int, comm: str, cpu_ticks: int) -> None:
+    """/proc/PID/{comm,stat} of a kernel thread (md's threads are children of kthreadd, pid 2)."""
+    tree.write(f"proc/{pid}/comm", comm)
+    tree.write(
+        f"proc/{pid}/stat",
+        f"{pid} ({comm}) S 2 0 0 0 -1 2129984 0 0 0 0 0 {cpu_ticks} 0 0 20 0 1 0 300 0 0 "
+        "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0",
+    )

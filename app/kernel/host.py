@@ -9,11 +9,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.kernel import sysfs
+from app.kernel import procfs, sysfs
 
 ARRAY_NAME = re.compile(r"^md\d+$")
 ATTR_READ_LIMIT = 65536  # sysfs attributes are at most a page; never read a device endlessly
 MDSTAT_READ_LIMIT = 16 * 1024 * 1024
+DISKSTATS_READ_LIMIT = 4 * 1024 * 1024  # ~100 bytes a line: tens of thousands of devices
+# Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ; 100 on Linux).
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 DISK_NAME = re.compile(r"^[a-z][a-z0-9!_.-]*$")
 
 # Per-array attributes sampled every tick (Documentation/admin-guide/md.rst, "md devices in sysfs").
@@ -147,8 +150,44 @@ class Host:
         return sysfs.parse_meminfo(text) if text else {}
 
     def read_diskstats(self) -> dict[str, sysfs.DiskStat]:
-        text = self.read(self.proc_root / "diskstats")
+        text = self.read(self.proc_root / "diskstats", DISKSTATS_READ_LIMIT)
         return sysfs.parse_diskstats(text) if text else {}
+
+    # ---- processes (the md threads' CPU; who else reads and writes)
+    def pids(self) -> list[int]:
+        """Every process id under /proc, in order (kernel threads such as md2_raid5 included)."""
+        try:
+            names = os.listdir(self.proc_root)
+        except OSError:
+            return []
+        return sorted(int(name) for name in names if name.isdigit())
+
+    def read_pid_stat(self, pid: int) -> procfs.PidStat | None:
+        """None when the process is gone or its stat cannot be parsed."""
+        text = self._read_pid(pid, "stat")
+        try:
+            return procfs.parse_pid_stat(text) if text else None
+        except ValueError:
+            return None
+
+    def read_pid_io(self, pid: int) -> procfs.PidIo | None:
+        """None when the process is gone, or its io is not ours to read (another user's, or a
+        container without the host's PID namespace)."""
+        text = self._read_pid(pid, "io")
+        try:
+            return procfs.parse_pid_io(text) if text else None
+        except ValueError:
+            return None
+
+    def read_pid_comm(self, pid: int) -> str | None:
+        text = self._read_pid(pid, "comm")
+        return text.rstrip("\n") if text else None
+
+    def _read_pid(self, pid: int, name: str) -> str | None:
+        try:
+            return self.read(self.proc_root / str(int(pid)) / _plain(name), 4096)
+        except (PermissionError, ProcessLookupError):
+            return None
 
     def whole_disk(self, member: str) -> str | None:
         """The disk holding a member partition (sda5 -> sda), from /sys/block/<disk>/<part>."""

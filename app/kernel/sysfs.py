@@ -11,6 +11,8 @@ class SpeedLimit:
 
 @dataclass(frozen=True)
 class DiskStat:
+    """One line of /proc/diskstats: counters since boot, so only their deltas mean anything."""
+
     reads_completed: int
     sectors_read: int  # 512-byte sectors
     writes_completed: int

@@ -1,0 +1,1 @@
+"""Why is a sync slow: cheap kernel reads, pure rules with their thresholds, hysteresis."""

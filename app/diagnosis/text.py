@@ -1,0 +1,95 @@
+"""Verdicts in plain words for an owner: what holds the sync back, and the one thing to do."""
+
+from typing import Any
+
+from app.tuning.plan import DEFAULT_BUDGET_SHARE
+from app.web.templating import mb_s
+
+TITLES = {
+    "held_by_max": "Held by the speed limit",
+    "yielding": "Held back by other I/O on the disks",
+    "slow_member": "One slow disk",
+    "cpu_bound": "Limited by the CPU",
+    "stripe_cache": "Stripe cache full",
+    "disks_limit": "At the disks' limit",
+}
+STRIPE_CACHE_MAX = 32768  # entries: md.rst's upper bound for stripe_cache_size
+PAGE_KIB = 4  # a stripe-cache entry holds one page per member disk
+
+
+def sentence(verdict: str, numbers: dict[str, Any]) -> str:
+    """One sentence: the verdict, its strongest number, and what to do about it."""
+    return f"{TITLES[verdict]}: {_why(verdict, numbers)} {todo(verdict, numbers)}"
+
+
+def _why(verdict: str, n: dict[str, Any]) -> str:
+    if verdict == "held_by_max":
+        which = "this array's own maximum" if n.get("local") else "the maximum md allows"
+        return f"it runs at {mb_s(n['speed_kb_s'])}, {which} ({mb_s(n['max_kb_s'])})."
+    if verdict == "yielding":
+        top = n["members"][0]
+        kinds = _io_kinds(top)
+        process = n["processes"][0]["comm"] if n.get("processes") else None
+        source = f"{process}" if process else "another program"
+        return f"{top['disk']} {_percent(top['busy'])} busy with {kinds} from {source}."
+    if verdict == "slow_member":
+        return (
+            f"{n['disk']} takes {n['wait_ms']:.0f} ms per request, {n['ratio']:.0f}x the other "
+            f"disks, and is the busiest ({_percent(n['busy'])})."
+        )
+    if verdict == "cpu_bound":
+        work = "computing parity" if n.get("parity") else "working"
+        return f"{n['thread']} uses {_percent(n['cores'])} of a CPU core {work}."
+    if verdict == "stripe_cache":
+        return f"{n['active']} of its {n['size']} entries are in use."
+    if verdict == "disks_limit":
+        low, high = _percent(n["busy_min"]), _percent(n["busy_max"])
+        busy = low if low == high else f"{low} to {high}"
+        return f"every member is {busy} busy, moving {mb_s(n['kib_s'])} together."
+    raise ValueError(f"unknown verdict {verdict!r}")
+
+
+def todo(verdict: str, n: dict[str, Any]) -> str:
+    if verdict == "held_by_max":
+        return "Boost raises it."
+    if verdict == "yielding":
+        if n.get("below_min"):
+            return "md already runs below its floor: pausing what competes is what helps."
+        return "Boost raises its floor, or pause what competes."
+    if verdict == "slow_member":
+        return "Check that disk's health (SMART): it may be failing, or an SMR disk."
+    if verdict == "cpu_bound":
+        if n.get("group_thread_cnt") is not None:
+            return "Raising group_thread_cnt spreads the parity work over more cores."
+        return "This kernel cannot spread it over more cores (no group_thread_cnt)."
+    if verdict == "stripe_cache":
+        room = stripe_cache_room(n)
+        if room is not None and room <= n["size"]:
+            return "A bigger cache would help, but there is no free memory for one."
+        bigger = f" (up to {room} entries fit in memory)" if room is not None else ""
+        return f"A bigger stripe cache lets md work on more stripes at once{bigger}."
+    if verdict == "disks_limit":
+        return "Nothing to tune: this is about as fast as these disks go."
+    raise ValueError(f"unknown verdict {verdict!r}")
+
+
+def stripe_cache_room(n: dict[str, Any]) -> int | None:
+    """The largest stripe cache the tuning's RAM budget (a share of MemAvailable) could hold."""
+    available, disks = n.get("mem_available_kib"), n.get("disks")
+    if not available or not disks:
+        return None
+    fit = int(available * DEFAULT_BUDGET_SHARE / (PAGE_KIB * disks))
+    return min(fit, STRIPE_CACHE_MAX)
+
+
+def _io_kinds(member: dict[str, Any]) -> str:
+    reads, writes = member["read_kib_s"], member["write_kib_s"]
+    if reads >= 3 * writes:
+        return "reads"
+    if writes >= 3 * reads:
+        return "writes"
+    return "reads and writes"
+
+
+def _percent(share: float) -> str:
+    return f"{share * 100:.0f} %"

@@ -1,0 +1,393 @@
+"""The sampler's side of "why is it slow?": a few cheap reads per tick, rates over a window,
+the rules, the hysteresis, and the verdict changes worth an event.
+
+Per tick it reads /proc/diskstats once, /proc/meminfo, and /proc/PID/stat of each running
+array's md threads. Finding those threads means listing /proc, so it is done when a run starts
+and then at most once a minute while one is missing; /proc/PID/io of every process is read only
+while other I/O holds a sync back, at most every IO_SCAN_S.
+"""
+
+import collections
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.diagnosis import text
+from app.diagnosis.hysteresis import Hysteresis, Shown
+from app.diagnosis.rules import (
+    MemberIo,
+    Observation,
+    ProcessIo,
+    contested_members,
+    judge,
+    member_json,
+    near_min,
+)
+from app.diagnosis.thresholds import threshold
+from app.kernel import mdstat
+from app.kernel.host import ARRAY_NAME, CLOCK_TICKS, ArraySysfs, Host
+from app.kernel.sysfs import DiskStat, waited_ms_per_request
+
+THREAD_SCAN_S = 60.0  # list /proc for md threads at most this often while one is missing
+IO_SCAN_S = 15.0  # read every /proc/PID/io at most this often, only while a sync yields
+TOP_PROCESSES = 3
+TOP_MIN_KIB_S = 64.0  # a process moving less than this is not what competes
+MD_THREAD = re.compile(r"^md\d+_")  # md's own threads: the sync's I/O, not competition
+SECTOR_KIB = 0.5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # one of rules.VERDICTS
+    title: str
+    sentence: str  # the plain sentence under the progress bar
+    since: float  # unix seconds: when it began to hold
+    numbers: dict[str, Any]  # the evidence
+    fading: bool  # stopped holding; leaves after hold_s unless it comes back
+
+    def to_json(self, now: float) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "title": self.title,
+            "sentence": self.sentence,
+            "since": self.since,
+            "held_s": round(now - self.since, 1),
+            "fading": self.fading,
+            "numbers": self.numbers,
+        }
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """One running array's verdicts as of one tick, with the readings behind them."""
+
+    array: str
+    ts: float  # unix seconds of the tick
+    verdicts: tuple[Verdict, ...]  # shown, most specific first
+    pending: dict[str, float]  # holding, not shown yet: seconds until they show
+    readings: dict[str, Any]  # the window's numbers, whatever the verdicts
+
+    @property
+    def primary(self) -> Verdict | None:
+        return self.verdicts[0] if self.verdicts else None
+
+    def to_json(self) -> dict[str, Any]:
+        primary = self.primary
+        return {
+            "array": self.array,
+            "ts": self.ts,
+            "verdict": primary.verdict if primary else None,
+            "sentence": primary.sentence if primary else None,
+            "verdicts": [v.to_json(self.ts) for v in self.verdicts],
+            "pending": {k: round(v, 1) for k, v in self.pending.items()},
+            "readings": self.readings,
+        }
+
+
+@dataclass(frozen=True)
+class Change:
+    """The shown primary verdict of a running array changed: worth an event."""
+
+    array: str
+    ts: float
+    verdict: str | None  # None: nothing holds it back any more
+    previous: str | None
+    sentence: str | None
+    numbers: dict[str, Any]
+
+    def detail(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "previous": self.previous,
+            "sentence": self.sentence,
+            "numbers": self.numbers,
+        }
+
+
+@dataclass
+class _Point:
+    ts: float
+    disks: dict[str, DiskStat]
+    thread_ticks: dict[str, int]  # md thread name -> utime + stime
+
+
+@dataclass
+class _ArrayState:
+    hysteresis: Hysteresis
+    points: collections.deque[_Point] = field(default_factory=collections.deque)
+    threads: dict[str, int] = field(default_factory=dict)  # thread name -> pid
+    lost_thread: bool = False  # one ended (a sync thread restarts with a new pid): look again
+    primary: str | None = None
+
+
+class Tracker:
+    """Keeps each running array's window and hysteresis between ticks."""
+
+    def __init__(self, host: Host, hold_s: float | None = None) -> None:
+        self.host = host
+        self.hold_s = hold_s
+        self.window_s = threshold("window_s")
+        self.arrays: dict[str, _ArrayState] = {}
+        self.whole_disks: dict[str, str | None] = {}
+        self.last_thread_scan = float("-inf")
+        self.io_seen: tuple[float, dict[int, tuple[int, int]]] | None = None
+        self.top_io: tuple[float, tuple[ProcessIo, ...]] | None = None
+        self.last_scan_wanted = False
+
+    def tick(
+        self,
+        now: float,
+        parsed: mdstat.MdStat,
+        sysfs: dict[str, ArraySysfs],
+        global_limits: tuple[int | None, int | None],
+    ) -> tuple[dict[str, Diagnosis], list[Change]]:
+        running = [
+            a
+            for a in parsed.arrays
+            if a.sync is not None and a.sync.running and ARRAY_NAME.fullmatch(a.name)
+        ]
+        for gone in set(self.arrays) - {a.name for a in running}:
+            del self.arrays[gone]  # its run ended: the next one starts with a clean slate
+        if not running:
+            return {}, []
+        disks = self.host.read_diskstats()
+        memory = self.host.read_meminfo().get("MemAvailable")
+        self._find_threads(now, running)
+        if self.last_scan_wanted:
+            self._scan_io(now)
+        diagnoses, changes = {}, []
+        want_scan = False
+        for array in running:
+            state = self.arrays.setdefault(array.name, _ArrayState(Hysteresis(self.hold_s)))
+            obs = self._observe(
+                now, array, sysfs.get(array.name), global_limits, disks, memory, state
+            )
+            findings = judge(obs)
+            # Name who competes as soon as it may matter, so the names are there when it shows.
+            want_scan = want_scan or (near_min(obs) and bool(contested_members(obs)))
+            shown = state.hysteresis.update(now, findings)
+            diagnosis = Diagnosis(
+                array.name,
+                now,
+                tuple(_verdict(s) for s in shown),
+                state.hysteresis.pending(now),
+                _readings(obs),
+            )
+            diagnoses[array.name] = diagnosis
+            primary = diagnosis.primary
+            if (primary.verdict if primary else None) != state.primary:
+                changes.append(
+                    Change(
+                        array.name,
+                        now,
+                        primary.verdict if primary else None,
+                        state.primary,
+                        primary.sentence if primary else None,
+                        primary.numbers if primary else {},
+                    )
+                )
+                state.primary = primary.verdict if primary else None
+        self.last_scan_wanted = want_scan
+        if not want_scan:
+            self.io_seen = self.top_io = None
+        return diagnoses, changes
+
+    # ---- one array
+    def _observe(
+        self,
+        now: float,
+        array: mdstat.Array,
+        sysfs: ArraySysfs | None,
+        global_limits: tuple[int | None, int | None],
+        disks: dict[str, DiskStat],
+        memory: int | None,
+        state: _ArrayState,
+    ) -> Observation:
+        members = [d.name for d in array.devices if not {"S", "F"} & set(d.flags)]
+        wanted = {array.name, *(self._whole_disk(m) or m for m in members)}
+        thread_ticks = {}
+        for name, pid in list(state.threads.items()):
+            stat = self.host.read_pid_stat(pid)
+            if stat is None or stat.comm != name:
+                del state.threads[name]  # ended (a finished resync thread) or the pid was reused
+                state.lost_thread = True
+                continue
+            thread_ticks[name] = stat.cpu_ticks
+        point = _Point(now, {d: disks[d] for d in wanted if d in disks}, thread_ticks)
+        points = state.points
+        points.append(point)
+        while len(points) > 2 and points[1].ts <= now - self.window_s:
+            points.popleft()
+        base = points[0]
+        span = now - base.ts
+        observed: tuple[MemberIo, ...] = ()
+        threads_cpu: dict[str, float] = {}
+        array_kib: tuple[float | None, float | None] = (None, None)
+        if span > 0 and base is not point:
+            observed = tuple(
+                io
+                for m in members
+                if (io := _member_io(m, self._whole_disk(m) or m, base, point, span)) is not None
+            )
+            threads_cpu = {
+                name: (ticks - base.thread_ticks[name]) / CLOCK_TICKS / span
+                for name, ticks in thread_ticks.items()
+                if name in base.thread_ticks
+            }
+            if array.name in base.disks and array.name in point.disks:
+                before, after = base.disks[array.name], point.disks[array.name]
+                array_kib = (
+                    (after.sectors_read - before.sectors_read) * SECTOR_KIB / span,
+                    (after.sectors_written - before.sectors_written) * SECTOR_KIB / span,
+                )
+        limits = _limits(sysfs, global_limits)
+        speed = sysfs.sync_speed_kb_s if sysfs is not None else None
+        if speed is None and array.sync is not None:
+            speed = array.sync.speed_kb_s
+        top = self.top_io[1] if self.top_io is not None else ()
+        return Observation(
+            now=now,
+            array=array.name,
+            level=array.level,
+            action=array.sync.action if array.sync is not None else "",
+            speed_kb_s=speed,
+            min_kb_s=limits[0],
+            max_kb_s=limits[1],
+            max_local=limits[2],
+            stripe_cache_size=sysfs.stripe_cache_size if sysfs is not None else None,
+            stripe_cache_active=sysfs.stripe_cache_active if sysfs is not None else None,
+            group_thread_cnt=self._group_thread_cnt(array.name),
+            members=observed,
+            threads_cpu=threads_cpu,
+            array_read_kib_s=array_kib[0],
+            array_write_kib_s=array_kib[1],
+            mem_available_kib=memory,
+            window_s=span if span > 0 else None,
+            top_io=top,
+        )
+
+    def _group_thread_cnt(self, array: str) -> int | None:
+        raw = self.host.read(self.host.md_attr_path(array, "group_thread_cnt"))
+        try:
+            return int(raw) if raw is not None else None
+        except ValueError:
+            return None
+
+    def _whole_disk(self, member: str) -> str | None:
+        if member not in self.whole_disks:
+            try:
+                self.whole_disks[member] = self.host.whole_disk(member)
+            except ValueError:  # a name host.py will not build a path from
+                self.whole_disks[member] = None
+        return self.whole_disks[member]
+
+    # ---- processes
+    def _find_threads(self, now: float, running: list[mdstat.Array]) -> None:
+        """List /proc for md threads when a running array has none known (a run just started, or
+        its sync thread ended and another began), at most once per THREAD_SCAN_S."""
+        states = {
+            a.name: self.arrays.setdefault(a.name, _ArrayState(Hysteresis(self.hold_s)))
+            for a in running
+        }
+        missing = [s for s in states.values() if not s.threads or s.lost_thread]
+        if not missing or now - self.last_thread_scan < THREAD_SCAN_S:
+            return
+        self.last_thread_scan = now
+        for state in missing:
+            state.lost_thread = False
+        for pid in self.host.pids():
+            comm = self.host.read_pid_comm(pid)
+            owner = states.get(comm.split("_", 1)[0]) if comm and MD_THREAD.match(comm) else None
+            if comm is not None and owner is not None:
+                owner.threads[comm] = pid
+
+    def _scan_io(self, now: float) -> None:
+        """Rates of every readable /proc/PID/io since the previous scan: who competes."""
+        if self.io_seen is not None and now - self.io_seen[0] < IO_SCAN_S:
+            return
+        seen: dict[int, tuple[int, int]] = {}
+        for pid in self.host.pids():
+            io = self.host.read_pid_io(pid)
+            if io is not None:
+                seen[pid] = (io.read_bytes, io.write_bytes)
+        before = self.io_seen
+        self.io_seen = (now, seen)
+        if before is None or now <= before[0]:
+            return
+        span = now - before[0]
+        rates = []
+        for pid, (read, written) in seen.items():
+            if pid not in before[1]:
+                continue
+            old_read, old_written = before[1][pid]
+            read_kib_s = (read - old_read) / 1024 / span
+            write_kib_s = (written - old_written) / 1024 / span
+            if read_kib_s + write_kib_s >= TOP_MIN_KIB_S:
+                rates.append((read_kib_s + write_kib_s, pid, read_kib_s, write_kib_s))
+        top = []
+        for _, pid, read_kib_s, write_kib_s in sorted(rates, reverse=True):
+            comm = self.host.read_pid_comm(pid)
+            if comm is None or MD_THREAD.match(comm):
+                continue
+            top.append(ProcessIo(pid, comm, read_kib_s, write_kib_s))
+            if len(top) == TOP_PROCESSES:
+                break
+        self.top_io = (now, tuple(top))
+
+
+def _member_io(member: str, disk: str, base: _Point, point: _Point, span: float) -> MemberIo | None:
+    if disk not in base.disks or disk not in point.disks:
+        return None
+    a, b = base.disks[disk], point.disks[disk]
+    ios, wait_ms = waited_ms_per_request(a, b)
+    return MemberIo(
+        member=member,
+        disk=disk,
+        busy=min(max((b.io_ticks_ms - a.io_ticks_ms) / 1000 / span, 0.0), 1.0),
+        read_kib_s=(b.sectors_read - a.sectors_read) * SECTOR_KIB / span,
+        write_kib_s=(b.sectors_written - a.sectors_written) * SECTOR_KIB / span,
+        ios_s=ios / span,
+        wait_ms=wait_ms,
+    )
+
+
+def _limits(
+    sysfs: ArraySysfs | None, global_limits: tuple[int | None, int | None]
+) -> tuple[int | None, int | None, bool]:
+    """Effective (min, max) in KiB/s and whether the max is the array's own (md.rst)."""
+    low = sysfs.sync_speed_min if sysfs is not None else None
+    high = sysfs.sync_speed_max if sysfs is not None else None
+    return (
+        low.kb_s if low is not None else global_limits[0],
+        high.kb_s if high is not None else global_limits[1],
+        high is not None and high.source == "local",
+    )
+
+
+def _verdict(shown: Shown) -> Verdict:
+    return Verdict(
+        verdict=shown.verdict,
+        title=text.TITLES[shown.verdict],
+        sentence=text.sentence(shown.verdict, shown.numbers),
+        since=shown.since,
+        numbers=shown.numbers,
+        fading=shown.fading,
+    )
+
+
+def _readings(obs: Observation) -> dict[str, Any]:
+    return {
+        "speed_kb_s": obs.speed_kb_s,
+        "min_kb_s": obs.min_kb_s,
+        "max_kb_s": obs.max_kb_s,
+        "stripe_cache_size": obs.stripe_cache_size,
+        "stripe_cache_active": obs.stripe_cache_active,
+        "threads_cpu": {k: round(v, 3) for k, v in obs.threads_cpu.items()},
+        "mem_available_kib": obs.mem_available_kib,
+        "window_s": None if obs.window_s is None else round(obs.window_s, 1),
+        "members": [member_json(m) for m in obs.members],
+        "array_read_kib_s": None if obs.array_read_kib_s is None else round(obs.array_read_kib_s),
+        "array_write_kib_s": None
+        if obs.array_write_kib_s is None
+        else round(obs.array_write_kib_s),
+    }

@@ -1,0 +1,244 @@
+"""The tracker on temp /proc + /sys trees whose counters move the way the kernel's do; time is
+stepped, never slept."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.diagnosis.tracker import Tracker
+from app.kernel import mdstat
+from app.kernel.host import CLOCK_TICKS, Host
+from tests.kernel_tree import (
+    KernelTree,
+    diskstats_line,
+    md_thread,
+    mdstat_text,
+    progress,
+    raid1,
+    raid5,
+    syncing_box,
+)
+
+T0 = 1_700_000_000.0
+DISKS = ("sda", "sdb", "sdc", "sdd")
+
+
+@dataclass
+class Disk:
+    """Per-second rates one disk runs at; counters accumulate as the kernel's do."""
+
+    read_kib_s: float = 6000.0
+    write_kib_s: float = 2000.0
+    ios_s: float = 100.0
+    wait_ms: float = 4.0
+    busy: float = 0.4
+    totals: list[float] = field(default_factory=lambda: [0.0] * 7)
+
+    def step(self, seconds: float) -> None:
+        reads = self.ios_s * seconds * 0.75
+        writes = self.ios_s * seconds * 0.25
+        for i, add in enumerate(
+            (
+                reads,
+                self.read_kib_s * 2 * seconds,
+                reads * self.wait_ms,
+                writes,
+                self.write_kib_s * 2 * seconds,
+                writes * self.wait_ms,
+                self.busy * 1000 * seconds,
+            )
+        ):
+            self.totals[i] += add
+
+
+class Box:
+    """syncing_box() (md2 reshaping on sda5..sdd5) with counters that advance each tick."""
+
+    def __init__(self, tree: KernelTree) -> None:
+        self.tree = tree
+        syncing_box(tree)
+        self.disks = {d: Disk() for d in DISKS}
+        self.md2 = Disk(read_kib_s=0, write_kib_s=0, ios_s=0, busy=0)
+        self.speed_kb_s = 6000
+        self.cpu = {"md2_raid5": 0.3, "md2_reshape": 0.05}
+        self.cpu_ticks = dict.fromkeys(self.cpu, 0.0)
+        self.pids = {"md2_raid5": 401, "md2_reshape": 402}
+        self.now = T0
+        self.write()
+
+    def write(self) -> None:
+        lines = [
+            diskstats_line(name, *(int(v) for v in disk.totals))
+            for name, disk in [*self.disks.items(), ("md2", self.md2)]
+        ]
+        self.tree.write("proc/diskstats", "\n".join(lines))
+        self.tree.write("sys/block/md2/md/sync_speed", str(self.speed_kb_s))
+        for name, pid in self.pids.items():
+            md_thread(self.tree, pid, name, int(self.cpu_ticks[name]))
+
+    def step(self, seconds: float = 5.0) -> None:
+        self.now += seconds
+        for disk in (*self.disks.values(), self.md2):
+            disk.step(seconds)
+        for name, cores in self.cpu.items():
+            self.cpu_ticks[name] += cores * CLOCK_TICKS * seconds
+        self.write()
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Box:
+    return Box(KernelTree(tmp_path))
+
+
+def run(tracker: Tracker, box: Box, seconds: float) -> list[tuple[float, str | None]]:
+    """Tick every 5 s for `seconds`; the primary verdict changes seen, as (seconds since T0, verdict)."""
+    changes = []
+    end = box.now + seconds
+    while box.now < end:
+        box.step()
+        parsed = mdstat.parse(box.tree.read("proc/mdstat"))
+        host = tracker.host
+        sysfs = {a.name: host.read_array_sysfs(a.name) for a in parsed.arrays}
+        _, found = tracker.tick(box.now, parsed, sysfs, host.read_global_speed_limits())
+        changes += [(c.ts - T0, c.verdict) for c in found]
+    return changes
+
+
+def diagnose(tracker: Tracker, box: Box) -> dict[str, Any]:
+    parsed = mdstat.parse(box.tree.read("proc/mdstat"))
+    host = tracker.host
+    sysfs = {a.name: host.read_array_sysfs(a.name) for a in parsed.arrays}
+    diagnoses, _ = tracker.tick(box.now, parsed, sysfs, host.read_global_speed_limits())
+    return diagnoses["md2"].to_json()
+
+
+def tracker_for(box: Box) -> Tracker:
+    return Tracker(Host(box.tree.proc, box.tree.sys))
+
+
+def test_a_calm_reshape_has_readings_and_no_verdict(box: Box) -> None:
+    tracker = tracker_for(box)
+    assert run(tracker, box, 120) == []
+    view = diagnose(tracker, box)
+    assert view["verdict"] is None and view["sentence"] is None
+    readings = view["readings"]
+    assert readings["window_s"] == 30.0
+    assert [m["disk"] for m in readings["members"]] == list(DISKS)  # sda5 -> sda
+    sda = readings["members"][0]
+    assert (sda["busy"], sda["read_kib_s"], sda["write_kib_s"], sda["wait_ms"]) == (
+        0.4,
+        6000,
+        2000,
+        4.0,
+    )
+    assert readings["threads_cpu"] == {"md2_raid5": 0.3, "md2_reshape": 0.05}
+    assert readings["mem_available_kib"] == 4_000_000
+
+
+def test_yielding_shows_after_a_minute_with_the_reader(box: Box) -> None:
+    box.tree.write("proc/777/comm", "rsync")
+    box.tree.write("proc/777/io", "read_bytes: 0\nwrite_bytes: 0\n")
+    tracker = tracker_for(box)
+    run(tracker, box, 30)
+    box.speed_kb_s = 10200  # md's floor on this box is 10000
+    box.disks["sda"] = Disk(read_kib_s=90000, busy=0.93, totals=box.disks["sda"].totals)
+    read = 0
+    changes = []
+    for _ in range(24):
+        read += 88000 * 1024 * 5
+        box.tree.write("proc/777/io", f"read_bytes: {read}\nwrite_bytes: 0\n")
+        changes += run(tracker, box, 5)
+    assert [v for _, v in changes] == ["yielding"]
+    assert 60 <= changes[0][0] - 30 <= 90  # a minute after the rates show it, window included
+    view = diagnose(tracker, box)
+    assert view["sentence"] == (
+        "Held back by other I/O on the disks: sda 93 % busy with reads from rsync. "
+        "Boost raises its floor, or pause what competes."
+    )
+    yielding = view["verdicts"][0]["numbers"]
+    assert yielding["processes"] == [
+        {"pid": 777, "comm": "rsync", "read_kib_s": 88000, "write_kib_s": 0}
+    ]
+
+
+def test_held_by_a_local_max(box: Box) -> None:
+    box.tree.write("sys/block/md2/md/sync_speed_max", "6500 (local)")
+    tracker = tracker_for(box)
+    assert run(tracker, box, 65) == [(65.0, "held_by_max")]  # ticks from 5 s: held 60 s at 65
+    assert diagnose(tracker, box)["sentence"] == (
+        "Held by the speed limit: it runs at 6.1 MB/s, this array's own maximum (6.7 MB/s). "
+        "Boost raises it."
+    )
+
+
+def test_one_slow_member(box: Box) -> None:
+    box.disks["sdc"] = Disk(wait_ms=60.0, busy=0.99)
+    tracker = tracker_for(box)
+    changes = run(tracker, box, 90)
+    assert [v for _, v in changes] == ["slow_member"]
+    numbers = diagnose(tracker, box)["verdicts"][0]["numbers"]
+    assert (numbers["disk"], numbers["wait_ms"], numbers["others_wait_ms"]) == ("sdc", 60.0, 4.0)
+
+
+def test_cpu_bound_parity_thread(box: Box) -> None:
+    box.cpu["md2_raid5"] = 0.98
+    tracker = tracker_for(box)
+    assert [v for _, v in run(tracker, box, 90)] == ["cpu_bound"]
+    assert diagnose(tracker, box)["verdicts"][0]["numbers"]["group_thread_cnt"] == 0
+
+
+def test_stripe_cache_saturated(box: Box) -> None:
+    box.tree.write("sys/block/md2/md/stripe_cache_active", "500")  # of 513
+    tracker = tracker_for(box)
+    assert [v for _, v in run(tracker, box, 90)] == ["stripe_cache"]
+
+
+def test_at_the_disks_limit(box: Box) -> None:
+    for disk in box.disks.values():
+        disk.busy = 0.97
+    tracker = tracker_for(box)
+    assert [v for _, v in run(tracker, box, 90)] == ["disks_limit"]
+    assert "every member is 97 % busy" in diagnose(tracker, box)["sentence"]
+
+
+def test_bursts_of_a_reader_do_not_flap(box: Box) -> None:
+    tracker = tracker_for(box)
+    quiet = dict(box.disks)
+    changes = []
+    for _ in range(12):  # 20 s of a competing reader, 25 s without: 9 minutes
+        box.speed_kb_s = 10100
+        box.disks["sda"] = Disk(read_kib_s=90000, busy=0.93, totals=box.disks["sda"].totals)
+        changes += run(tracker, box, 20)
+        box.speed_kb_s = 40000
+        box.disks["sda"] = Disk(totals=box.disks["sda"].totals)
+        changes += run(tracker, box, 25)
+    assert quiet.keys() == box.disks.keys()
+    assert changes == []
+
+
+def test_a_thread_that_restarts_is_found_again_once_a_minute(box: Box) -> None:
+    tracker = tracker_for(box)
+    run(tracker, box, 20)
+    box.pids["md2_reshape"] = 555  # md restarted the reshape thread
+    (box.tree.proc / "402" / "stat").unlink()
+    run(tracker, box, 30)
+    assert "md2_reshape" not in diagnose(tracker, box)["readings"]["threads_cpu"]
+    run(tracker, box, 60)
+    assert set(diagnose(tracker, box)["readings"]["threads_cpu"]) == {"md2_raid5", "md2_reshape"}
+
+
+def test_an_idle_box_reads_nothing_and_forgets_ended_runs(box: Box) -> None:
+    tracker = tracker_for(box)
+    run(tracker, box, 30)
+    box.tree.mdstat(mdstat_text(raid5(), raid1()))
+    (box.tree.proc / "diskstats").unlink()  # an idle tick must not even look
+    assert run(tracker, box, 10) == []
+    assert tracker.arrays == {}
+    box.tree.mdstat(mdstat_text(raid5(progress=progress("check", 10, 1000)), raid1()))
+    box.write()
+    assert (
+        "md2"
+        in tracker.tick(box.now, mdstat.parse(box.tree.read("proc/mdstat")), {}, (1000, 200000))[0]
+    )
