@@ -38,9 +38,9 @@ class Hysteresis:
 
     def update(self, now: float, findings: Findings) -> list[Shown]:
         """Feed one tick's findings; returns what shows now, most specific first."""
-        if self.last_update is not None and now - self.last_update > self.hold_s:
-            # The sampler was away longer than a verdict needs: what happened meanwhile is
-            # unknown, so streaks start again rather than span the gap.
+        if self.last_update is not None and not 0 <= now - self.last_update <= self.hold_s:
+            # The sampler was away longer than a verdict needs, or the clock stepped back: what
+            # happened meanwhile is unknown, so streaks start again rather than span the gap.
             self.tracks = {verdict: _Track() for verdict in VERDICTS}
         self.last_update = now
         for verdict, track in self.tracks.items():

@@ -76,6 +76,7 @@ class Diagnosis:
         return {
             "array": self.array,
             "ts": self.ts,
+            "running": True,
             "verdict": primary.verdict if primary else None,
             "sentence": primary.sentence if primary else None,
             "verdicts": [v.to_json(self.ts) for v in self.verdicts],
@@ -215,6 +216,8 @@ class Tracker:
             thread_ticks[name] = stat.cpu_ticks
         point = _Point(now, {d: disks[d] for d in wanted if d in disks}, thread_ticks)
         points = state.points
+        if points and now < points[-1].ts:
+            points.clear()  # the clock stepped back (NTP, a restored VM): rates start again
         points.append(point)
         while len(points) > 2 and points[1].ts <= now - self.window_s:
             points.popleft()

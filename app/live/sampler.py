@@ -14,9 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.diagnosis.tracker import Change, Diagnosis, Tracker
 from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, ArraySysfs, Host
 from app.store import db, rollup
+from app.tuning.journal import add_event
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +69,7 @@ class PendingTick:
     now: float
     parsed: mdstat.MdStat
     rows: list[dict[str, Any]]
+    verdict_changes: list[Change] = field(default_factory=list)  # stored as "diagnosis" events
 
 
 @dataclass
@@ -77,6 +80,8 @@ class Tick:
     ts: float | None = None  # unix seconds (the app's clock) when the kernel was read
     sysfs: dict[str, ArraySysfs] = field(default_factory=dict)  # per mdN array
     global_limits: tuple[int | None, int | None] = (None, None)  # speed_limit_min/max, KiB/s
+    diagnoses: dict[str, Diagnosis] = field(default_factory=dict)  # per running mdN array
+    verdict_changes: list[Change] = field(default_factory=list)
     any_running: bool = False
     written: int = 0
     finished_runs: list[FinishedRun] = field(default_factory=list)
@@ -100,6 +105,7 @@ class Sampler:
         self.pending: list[PendingTick] = []
         self.last_downsample = 0.0
         self.latest: Tick = Tick()
+        self.diagnosis = Tracker(host)
 
     def sample_once(self) -> Tick:
         now = self.clock()
@@ -123,10 +129,16 @@ class Sampler:
             for a in parsed.arrays
             if ARRAY_NAME.fullmatch(a.name)
         }
+        try:
+            tick.diagnoses, tick.verdict_changes = self.diagnosis.tick(
+                now, parsed, tick.sysfs, tick.global_limits
+            )
+        except (OSError, ValueError) as error:  # the verdicts wait; the samples must not
+            log.warning("cannot diagnose this tick: %s", error)
         rows = [
             self._row(a, now, tick.global_limits, tick.sysfs.get(a.name)) for a in parsed.arrays
         ]
-        self.pending.append(PendingTick(now, parsed, rows))
+        self.pending.append(PendingTick(now, parsed, rows, tick.verdict_changes))
         try:
             self._store(tick)
         except sqlite3.Error as error:
@@ -187,10 +199,17 @@ class Sampler:
                     r["array"]: r
                     for r in conn.execute("SELECT * FROM runs WHERE finished IS NULL").fetchall()
                 }
+                run_ids = {}
                 for array, row in zip(pending.parsed.arrays, pending.rows, strict=True):
                     run = open_runs.pop(array.name, None)
-                    row["run_id"] = self._track_run(array, row, run, pending.now, tick)
+                    row["run_id"] = run_ids[array.name] = self._track_run(
+                        array, row, run, pending.now, tick
+                    )
                     conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
+                for change in pending.verdict_changes:
+                    # A past run then shows why it was slow when (issue 15).
+                    run_id = run_ids.get(change.array)
+                    add_event(conn, change.ts, change.array, run_id, "diagnosis", change.detail())
                 for run in open_runs.values():
                     self._finish(run, "vanished", pending.now, tick)
         tick.written = sum(len(p.rows) for p in self.pending)

@@ -12,7 +12,7 @@ from app.kernel.host import ArraySysfs, Host
 from app.kernel.mdstat import Array
 from app.live.sampler import Tick
 from app.metrics.exposition import effective_limit
-from app.metrics.view import ArrayNow, BoxNow, KnobNow
+from app.metrics.view import ArrayNow, BoxNow, KnobNow, MemberIO
 from app.store import history
 from app.tuning import journal, session
 
@@ -57,7 +57,7 @@ class Present:
         knobs = session.knob_states(self.host, self.conn, open_session) if open_session else []
         self.box = BoxNow(
             arrays=tuple(
-                ArrayNow(a, tick.sysfs.get(a.name), forecasts.get(a.name))
+                ArrayNow(a, tick.sysfs.get(a.name), forecasts.get(a.name), _members(tick, a.name))
                 for a in tick.parsed.arrays
             ),
             speed_limit_min_kb_s=tick.global_limits[0],
@@ -97,3 +97,15 @@ class Present:
         )
         event = kinds[-1] if kinds else None
         progress.add(tick.ts, sync.done_blocks, sync.total_blocks, limits, event)
+
+
+def _members(tick: Tick, array: str) -> tuple[MemberIO, ...]:
+    """Each member's busy share and wait over the diagnosis window (running arrays only)."""
+    diagnosis = tick.diagnoses.get(array)
+    if diagnosis is None:
+        return ()
+    return tuple(
+        MemberIO(m["member"], m["busy"], m["wait_ms"] / 1000)
+        for m in diagnosis.readings["members"]
+        if m["wait_ms"] is not None
+    )

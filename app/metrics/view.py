@@ -14,8 +14,8 @@ from app.kernel.mdstat import Array
 
 @dataclass(frozen=True)
 class MemberIO:
-    """One member's I/O over the last tick. Nothing fills these yet: issue 15's /proc/diskstats
-    deltas will, and /metrics exports them as soon as they arrive."""
+    """One member's I/O over the diagnosis window (app/diagnosis: /proc/diskstats deltas of its
+    whole disk over ~30 s), while its array syncs."""
 
     member: str  # as printed in mdstat, e.g. "sda5"
     busy_ratio: float  # share of the interval with I/O in flight, 0..1

@@ -49,6 +49,8 @@ class ArrayNow:
     percent: float | None  # as printed
     mismatch_cnt: int | None
     queued: bool  # resync=DELAYED / PENDING
+    # What holds the run back, as shown on the page (app/diagnosis): verdict, since, sentence.
+    verdict: tuple[str, float, str] | None = None
 
     @property
     def progress(self) -> float | None:
@@ -209,6 +211,7 @@ def _array(
     }
     if array.run_id is None:
         return memory
+    _slow_reason(array, was, memory, events)
     progress = array.progress
     step = rules.milestone_percent
     reached = math.floor(progress / step) if progress is not None and step > 0 else None
@@ -267,6 +270,27 @@ def _array(
                 )
         memory["milestone"] = reached
     return memory
+
+
+def _slow_reason(
+    array: ArrayNow, was: dict[str, Any], memory: dict[str, Any], events: list[Event]
+) -> None:
+    """A new reason holds the run back (it held a minute, app/diagnosis/hysteresis.py): tell
+    once per reason and streak; a reason that merely ends is no news."""
+    verdict, since, sentence = array.verdict or (None, None, None)
+    memory["verdict"] = verdict
+    same_run = was.get("run_id") == array.run_id
+    if verdict is None or (same_run and was.get("verdict") == verdict):
+        return
+    events.append(
+        Event(
+            "slow_reason",
+            f"run:{array.run_id}:why:{verdict}:{since:.0f}",
+            array.name,
+            array.run_id,
+            {"action": array.action, "verdict": verdict, "since": since, "sentence": sentence},
+        )
+    )
 
 
 def _run_started(array: ArrayNow, obs: Observation, state: State, events: list[Event]) -> None:

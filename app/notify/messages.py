@@ -4,6 +4,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from app.diagnosis.text import TITLES
 from app.notify.events import Event
 from app.notify.senders import Message, Priority
 from app.web.templating import ACTION_LABELS, clock, duration
@@ -21,6 +22,7 @@ PRIORITY: dict[str, Priority] = {
     "mismatch": "high",
     "boost_left_on": "high",
     "milestone": "low",
+    "slow_reason": "low",
     "resumed": "low",
 }
 TAGS = {
@@ -35,6 +37,7 @@ TAGS = {
     "pool_finished": ["white_check_mark"],
     "restored": ["white_check_mark"],
     "drift": ["wrench"],
+    "slow_reason": ["turtle"],
 }
 
 
@@ -126,6 +129,10 @@ def _text(event: Event, name: str, action: str, ctx: Context) -> tuple[str, list
         at = f" at {percent:.1f} %" if percent is not None else ""
         return f"{name}: {action} stalled{at}", [
             f"No progress on {name} since {clock(d['since'])}, although the {action} runs.",
+        ]
+    if kind == "slow_reason":
+        return f"{name}: {TITLES[d['verdict']].lower()}", [
+            f"{label} {name}, since {clock(d['since'])}. {d['sentence']}"
         ]
     if kind == "resumed":
         return f"{name}: {action} moving again", [

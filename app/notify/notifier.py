@@ -94,7 +94,7 @@ class Notifier:
         if tick.parsed is None or tick.error is not None:
             return events.Observation(now, None, tick.error or "no data")
         conn = self.conn
-        seen = [_array_now(conn, array) for array in tick.parsed.arrays]
+        seen = [_array_now(conn, array, tick) for array in tick.parsed.arrays]
         open_ids = {a.run_id for a in seen if a.run_id is not None}
         before = (self.state or {}).get("arrays", {})
         gone = [m["run_id"] for m in before.values() if m.get("run_id") not in (None, *open_ids)]
@@ -147,7 +147,7 @@ class Notifier:
         return lambda: service.pool_eta(self.conn, self.host, now)
 
 
-def _array_now(conn: sqlite3.Connection, array: mdstat.Array) -> events.ArrayNow:
+def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> events.ArrayNow:
     sample = conn.execute(
         "SELECT run_id, action, done_blocks, total_blocks, percent, degraded, mismatch_cnt"
         " FROM samples WHERE array = ? ORDER BY ts DESC LIMIT 1",
@@ -172,4 +172,11 @@ def _array_now(conn: sqlite3.Connection, array: mdstat.Array) -> events.ArrayNow
         percent=row.get("percent"),
         mismatch_cnt=row.get("mismatch_cnt"),
         queued=array.sync is not None and not array.sync.running,
+        verdict=_verdict(tick, array.name),
     )
+
+
+def _verdict(tick: Tick, array: str) -> tuple[str, float, str] | None:
+    diagnosis = tick.diagnoses.get(array)
+    primary = diagnosis.primary if diagnosis is not None else None
+    return (primary.verdict, primary.since, primary.sentence) if primary is not None else None

@@ -9,6 +9,7 @@ from fastapi import Depends, Path, Request
 
 from app.config import Settings
 from app.kernel.host import Host
+from app.live.sampler import Tick
 from app.metrics.present import Present
 from app.store import db
 from app.tuning.tuner import Tuner
@@ -42,6 +43,12 @@ def get_present(request: Request) -> Present:
     return present
 
 
+def get_latest_tick(request: Request) -> Tick:
+    """What the sampler's last tick read and concluded; requests read this, never /proc."""
+    tick: Tick = request.app.state.sampler.latest
+    return tick
+
+
 def get_clock(request: Request) -> Callable[[], float]:
     clock: Callable[[], float] = request.app.state.clock
     return clock
@@ -52,6 +59,7 @@ DbDep = Annotated[sqlite3.Connection, Depends(get_db)]
 HostDep = Annotated[Host, Depends(get_host)]
 TunerDep = Annotated[Tuner, Depends(get_tuner)]
 PresentDep = Annotated[Present, Depends(get_present)]
+LatestTickDep = Annotated[Tick, Depends(get_latest_tick)]
 ClockDep = Annotated[Callable[[], float], Depends(get_clock)]
 # A row id from a URL: SQLite integers are 64-bit, so larger numbers are refused before a query.
 RowId = Annotated[int, Path(ge=1, le=2**62)]

@@ -73,3 +73,10 @@ def test_most_specific_first() -> None:
     h = Hysteresis(hold_s=0)
     both = {"disks_limit": {}, "yielding": {}}
     assert [s.verdict for s in h.update(T0, both)] == ["yielding", "disks_limit"]
+
+
+def test_a_clock_stepping_back_restarts_the_clock() -> None:
+    h = Hysteresis()
+    feed(h, T0, T0 + 50, HELD)
+    assert h.update(T0 - 3600, HELD) == []
+    assert feed(h, T0 - 3595, T0 - 3535, HELD) == ["held_by_max"]

@@ -17,8 +17,10 @@ def array(name="md2", **fields) -> ArrayNow:
     return replace(base, **fields)
 
 
-def running(name="md2", run_id=1, done=0, total=1000, action="reshape") -> ArrayNow:
-    return array(name, run_id=run_id, action=action, done_blocks=done, total_blocks=total)
+def running(name="md2", run_id=1, done=0, total=1000, action="reshape", verdict=None) -> ArrayNow:
+    return array(
+        name, run_id=run_id, action=action, done_blocks=done, total_blocks=total, verdict=verdict
+    )
 
 
 def run(ticks, state=None, rules=RULES):
@@ -179,3 +181,27 @@ def test_the_sampler_failing_and_recovering():
 def test_a_run_that_began_between_two_ticks_gets_the_milestones_it_passed():
     _, keys = run([Observation(0, (array(),)), Observation(10, (running(done=600),))])
     assert keys == ["run:1:started", "run:1:milestone:25", "run:1:milestone:50"]
+
+
+def test_a_new_reason_for_slowness_is_told_once_and_its_end_is_no_news():
+    held = ("held_by_max", 100.0, "Held by the speed limit: ...")
+    other = ("yielding", 400.0, "Held back by other I/O on the disks: ...")
+    ticks = [
+        Observation(0, (running(done=100),)),
+        Observation(160, (running(done=200, verdict=held),)),
+        Observation(170, (running(done=210, verdict=held),)),
+        Observation(300, (running(done=300),)),
+        Observation(460, (running(done=400, verdict=other),)),
+        Observation(560, (running(done=500, verdict=("held_by_max", 500.0, "Held by")),)),
+    ]
+    state, keys = run(ticks, rules=replace(RULES, milestone_percent=100))
+    assert keys == [
+        "run:1:started",
+        "run:1:why:held_by_max:100",
+        "run:1:why:yielding:400",
+        "run:1:why:held_by_max:500",
+    ]
+    saved = json.loads(json.dumps(state))  # a restart neither repeats it nor misses the next
+    again = running(done=510, verdict=("held_by_max", 500.0, ""))
+    _, more = run([Observation(570, (again,))], saved, replace(RULES, milestone_percent=100))
+    assert more == []

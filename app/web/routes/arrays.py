@@ -8,7 +8,7 @@ from fastapi.responses import Response
 
 from app.live import arrays
 from app.store import history
-from app.web.deps import DbDep, HostDep
+from app.web.deps import DbDep, HostDep, LatestTickDep
 
 router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 
@@ -43,3 +43,14 @@ def array_samples(
     # Plain rows of numbers and strings: json.dumps directly is several times faster than
     # FastAPI's generic encoder on 500 rows, which was half of this endpoint's time.
     return Response(json.dumps(body), media_type="application/json")
+
+
+@router.get("/{name}/diagnosis")
+def array_diagnosis(name: str, tick: LatestTickDep) -> dict[str, Any]:
+    """What holds the array's sync back, with the evidence, as of the sampler's last tick."""
+    diagnosis = tick.diagnoses.get(name)
+    if diagnosis is not None:
+        return diagnosis.to_json()
+    if tick.parsed is None or tick.parsed.array(name) is None:
+        raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
+    return {"array": name, "ts": tick.ts, "running": False, "verdict": None, "sentence": None}

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from app.kernel.host import Host
 from app.live import arrays
 from app.web import security, views
-from app.web.deps import ClockDep, DbDep, HostDep, TunerDep
+from app.web.deps import ClockDep, DbDep, HostDep, TunerDep, get_latest_tick
 from app.web.errors import call_tuning, message_of
 from app.web.templating import Static, render_page
 
@@ -30,6 +30,7 @@ def _page(
         "pool": views.pool(conn, host, now),
         "runs": views.past_runs(conn),
         "boost": boost,
+        "diagnoses": get_latest_tick(request).diagnoses,
     }
     return render_page(request, "index.html", context)
 
@@ -79,7 +80,8 @@ def array_card(
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     summaries = views.summaries(views.boost_panel(request, tuner, conn))
     card = views.card(arrays.array_view(array, host, conn), host, conn, clock(), summaries)
-    return render_page(request, "_array.html", {"card": card})
+    context = {"card": card, "diagnoses": get_latest_tick(request).diagnoses}
+    return render_page(request, "_array.html", context)
 
 
 @router.get("/ui/boost", response_class=HTMLResponse)
