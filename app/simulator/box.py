@@ -8,6 +8,11 @@ becomes a raid5 growing from 2 to 3 disks, as DSM reshapes a pool's arrays one a
 The reshape's speed reacts to the tunables in the tree the way the seeds measured
 (../shared/seeds): stripe_cache_size 256 -> ~6 MB/s, 4096 -> ~4x, 16384 -> ~30 MB/s, 32768
 slightly worse; while simulated competing I/O runs, md holds the sync near speed_limit_min.
+The disks show what holds the sync back, for "why is it slow" (issue 15): /proc/diskstats
+counters move with the sync's own I/O and, during a burst, with a reader on one member
+(synoindexd, whose /proc/PID/io says so); md's threads accumulate CPU time in /proc/PID/stat; a
+small stripe cache fills up; a file named `slow` holding a disk name ("sdc") makes that member
+answer ten times slower, and the array with it.
 The app reads this tree through host.py exactly as it reads a real NAS.
 """
 
@@ -18,8 +23,9 @@ import json
 import math
 import os
 import random
+import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from app.kernel import mdstat
@@ -38,6 +44,22 @@ MARKS = 10
 # Reshape speed in MB/s by stripe_cache_size (seeds: 256 -> 6, 4096 -> 4x, 16384 best, 32768 worse).
 CACHE_SPEED_MB_S = ((17, 2.5), (256, 6.0), (1024, 12.0), (4096, 24.0), (16384, 30.0), (32768, 27.5))
 COMPETING_SHARE = 0.8  # while other I/O runs, the sync gets at most this share of the disks
+# What the disks show (issue 15). At its stripe-cache capacity the reshape keeps every member
+# busy (small caches mean small requests: the disks' I/O count binds, DESIGN.md).
+FULL_BUSY = 0.97
+HDD_WAIT_MS = 8.0  # per request, queue included
+SLOW_WAIT_FACTOR = 10.0  # the `slow` member: a failing or SMR disk
+SLOW_SHARE = 0.3  # ... holds the whole stripe back to this share of the capacity
+COMPETING_DISK = "sda"  # the burst's reader: DSM's indexer reading photos off the volume
+COMPETING_READ_KB_S = 40_000.0
+COMPETING_REQUEST_KIB = 128.0
+READER_PID, READER_COMM = 23817, "synoindexd"
+# md's kernel threads: the raid5 personality and the reshape, per array (pid, comm).
+MD_THREADS = {
+    "md2": ((412, "md2_raid5"), (2301, "md2_reshape")),
+    "md3": ((413, "md3_raid5"), (2302, "md3_reshape")),
+}
+CLOCK_TICKS = 100  # USER_HZ: /proc/PID/stat counts CPU time in 1/100 s
 
 KNOB_DEFAULTS = {  # DSM-like values found on a box before anyone tuned it
     "proc/sys/dev/raid/speed_limit_min": "10000",
@@ -63,6 +85,11 @@ class SimState:
     seed: int
     phase: int = 0  # index into the expansion's arrays: the one reshaping now
     expansion: bool = True  # md3 reshapes after md2
+    # /proc counters since "boot": per disk [reads, sectors read, ms reading, writes, sectors
+    # written, ms writing, ms busy]; md thread CPU ticks by pid; the reader's bytes read.
+    disk_counters: dict[str, list[float]] = field(default_factory=dict)
+    thread_ticks: dict[str, float] = field(default_factory=dict)
+    reader_bytes: float = 0.0
 
 
 def cache_speed_mb_s(stripe_cache_size: int) -> float:
@@ -127,6 +154,7 @@ class Simulator:
         while s.sim_time < end and not self.finished:
             step = min(STEP_S, end - s.sim_time)
             speed = 0.0 if frozen else self._speed_kb_s(*knobs)
+            self._count_io(speed, step, knobs[0], frozen)
             s.done_blocks = min(self.total_blocks, s.done_blocks + speed * step)
             s.sim_time += step
             if s.sim_time - s.marks[-1][0] >= STEP_S:
@@ -186,12 +214,76 @@ class Simulator:
         return (capacity, *self.effective_limits())
 
     def _speed_kb_s(self, capacity: float, limit_min: int, limit_max: int) -> float:
-        if self.state.done_blocks >= self.total_blocks * self.knee:
-            capacity *= 3.0  # after the knee everything is read: the tail only writes
-        capacity_kb_s = capacity * 1000 * 1000 / 1024 * self.rng.lognormvariate(0, 0.08)
+        capacity_kb_s = self._capacity_kb_s(capacity) * self.rng.lognormvariate(0, 0.08)
         if self.competing_io:
             return min(capacity_kb_s * COMPETING_SHARE, limit_min)
         return min(capacity_kb_s, limit_max)
+
+    def _capacity_kb_s(self, capacity_mb_s: float) -> float:
+        """What the disks give the reshape now, in KiB/s, before the limits."""
+        if self.state.done_blocks >= self.total_blocks * self.knee:
+            capacity_mb_s *= 3.0  # after the knee everything is read: the tail only writes
+        if self.slow_disk is not None:
+            capacity_mb_s *= SLOW_SHARE
+        return capacity_mb_s * 1000 * 1000 / 1024
+
+    @property
+    def slow_disk(self) -> str | None:
+        """The member named in the tree's `slow` file, if it is one of the reshaping array's."""
+        try:
+            name = (self.root / "slow").read_text().strip()
+        except OSError:
+            return None
+        return name if name in self.members else None
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        return MD3_DISKS if self.state.phase == 1 else DISKS
+
+    def slow(self, disk: str | None) -> None:
+        """Make one member answer ten times slower (None: all healthy again)."""
+        flag = self.root / "slow"
+        if disk is None:
+            flag.unlink(missing_ok=True)
+        else:
+            flag.write_text(disk + "\n")
+
+    def _count_io(self, speed: float, step: float, capacity_mb_s: float, frozen: bool) -> None:
+        """Advance the /proc counters by one step of the reshape at `speed` KiB/s."""
+        s = self.state
+        cache = self._knob_int(f"sys/block/{self.reshaping}/md/stripe_cache_size", 256)
+        request_kib = min(max(cache / 16, 8.0), 256.0)  # a bigger cache makes larger requests
+        load = 0.0 if frozen else min(speed / max(self._capacity_kb_s(capacity_mb_s), 1.0), 1.0)
+        slow = self.slow_disk
+        for disk in DISKS:
+            counters = s.disk_counters.setdefault(disk, [0.0] * 7)
+            syncing = disk in self.members and not self.finished
+            kib = speed * step if syncing else 0.0
+            busy = FULL_BUSY * load if syncing else 0.01
+            wait = HDD_WAIT_MS
+            if slow is not None and syncing:
+                busy, wait = (0.99, wait * SLOW_WAIT_FACTOR) if disk == slow else (busy * 0.4, wait)
+            reads = writes = kib / 2 / request_kib
+            other = (
+                COMPETING_READ_KB_S * step if self.competing_io and disk == COMPETING_DISK else 0.0
+            )
+            if other:
+                reads += other / COMPETING_REQUEST_KIB
+                busy = max(busy, 0.92)
+            for i, add in enumerate(
+                (reads, (kib / 2 + other) * 2, reads * wait, writes, kib, writes * wait)
+            ):
+                counters[i] += add
+            counters[6] += busy * 1000 * step
+        if self.competing_io:
+            s.reader_bytes += COMPETING_READ_KB_S * 1024 * step
+            md2 = s.disk_counters.setdefault("md2", [0.0] * 7)
+            md2[0] += COMPETING_READ_KB_S * step / COMPETING_REQUEST_KIB
+            md2[1] += COMPETING_READ_KB_S * step * 2
+        cores = {"raid5": 0.05 + 0.3 * speed / 30_000, "reshape": 0.02}
+        for pid, comm in MD_THREADS[self.reshaping]:
+            ticks = cores[comm.split("_")[1]] * CLOCK_TICKS * step
+            s.thread_ticks[str(pid)] = s.thread_ticks.get(str(pid), 0.0) + ticks
 
     def effective_limits(self) -> tuple[int, int]:
         """The reshaping array's min/max KiB/s: its local value when set, else the global one."""
@@ -317,6 +409,7 @@ class Simulator:
             _write_atomic(self._path(f"sys/block/{idle}/md/degraded"), "0\n")
             _write_atomic(self._path(f"sys/block/{idle}/md/level"), "raid1\n")
         _write_atomic(self._path("proc/diskstats"), self._diskstats())
+        self._write_processes(reshaping)
         _write_atomic(self.state_file, json.dumps(asdict(s)))
 
     def _write_grow(
@@ -334,9 +427,17 @@ class Simulator:
             "mismatch_cnt": "0",
             "raid_disks": f"{new_disks} ({new_disks - 1})" if running else str(new_disks),
             "level": "raid5",
+            "stripe_cache_active": str(self._stripe_cache_active(array, speed) if running else 0),
         }
         for attr, value in grow.items():
             _write_atomic(self._path(f"sys/block/{array}/md/{attr}"), value + "\n")
+
+    def _stripe_cache_active(self, array: str, speed: float) -> int:
+        """Entries in use: a cache below 4096 fills up at full speed; a larger one has room."""
+        size = self._knob_int(f"sys/block/{array}/md/stripe_cache_size", 256)
+        capacity = self._capacity_kb_s(cache_speed_mb_s(size))
+        load = min(speed / capacity, 1.0) if capacity > 0 else 0.0
+        return int(size * load * (0.98 if size < 4096 else 0.6))
 
     def mdstat(self, sync: mdstat.Sync | None) -> mdstat.MdStat:
         """The arrays as mdstat shows them; `sync` is the running grow's progress."""
@@ -371,14 +472,43 @@ class Simulator:
         )
 
     def _diskstats(self) -> str:
+        """/proc/diskstats as Linux >= 5.5 prints it (iostats.rst): the disks, then md."""
         lines = []
-        for major_minor, disk in enumerate(DISKS):
-            sectors = int(self.state.done_blocks * 2 / 3)
+        devices = [(8, i * 16, d) for i, d in enumerate(DISKS)]
+        devices += [(9, i, f"md{i}") for i in range(4)]
+        for major, minor, name in devices:
+            reads, read_sectors, read_ms, writes, written, write_ms, busy = (
+                int(v) for v in self.state.disk_counters.get(name, [0.0] * 7)
+            )
             lines.append(
-                f"   8      {major_minor * 16} {disk} {sectors // 256} 0 {sectors} 0 "
-                f"{sectors // 512} 0 {sectors // 2} 0 0 {int(self.state.sim_time) % 10**9} 0"
+                f"{major:4d} {minor:7d} {name} {reads} 0 {read_sectors} {read_ms} {writes} 0 "
+                f"{written} {write_ms} 0 {busy} {read_ms + write_ms} 0 0 0 0 0 0"
             )
         return "\n".join(lines) + "\n"
+
+    def _write_processes(self, reshaping: bool) -> None:
+        """md's threads in /proc/PID (the reshape thread only while it runs) and the reader."""
+        for array, threads in MD_THREADS.items():
+            for pid, comm in threads:
+                alive = comm.endswith("_raid5") and (array == "md2" or self.state.phase == 1)
+                alive = alive or (reshaping and array == self.reshaping)
+                if not alive:
+                    shutil.rmtree(self._path(f"proc/{pid}"), ignore_errors=True)
+                    continue
+                ticks = int(self.state.thread_ticks.get(str(pid), 0.0))
+                _write_atomic(self._path(f"proc/{pid}/comm"), comm + "\n")
+                _write_atomic(
+                    self._path(f"proc/{pid}/stat"),
+                    f"{pid} ({comm}) S 2 0 0 0 -1 2129984 0 0 0 0 0 {ticks} 0 0 20 0 1 0 300 0 "
+                    "0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 1 0 0 0 0 0\n",
+                )
+        read = int(self.state.reader_bytes)
+        _write_atomic(self._path(f"proc/{READER_PID}/comm"), READER_COMM + "\n")
+        _write_atomic(
+            self._path(f"proc/{READER_PID}/io"),
+            f"rchar: {read}\nwchar: 0\nsyscr: {read // 131072}\nsyscw: 0\n"
+            f"read_bytes: {read}\nwrite_bytes: 0\ncancelled_write_bytes: 0\n",
+        )
 
 
 def _write_atomic(path: Path, text: str) -> None:
