@@ -1,6 +1,7 @@
 """Benchmark of the core (issue 2): parse time, sampler CPU per tick, and the real server's memory
 and samples-endpoint latency over 30 days of 5 s samples for 4 arrays; and the server CPU of one
-Prometheus scrape of GET /metrics (issue 17; `--only metrics` runs just that).
+Prometheus scrape of GET /metrics (issue 17; `--only metrics` runs just that). The tick includes
+issue 15's diagnosis (`--only tick` runs just the sampler's figures).
 
 Prints each figure next to its target and how it was measured; asserts nothing (STYLE.md: benchmarks
 print figures). Run from the repository root:
@@ -22,6 +23,7 @@ import timeit
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.kernel import mdstat
 from app.kernel.host import Host
@@ -135,29 +137,62 @@ def bench_parse() -> Figure:
 # ---- 2. sampler CPU per tick
 
 
-def bench_sampler_tick(work: Path, ticks: int = 500) -> tuple[Figure, Figure]:
+def bench_sampler_tick(work: Path, ticks: int = 500) -> list[Figure]:
+    """The whole tick, "why is it slow" included (issue 15): its reads of /proc/diskstats,
+    meminfo and md's threads every tick, and every /proc/PID/io while a reader's burst holds the
+    sync back. The Simulator's bursts (synoindexd on sda) come and go during the run."""
     sim = box.Simulator(work / "tick-tree")
+    sim.state.next_burst = sim.state.sim_time + 600  # a burst starts 10 minutes in
     conn = db.connect(work / "tick.db")
     db.migrate(conn, data_dir("migrations"))
     host = Host(sim.root / "proc", sim.root / "sys")
     sampling = sampler.Sampler(host, conn, clock=lambda: sim.state.sim_time)
-    cpu_ms = []
+    diagnosis_ms: list[float] = []
+    diagnose = sampling.diagnosis.tick
+
+    def timed_diagnosis(*args: Any) -> Any:
+        start = time.process_time()
+        try:
+            return diagnose(*args)
+        finally:
+            diagnosis_ms.append((time.process_time() - start) * 1000)
+
+    sampling.diagnosis.tick = timed_diagnosis  # type: ignore[method-assign]
+    cpu_ms, burst_ms, verdicts = [], [], set()
     for _ in range(ticks):
         sim.advance(TICK_S)
         start = time.process_time()
         tick = sampling.sample_once()
         cpu_ms.append((time.process_time() - start) * 1000)
         assert tick.error is None and tick.written == 4, tick
+        assert "md2" in tick.diagnoses, "the reshape must be diagnosed every tick"
+        verdicts |= {v.verdict for v in tick.diagnoses["md2"].verdicts}
+        if sim.competing_io:
+            burst_ms.append(cpu_ms[-1])
     conn.close()
     how = (
         f"time.process_time() around each of {ticks} Sampler.sample_once() on a Simulator tree "
         "(4 arrays, md2 reshaping, advanced 5 s between ticks) into a WAL SQLite file "
-        f"(synchronous=FULL); max {max(cpu_ms):.2f} ms"
+        f"(synchronous=FULL); max {max(cpu_ms):.2f} ms; verdicts seen: {sorted(verdicts)}"
     )
-    return (
+    return [
         Figure("sampler CPU per tick, mean", statistics.fmean(cpu_ms), 2.0, "ms", how),
         Figure("sampler CPU per tick, p95", percentile(cpu_ms, 95), 2.0, "ms", "same ticks"),
-    )
+        Figure(
+            "  of which the diagnosis, mean",
+            statistics.fmean(diagnosis_ms),
+            2.0,
+            "ms",
+            "app/diagnosis Tracker.tick inside the same ticks",
+        ),
+        Figure(
+            "sampler CPU per tick in a burst, mean",
+            statistics.fmean(burst_ms) if burst_ms else math.nan,
+            2.0,
+            "ms",
+            f"the {len(burst_ms)} ticks while synoindexd read: /proc/PID/io read every 15 s",
+        ),
+    ]
 
 
 # ---- 3. thirty days of history, the real server over it
@@ -485,7 +520,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200, help="requests per samples window")
     parser.add_argument(
-        "--only", choices=("metrics",), help="run one figure: metrics = a /metrics scrape's CPU"
+        "--only",
+        choices=("metrics", "tick"),
+        help="run one figure: metrics = a /metrics scrape's CPU, tick = the sampler's CPU per tick",
     )
     args = parser.parse_args()
     print(machine())
@@ -495,10 +532,13 @@ def main() -> int:
         work = Path(tmp)
         if args.only is None:
             figures.append(bench_parse())
+        if args.only in (None, "tick"):
             figures.extend(bench_sampler_tick(work))
+        if args.only is None:
             server_figures, notes = bench_server(work, args.rounds)
             figures.extend(server_figures)
-        figures.extend(bench_metrics(work))
+        if args.only in (None, "metrics"):
+            figures.extend(bench_metrics(work))
     width = max(len(f.name) for f in figures)
     print(f"\n{'figure':<{width}}  {'measured':>10}  {'target':>9}  verdict  how")
     for f in figures:

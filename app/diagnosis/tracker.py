@@ -8,6 +8,7 @@ while other I/O holds a sync back, at most every IO_SCAN_S.
 """
 
 import collections
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ from app.diagnosis.rules import (
 from app.diagnosis.thresholds import threshold
 from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, CLOCK_TICKS, ArraySysfs, Host
-from app.kernel.sysfs import DiskStat, waited_ms_per_request
+from app.kernel.sysfs import DiskStat, parse_int, waited_ms_per_request
 
 THREAD_SCAN_S = 60.0  # list /proc for md threads at most this often while one is missing
 IO_SCAN_S = 15.0  # read every /proc/PID/io at most this often, only while a sync yields
@@ -65,7 +66,12 @@ class Diagnosis:
     ts: float  # unix seconds of the tick
     verdicts: tuple[Verdict, ...]  # shown, most specific first
     pending: dict[str, float]  # holding, not shown yet: seconds until they show
-    readings: dict[str, Any]  # the window's numbers, whatever the verdicts
+    observation: Observation  # the window's numbers, whatever the verdicts
+
+    @functools.cached_property
+    def readings(self) -> dict[str, Any]:
+        """The observation as plain numbers; built when asked for, not every tick."""
+        return _readings(self.observation)
 
     @property
     def primary(self) -> Verdict | None:
@@ -118,6 +124,8 @@ class _ArrayState:
     points: collections.deque[_Point] = field(default_factory=collections.deque)
     threads: dict[str, int] = field(default_factory=dict)  # thread name -> pid
     lost_thread: bool = False  # one ended (a sync thread restarts with a new pid): look again
+    group_thread_cnt: int | None = None
+    group_thread_cnt_read: bool = False
     primary: str | None = None
 
 
@@ -134,6 +142,7 @@ class Tracker:
         self.io_seen: tuple[float, dict[int, tuple[int, int]]] | None = None
         self.top_io: tuple[float, tuple[ProcessIo, ...]] | None = None
         self.last_scan_wanted = False
+        self.memory: tuple[float, int | None] | None = None  # (read at, MemAvailable KiB)
 
     def tick(
         self,
@@ -152,7 +161,7 @@ class Tracker:
         if not running:
             return {}, []
         disks = self.host.read_diskstats()
-        memory = self.host.read_meminfo().get("MemAvailable")
+        memory = self._mem_available(now)
         self._find_threads(now, running)
         if self.last_scan_wanted:
             self._scan_io(now)
@@ -172,7 +181,7 @@ class Tracker:
                 now,
                 tuple(_verdict(s) for s in shown),
                 state.hysteresis.pending(now),
-                _readings(obs),
+                obs,
             )
             diagnoses[array.name] = diagnosis
             primary = diagnosis.primary
@@ -259,7 +268,7 @@ class Tracker:
             max_local=limits[2],
             stripe_cache_size=sysfs.stripe_cache_size if sysfs is not None else None,
             stripe_cache_active=sysfs.stripe_cache_active if sysfs is not None else None,
-            group_thread_cnt=self._group_thread_cnt(array.name),
+            group_thread_cnt=self._group_thread_cnt(array.name, state),
             members=observed,
             threads_cpu=threads_cpu,
             array_read_kib_s=array_kib[0],
@@ -269,12 +278,19 @@ class Tracker:
             top_io=top,
         )
 
-    def _group_thread_cnt(self, array: str) -> int | None:
-        raw = self.host.read(self.host.md_attr_path(array, "group_thread_cnt"))
-        try:
-            return int(raw) if raw is not None else None
-        except ValueError:
-            return None
+    def _group_thread_cnt(self, array: str, state: _ArrayState) -> int | None:
+        """Read once per run: tuning never changes it while the array syncs (DESIGN.md)."""
+        if not state.group_thread_cnt_read:
+            raw = self.host.read(self.host.md_attr_path(array, "group_thread_cnt"))
+            state.group_thread_cnt = parse_int(raw)
+            state.group_thread_cnt_read = True
+        return state.group_thread_cnt
+
+    def _mem_available(self, now: float) -> int | None:
+        """MemAvailable in KiB, read once per window: only the stripe-cache advice uses it."""
+        if self.memory is None or now - self.memory[0] >= self.window_s or now < self.memory[0]:
+            self.memory = (now, self.host.read_meminfo().get("MemAvailable"))
+        return self.memory[1]
 
     def _whole_disk(self, member: str) -> str | None:
         if member not in self.whole_disks:

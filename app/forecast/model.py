@@ -37,6 +37,9 @@ from app.forecast.trend import falling_trend
 
 Sample = tuple[float, int, int]  # (unix seconds, done blocks, total blocks)
 Event = tuple[float, str]  # (unix seconds, kind: "apply", "revert", "limits", ...)
+# Events that report rather than change anything: app/diagnosis's verdict changes. They never
+# begin a regime, and never hide a knob change stored in the same tick.
+REPORT_EVENTS = frozenset({"diagnosis"})
 Status = Literal["ok", "done", "stalled", "settling", "insufficient"]
 
 # A restart: progress falls back by more than this fraction of the total.
@@ -152,6 +155,8 @@ class RunProgress:
         this sample's time (a new regime begins if it can change the speed)."""
         if ts is None or done is None or total is None or total <= 0:
             return
+        if event in REPORT_EVENTS:
+            event = None
         last = self.last
         if last is not None and ts <= last.ts:
             return

@@ -21,7 +21,11 @@ POOL_CHAIN_S = 3600.0
 def rebuild(conn: sqlite3.Connection, run_id: int, knee: float | None) -> model.RunProgress:
     """A run's RunProgress from its stored samples and events: once, when mdboost (re)starts."""
     progress = model.RunProgress(knee)
-    pending = [(e["ts"], e["kind"]) for e in history.events(conn, run_id)]
+    pending = [
+        (e["ts"], e["kind"])
+        for e in history.events(conn, run_id)
+        if e["kind"] not in model.REPORT_EVENTS
+    ]
     for ts, done, total, speed_min, speed_max, stripe_cache in history.run_samples(conn, run_id):
         kind = None
         while pending and pending[0][0] <= ts:

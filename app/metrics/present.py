@@ -86,7 +86,11 @@ class Present:
         if sync is None or tick.ts is None:
             return
         since = progress.last.ts if progress.last is not None else 0.0
-        kinds = [e["kind"] for e in history.events(self.conn, run_id) if since < e["ts"] <= tick.ts]
+        kinds = [
+            e["kind"]
+            for e in history.events(self.conn, run_id)
+            if since < e["ts"] <= tick.ts and e["kind"] not in model.REPORT_EVENTS
+        ]
         global_min, global_max = tick.global_limits
         low = effective_limit(sysfs.sync_speed_min if sysfs else None, global_min)
         high = effective_limit(sysfs.sync_speed_max if sysfs else None, global_max)

@@ -363,3 +363,13 @@ def test_a_run_that_stood_still_then_jumped_past_the_knee_still_forecasts() -> N
         run.add(T0 + i * 5.0, 0, TOTAL, DSM)
     run.add(T0 + 105.0, int(0.6 * TOTAL), TOTAL, DSM)
     assert run.forecast().status in ("ok", "settling", "insufficient", "stalled")
+
+
+def test_a_diagnosis_event_is_no_knob_change_even_without_limits() -> None:
+    run = RunProgress()
+    for ts, done, total in steady(600, 8_000):
+        run.add(ts, done, total)  # limits unknown: any knob event would begin a regime
+    before = run.forecast()
+    run.add(T0 + 605, 605 * 8_000, TOTAL, None, "diagnosis")
+    fc = run.forecast()
+    assert fc.regime == "start" and fc.regime_start == before.regime_start

@@ -175,4 +175,5 @@ def test_on_the_simulator_boost_speeds_up_revert_slows_down_and_the_effect_is_me
         after = mean_speed_mb_s(history, reverted_at + 30, reverted_at + 400)
         assert boosted > 3 * before and boosted > 3 * after
         kinds = [e["kind"] for e in server.get(f"/api/runs/{effect['run_id']}")["events"]]
-        assert kinds == ["apply", "revert"]
+        assert [kind for kind in kinds if kind != "diagnosis"] == ["apply", "revert"]
+        assert "diagnosis" in kinds  # the stock stripe cache, then the disks: why it was slow
