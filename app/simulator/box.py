@@ -151,10 +151,11 @@ class Simulator:
         end = s.sim_time + max(seconds, 0.0)
         frozen = (self.root / "freeze").exists()
         knobs = self._knobs()  # the tree as it is now: read once per call, not once per step
+        disks = self._disk_knobs()
         while s.sim_time < end and not self.finished:
             step = min(STEP_S, end - s.sim_time)
             speed = 0.0 if frozen else self._speed_kb_s(*knobs)
-            self._count_io(speed, step, knobs[0], frozen)
+            self._count_io(speed, step, knobs[0], frozen, *disks)
             s.done_blocks = min(self.total_blocks, s.done_blocks + speed * step)
             s.sim_time += step
             if s.sim_time - s.marks[-1][0] >= STEP_S:
@@ -166,7 +167,7 @@ class Simulator:
                 self._raise_read_ahead("md2", NEW_READ_AHEAD_KB)
                 s.phase, s.done_blocks, s.marks = 1, 0.0, [(s.sim_time, 0.0)]
                 self._become_raid5_md3()
-                knobs = self._knobs()
+                knobs, disks = self._knobs(), self._disk_knobs()
         s.sim_time = max(s.sim_time, end)
         self.write_status()
 
@@ -211,6 +212,8 @@ class Simulator:
         capacity = cache_speed_mb_s(self._knob_int(f"sys/block/{array}/md/stripe_cache_size", 256))
         if self._knob_int(f"sys/block/{array}/queue/read_ahead_kb", 256) >= 4096:
             capacity *= 1.05  # seeds: 192 KiB -> 32 MiB read-ahead "helped a little"
+        if self.slow_disk is not None:
+            capacity *= SLOW_SHARE
         return (capacity, *self.effective_limits())
 
     def _speed_kb_s(self, capacity: float, limit_min: int, limit_max: int) -> float:
@@ -223,8 +226,6 @@ class Simulator:
         """What the disks give the reshape now, in KiB/s, before the limits."""
         if self.state.done_blocks >= self.total_blocks * self.knee:
             capacity_mb_s *= 3.0  # after the knee everything is read: the tail only writes
-        if self.slow_disk is not None:
-            capacity_mb_s *= SLOW_SHARE
         return capacity_mb_s * 1000 * 1000 / 1024
 
     @property
@@ -248,13 +249,24 @@ class Simulator:
         else:
             flag.write_text(disk + "\n")
 
-    def _count_io(self, speed: float, step: float, capacity_mb_s: float, frozen: bool) -> None:
+    def _disk_knobs(self) -> tuple[float, str | None]:
+        """The sync's request size in KiB (a bigger stripe cache makes larger requests) and
+        the slow member, read once per advance()."""
+        cache = self._knob_int(f"sys/block/{self.reshaping}/md/stripe_cache_size", 256)
+        return min(max(cache / 16, 8.0), 256.0), self.slow_disk
+
+    def _count_io(
+        self,
+        speed: float,
+        step: float,
+        capacity_mb_s: float,
+        frozen: bool,
+        request_kib: float,
+        slow: str | None,
+    ) -> None:
         """Advance the /proc counters by one step of the reshape at `speed` KiB/s."""
         s = self.state
-        cache = self._knob_int(f"sys/block/{self.reshaping}/md/stripe_cache_size", 256)
-        request_kib = min(max(cache / 16, 8.0), 256.0)  # a bigger cache makes larger requests
         load = 0.0 if frozen else min(speed / max(self._capacity_kb_s(capacity_mb_s), 1.0), 1.0)
-        slow = self.slow_disk
         for disk in DISKS:
             counters = s.disk_counters.setdefault(disk, [0.0] * 7)
             syncing = disk in self.members and not self.finished
@@ -435,7 +447,7 @@ class Simulator:
     def _stripe_cache_active(self, array: str, speed: float) -> int:
         """Entries in use: a cache below 4096 fills up at full speed; a larger one has room."""
         size = self._knob_int(f"sys/block/{array}/md/stripe_cache_size", 256)
-        capacity = self._capacity_kb_s(cache_speed_mb_s(size))
+        capacity = self._capacity_kb_s(self._knobs()[0])
         load = min(speed / capacity, 1.0) if capacity > 0 else 0.0
         return int(size * load * (0.98 if size < 4096 else 0.6))
 
