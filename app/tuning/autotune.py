@@ -325,9 +325,7 @@ class AutoTuner:
         phase = r.phases[r.phase]
         r.value, r.role = value, role
         wanted = {**r.chosen, phase.knob: value}
-        label = f"{KNOB_LABELS[phase.knob]} {value}" + (
-            " (reference)" if role == "reference" else ""
-        )
+        label = setting_label(phase.knob, value) + (" (reference)" if role == "reference" else "")
         changed = self._write(wanted, f"auto-tune: {label}")
         settle = self.settings.autotune_settle_seconds if changed else 0.0
         r.window = sweep.Window(
@@ -386,7 +384,7 @@ class AutoTuner:
         if r.phase < len(r.phases):
             self._begin_phase(tick.ts)
             return
-        kept = ", ".join(f"{KNOB_LABELS[k]} {v}" for k, v in r.chosen.items())
+        kept = ", ".join(setting_label(k, v) for k, v in r.chosen.items())
         self._write(r.chosen, f"auto-tune kept {kept}")
         self._finish("done", f"kept {kept}")
 
@@ -572,6 +570,7 @@ class AutoTuner:
             "steps": [
                 {
                     "knob": s["knob"],
+                    "label": setting_label(s["knob"], int(s["value"])),
                     "value": int(s["value"]),
                     "role": s["role"],
                     "speed_kb_s": s["speed_kb_s"],
@@ -586,8 +585,20 @@ class AutoTuner:
         }
         r = self.running
         if r is not None and r.id == row["id"]:
-            out["now"] = {"knob": r.phases[r.phase].knob, "value": r.value, "role": r.role}
+            knob = r.phases[r.phase].knob
+            out["now"] = {
+                "knob": knob,
+                "label": setting_label(knob, r.value),
+                "value": r.value,
+                "role": r.role,
+            }
         return out
+
+
+def setting_label(knob: str, value: int) -> str:
+    """'stripe cache 4096', 'read-ahead 4096 KiB': a step as the page and the chart name it."""
+    unit = " KiB" if knob == "read_ahead_kb" else ""
+    return f"{KNOB_LABELS[knob]} {value}{unit}"
 
 
 def _limits(tick: Tick, array: str) -> physics.Limits:

@@ -208,7 +208,7 @@ def test_a_sweep_keeps_the_best_stripe_cache_and_leaves_read_ahead_that_does_not
     scores = {s["value"]: s["score"] for s in view["steps"] if s["role"] == "candidate"}
     assert scores[256] == pytest.approx(1 / 1.40, abs=0.03)
     assert scores[32768] == pytest.approx(1.36 / 1.40, abs=0.03)
-    assert view["reason"] == "kept stripe cache 16384, read-ahead 384"
+    assert view["reason"] == "kept stripe cache 16384, read-ahead 384 KiB"
     # Journaled like any apply: the session is open, and revert restores the originals.
     session = journal.open_session(nas.tuner.conn)
     assert session["preset"] == "auto-tune"

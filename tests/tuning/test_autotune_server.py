@@ -1,5 +1,6 @@
 """Auto-tune through the real server on the simulated box: a whole sweep, and kill -9 mid-sweep."""
 
+import signal
 import urllib.request
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def test_on_the_simulator_a_sweep_finds_the_field_reports_best_stripe_cache(tmp_
             for s in sweep["steps"]
             if s["role"] == "candidate" and s["knob"] == "stripe_cache_size" and s["score"]
         }
-        assert scores[256] < 0.4 and scores[4096] < 0.9 and scores[32768] < 0.95
+        assert scores[256] < 0.4 and scores[4096] < 0.9 and scores[32768] < 1.0
         page = server_page(server)
         assert "Auto-tune on md2: done" in page and "kept stripe cache 16384" in page
         assert 'data-label="auto-tune: stripe cache 4096"' in page  # the chart's marks
@@ -68,11 +69,22 @@ def server_page(server: Server) -> str:
         return str(response.read().decode())
 
 
+def frozen_on_a_candidate(server: Server, tmp_path: Path) -> bool:
+    """Stop the server (SIGSTOP) when the kernel holds a value other than the original, else
+    let it run on: so that the kill that follows lands mid-sweep, on a changed knob."""
+    assert server.process is not None
+    server.process.send_signal(signal.SIGSTOP)
+    if (tmp_path / STRIPE_CACHE).read_text() != "256\n":
+        return True
+    server.process.send_signal(signal.SIGCONT)
+    return False
+
+
 def test_kill_9_mid_sweep_puts_back_the_values_found_at_the_next_start(tmp_path):
     first = demo(tmp_path).start()
     start_sweep(first)
-    wait_for(lambda: len(sweep_of(first)["steps"]) >= 3, 60, "three measured steps")
-    assert (tmp_path / STRIPE_CACHE).read_text() != "256\n"  # a candidate is in the kernel
+    wait_for(lambda: len(sweep_of(first)["steps"]) >= 2, 60, "two measured steps")
+    wait_for(lambda: frozen_on_a_candidate(first, tmp_path), 60, "a candidate in the kernel")
     first.kill()
     with demo(tmp_path) as again:
         sweep = sweep_of(again)
