@@ -26,7 +26,7 @@ from app.live.arrays import failed_names
 from app.live.sampler import Tick
 from app.store import db
 from app.tuning import journal, sweep
-from app.tuning.apply import Applier, TuningFailed
+from app.tuning.apply import Applier, JournalUnavailable, TuningFailed
 from app.tuning.catalogue import (
     CATALOGUE,
     RAID_WITH_STRIPE_CACHE,
@@ -147,6 +147,9 @@ class AutoTuner:
         except TuningFailed as failure:
             self._finish("aborted", f"the kernel refused a setting: {failure.message}")
             raise
+        except JournalUnavailable as error:
+            self._finish("aborted", str(error))
+            raise
         started = self.view(conn)
         assert started is not None
         return started
@@ -226,8 +229,8 @@ class AutoTuner:
     # ---- each tick
     def on_tick(self, tick: Tick) -> None:
         r = self.running
-        if r is None or tick.ts is None:
-            return
+        if r is None or tick.ts is None or tick.parsed is None:
+            return  # nothing running, or a tick that could not read mdstat: wait for the next
         why = self._foreign_change(r)
         if why is not None:
             self._finish("cancelled", why)
@@ -253,6 +256,8 @@ class AutoTuner:
                 self._next_step(tick, window)
         except TuningFailed as failure:
             self._abort(f"the kernel refused a setting: {failure.message}")
+        except JournalUnavailable as error:
+            self._abort(str(error))
 
     def _foreign_change(self, r: Running) -> str | None:
         """Why the sweep must stop without touching anything: someone else's apply or revert."""
@@ -495,6 +500,8 @@ class AutoTuner:
                 self._write_back(start_values, array)
         except TuningFailed as failure:
             return f"putting the values back failed: {failure.message}"
+        except JournalUnavailable as error:
+            return str(error)
         return None
 
     def _write_back(self, start_values: dict[str, int], array: str) -> None:
@@ -512,8 +519,11 @@ class AutoTuner:
             self.applier.apply(PRESET, plan, step="auto-tune put back the values it found")
 
     def _finish(self, state: str, reason: str) -> None:
+        """End the sweep; should its row not be written (a full disk), the next start's
+        recover() finds it running and puts the values back then."""
         r = self.running
         assert r is not None
+        self.running = None
         conn = self.applier.conn
         with db.write_transaction(conn):
             conn.execute(
@@ -528,7 +538,6 @@ class AutoTuner:
                 ),
             )
         log.info("auto-tune on %s %s: %s", r.array, state, reason)
-        self.running = None
 
     def recover(self) -> None:
         """At start-up: a sweep a crash cut short puts back the values it found."""
