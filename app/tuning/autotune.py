@@ -258,6 +258,8 @@ class AutoTuner:
             self._abort(f"the kernel refused a setting: {failure.message}")
         except JournalUnavailable as error:
             self._abort(str(error))
+        except sqlite3.Error as error:  # a full disk: the kernel goes back first, as in revert
+            self._abort(f"the tuning journal cannot be written ({error})")
 
     def _foreign_change(self, r: Running) -> str | None:
         """Why the sweep must stop without touching anything: someone else's apply or revert."""
@@ -525,19 +527,24 @@ class AutoTuner:
         assert r is not None
         self.running = None
         conn = self.applier.conn
-        with db.write_transaction(conn):
-            conn.execute(
-                "UPDATE autotune_sweeps SET state = ?, reason = ?, finished = ?, chosen = ? "
-                "WHERE id = ?",
-                (
-                    state,
-                    reason,
-                    self.applier.clock(),
-                    json.dumps(r.chosen) if r.chosen else None,
-                    r.id,
-                ),
-            )
         log.info("auto-tune on %s %s: %s", r.array, state, reason)
+        try:
+            with db.write_transaction(conn):
+                conn.execute(
+                    "UPDATE autotune_sweeps SET state = ?, reason = ?, finished = ?, chosen = ? "
+                    "WHERE id = ?",
+                    (
+                        state,
+                        reason,
+                        self.applier.clock(),
+                        json.dumps(r.chosen) if r.chosen else None,
+                        r.id,
+                    ),
+                )
+        except sqlite3.Error as error:
+            log.error(
+                "auto-tune sweep %d ended (%s) but cannot be recorded: %s", r.id, state, error
+            )
 
     def recover(self) -> None:
         """At start-up: a sweep a crash cut short puts back the values it found."""
@@ -593,6 +600,9 @@ class AutoTuner:
             "now": None,
         }
         r = self.running
+        if row["state"] == "running" and (r is None or r.id != row["id"]):
+            # Ended while its row could not be written (a full disk): recover() records it.
+            out["state"], out["reason"] = "ended", "its record waits for the disk to have room"
         if r is not None and r.id == row["id"]:
             knob = r.phases[r.phase].knob
             out["now"] = {

@@ -475,3 +475,18 @@ def test_the_button_and_the_api_say_why_a_sweep_cannot_start(tree, tmp_path):
             "md2 runs no resync, recovery or reshape: nothing to measure on"
         )
         assert client.post("/api/autotune", json={"array": "sda"}).status_code == 422
+
+
+def test_a_full_disk_mid_sweep_puts_the_kernel_back_first(box, small_disk):
+    nas = Nas(box, small_disk.path, by_cache(REAL_KERNEL))
+    nas.tuner.autotune()
+    nas.run(60)
+    assert not nas.at_originals()
+    small_disk.fill()
+    nas.run(120)
+    assert nas.tuner.autotuner.running is None
+    assert nas.at_originals()  # the kernel first, whatever the journal can record
+    assert nas.tuner.autotuner.view(nas.tuner.conn)["state"] == "ended"  # the page stops polling
+    small_disk.free()
+    nas.run()
+    assert journal.open_session(nas.tuner.conn) is None  # the revert is journaled once it can be
