@@ -3,10 +3,11 @@
     .venv/bin/python scripts/backtest_forecast.py [FILE_OR_DIR ...] [--json] [--runs] [--step N]
 
 Default: every CSV in tests/fixtures/runs. A run's name is <source>-<class>-<name>.csv, or
-real5s-<batch>-<class>-<name>.csv for the 5 s real-kernel batches (batch a: the model was tuned
-on it; batch b: recorded after the model was frozen). For every row, the forecast made from the
-rows so far (`mdboost forecast --replay`) is compared with the run's true finish (its first row
-at 100 %):
+real5s-<batch>-<class>-<held>-<what>.csv for the 5 s real-kernel batches (batch a: the model
+was tuned on it; batch b: recorded after the model was frozen); those are also grouped by what
+held them (disk-bound, limit-bound runs) and what happened (steady, bursts, changes, slow runs).
+For every row, the forecast made from the rows so far (`mdboost forecast --replay`) is compared
+with the run's true finish (its first row at 100 %):
 - error = |eta - true finish| / (true finish - now), over rows with at least 5 % progress and
   60 s truly left, and no knob change ahead of them (a person's later change is unforeseeable).
   Where mdboost shows no number the page shows finish=, so that row gets finish='s error;
@@ -122,12 +123,14 @@ def summary(points: Points) -> dict[str, float | int | None]:
     }
 
 
-def run_name(path: Path) -> tuple[str, str]:
-    """(source, class) from the file name."""
-    parts = [*path.stem.split("-"), "", "", ""]
+def run_name(path: Path) -> tuple[str, str, list[str]]:
+    """(source, class, traits) from the file name; a real5s run's traits are what held it
+    (disk-bound, limit-bound) and what happened in it (steady, bursts, changes, slow)."""
+    parts = [*path.stem.split("-"), "", "", "", ""]
     if parts[0] == "real5s":
-        return f"real5s-{parts[1]}", parts[2]
-    return parts[0], parts[1]
+        held, happened = parts[3], parts[4]
+        return f"real5s-{parts[1]}", parts[2], [f"{held}-bound", happened]
+    return parts[0], parts[1], []
 
 
 def backtest(
@@ -137,10 +140,10 @@ def backtest(
     files = sorted(f for p in paths for f in (sorted(p.glob("*.csv")) if p.is_dir() else [p]))
     groups: dict[str, Points] = defaultdict(Points)
     for path in files:
-        source, run_class = run_name(path)
+        source, run_class, traits = run_name(path)
         with path.open(newline="") as handle:
             points = score(thinned(read_run(handle), step))
-        for key in (run_class, f"{source} runs", "overall"):
+        for key in (run_class, *(f"{t} runs" for t in traits), f"{source} runs", "overall"):
             groups[key].extend(points)
         if per_run:
             groups[f"  {path.stem}"].extend(points)

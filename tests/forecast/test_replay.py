@@ -98,3 +98,22 @@ def test_backtest_beats_finish_on_the_real_kernel_runs() -> None:
     real = json.loads(result.stdout)["real runs"]
     assert real["mdboost_median"] * 2 <= real["kernel_median"], real
     assert real["runs"] >= 8
+
+
+def test_backtest_on_the_held_out_batch_recorded_after_the_model_was_frozen() -> None:
+    """Batch b (tests/fixtures/runs/README.md): what issue 12 asks, on runs the model never saw."""
+    held_out = sorted((PROJECT_ROOT / "tests" / "fixtures" / "runs").glob("real5s-b-*.csv"))
+    result = subprocess.run(
+        [sys.executable, "scripts/backtest_forecast.py", "--json", *map(str, held_out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PROJECT_ROOT,
+    )
+    figures = json.loads(result.stdout)
+    batch = figures["real5s-b runs"]
+    assert batch["runs"] >= 16, batch
+    assert batch["mdboost_median"] * 2 <= batch["kernel_median"], batch
+    assert batch["coverage"] >= 0.80, batch
+    for steady in ("steady runs", "limit-bound runs"):
+        assert figures[steady]["mdboost_median"] <= figures[steady]["kernel_median"], steady
