@@ -265,13 +265,15 @@ class AutoTuner:
         """Why the sweep must stop without touching anything: someone else's apply or revert."""
         conn = self.applier.conn
         newer = conn.execute(
-            "SELECT id, kind, error FROM tuning_ops WHERE id > ? ORDER BY id", (r.last_op,)
+            "SELECT id, kind, preset, error FROM tuning_ops WHERE id > ? ORDER BY id", (r.last_op,)
         ).fetchall()
         for op in newer:
             if op["id"] not in r.op_ids:
                 if op["kind"] == "revert":
                     return f"reverted during the sweep ({op['error'] or 'requested'})"
-                return "another preset was applied during the sweep: it wins"
+                return (
+                    f"{op['preset']} was applied during the sweep (by hand or a schedule): it wins"
+                )
         r.last_op = max([r.last_op, *(op["id"] for op in newer)])
         return None
 

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.live.sampler import Sampler, Tick
 from app.main import create_app
-from app.tuning import journal, sweep
+from app.tuning import journal, schedule, sweep
 from app.tuning.apply import TuningFailed
 from app.tuning.autotune import AutoTuneRefused
 from tests.kernel_tree import (
@@ -490,3 +490,15 @@ def test_a_full_disk_mid_sweep_puts_the_kernel_back_first(box, small_disk):
     small_disk.free()
     nas.run()
     assert journal.open_session(nas.tuner.conn) is None  # the revert is journaled once it can be
+
+
+def test_a_schedule_window_opening_mid_sweep_wins(nas: Nas):
+    nas.tuner.autotune()  # 22:13:20 UTC
+    schedule.add(nas.tuner.conn, "quiet", "22:20", "23:00", nas.clock())
+    nas.run(600)
+    view = nas.tuner.autotuner.view(nas.tuner.conn)
+    assert view["state"] == "cancelled"
+    assert view["reason"] == "quiet was applied during the sweep (by hand or a schedule): it wins"
+    assert nas.tree.read("sys/block/md2/md/sync_speed_min") == "1000\n"
+    nas.run(3600)  # 23:00: the window ends, and with it the session the sweep shared
+    assert nas.at_originals()

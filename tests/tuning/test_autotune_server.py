@@ -58,7 +58,9 @@ def test_on_the_simulator_a_sweep_finds_the_field_reports_best_stripe_cache(tmp_
         assert scores[256] < 0.4 and scores[4096] < 0.9 and scores[32768] < 1.0
         page = server_page(server)
         assert "Auto-tune on md2: done" in page and "kept stripe cache 16384" in page
-        assert 'data-label="auto-tune: stripe cache 4096"' in page  # the chart's marks
+        # The chart's marks: a line per step, named in the list below it.
+        assert '<li class="marker-autotune" data-ts=' in page
+        assert "auto-tune: stripe cache 4096</li>" in page
         status, body = server.request("POST", "/api/revert", {})
         assert status == 200
         assert (tmp_path / STRIPE_CACHE).read_text() == "256\n"
