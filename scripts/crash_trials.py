@@ -1,9 +1,12 @@
-"""kill -9 during apply and revert, over and over: how many knobs does a crash leave changed?
+"""kill -9 during apply, revert and auto-tune, over and over: how many knobs does a crash leave
+changed?
 
 Each trial runs `mdboost serve` on a fresh temporary kernel tree (md2 reshaping, DSM-like knob
 values), kills it with SIGKILL in the middle of a boost or of a revert, starts it again and
 looks at the kernel tree. Kill points: the six in-process crash points of app/tuning/apply.py
 (MDBOOST_TEST_CRASH_AT), and a SIGKILL sent from outside at a random moment after the request.
+"autotune:random" runs `mdboost demo` instead (its reshape moves, so a sweep steps on) and kills
+it at a random moment of an auto-tune sweep; after the restart every knob must be back.
 
 After the restart a session must be either reverted (every knob at its original) or resumed
 (every knob at the boost's value: the kill came after the apply finished). A knob that is
@@ -11,6 +14,7 @@ neither counts as "inconsistent"; after a final revert, a knob not at its origin
 "left changed". A benchmark prints figures; it asserts nothing.
 
     .venv/bin/python scripts/crash_trials.py --trials 80
+    .venv/bin/python scripts/crash_trials.py --trials 12 --modes autotune:random
 """
 
 import argparse
@@ -26,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.kernel_tree import KernelTree, act_like_md, syncing_box
-from tests.server import Server, tree_server
+from tests.server import Server, tree_server, wait_for
 
 TOKEN = {"MDBOOST_API_TOKEN": "crash-trials-token", "MDBOOST_MAX_CACHE_MB": "1024"}
 KNOBS = (
@@ -44,7 +48,16 @@ MODES = (
     "revert:revert_mid_write",
     "revert:revert_after_write",
     "revert:random",
+    "autotune:random",
 )
+SWEEP_KNOBS = ("tree/sys/block/md2/md/stripe_cache_size", "tree/sys/block/md2/queue/read_ahead_kb")
+# Auto-tune's steps in simulated seconds at 100x: a whole sweep takes ~30 s of wall time.
+SWEEP_STEPS = {
+    "MDBOOST_SAMPLE_SECONDS": "0.1",
+    "MDBOOST_AUTOTUNE_SETTLE_SECONDS": "20",
+    "MDBOOST_AUTOTUNE_MEASURE_SECONDS": "150",
+    "MDBOOST_AUTOTUNE_MAX_MEASURE_SECONDS": "300",
+}
 
 
 def server(tree: KernelTree, data: Path, **env: str) -> Server:
@@ -68,8 +81,35 @@ def _quiet_request(running: Server, method: str, path: str, body: object) -> Non
         running.request(method, path, body)
 
 
+def autotune_trial(rng: random.Random, workdir: Path) -> dict[str, object]:
+    """kill -9 at a random moment of a sweep on the demo box, start again, look at its knobs."""
+
+    def demo() -> Server:
+        args = ["demo", "--speedup", "100", "--state-dir", str(workdir)]
+        return Server(args, env=SWEEP_STEPS, log=workdir / "server.log")
+
+    victim = demo().start()
+    wait_for(lambda: victim.get("/api/runs")["runs"], 30, "md2's run")
+    before = {k: (workdir / k).read_text() for k in SWEEP_KNOBS}
+    kill_during(victim, "POST", "/api/autotune", {}, rng.uniform(0.2, 20.0))
+    written_at_kill = sum((workdir / k).read_text() != before[k] for k in SWEEP_KNOBS)
+    with demo() as again:
+        outcome = "resumed" if again.get("/api/tuning")["active"] else "reverted"
+        inconsistent = sum((workdir / k).read_text() != before[k] for k in SWEEP_KNOBS)
+        again.request("POST", "/api/revert", {})
+    left_changed = sum((workdir / k).read_text() != before[k] for k in SWEEP_KNOBS)
+    return {
+        "written_at_kill": written_at_kill,
+        "outcome": outcome,
+        "inconsistent": inconsistent,
+        "left_changed": left_changed,
+    }
+
+
 def trial(mode: str, rng: random.Random, workdir: Path) -> dict[str, object]:
     operation, _, point = mode.partition(":")
+    if operation == "autotune":
+        return autotune_trial(rng, workdir)
     tree = KernelTree(workdir / "kernel")
     syncing_box(tree)
     before = tree.snapshot()
@@ -111,11 +151,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=80)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--modes", nargs="*", choices=MODES, default=MODES, help="kill points")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    by_mode: dict[str, list[dict[str, object]]] = {mode: [] for mode in MODES}
+    by_mode: dict[str, list[dict[str, object]]] = {mode: [] for mode in args.modes}
     for number in range(args.trials):
-        mode = MODES[number % len(MODES)]
+        mode = args.modes[number % len(args.modes)]
         with tempfile.TemporaryDirectory(prefix="mdboost-crash-") as tmp:
             by_mode[mode].append(trial(mode, rng, Path(tmp)))
     total_inconsistent = total_left = 0
