@@ -131,7 +131,8 @@ def _text(event: Event, name: str, action: str, ctx: Context) -> tuple[str, list
             f"No progress on {name} since {clock(d['since'])}, although the {action} runs.",
         ]
     if kind == "slow_reason":
-        return f"{name}: {TITLES[d['verdict']].lower()}", [
+        title = TITLES[d["verdict"]]
+        return f"{name}: {title[0].lower()}{title[1:]}", [
             f"{label} {name}, since {clock(d['since'])}. {d['sentence']}"
         ]
     if kind == "resumed":

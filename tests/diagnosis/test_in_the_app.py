@@ -13,7 +13,8 @@ from app.config import Settings
 from app.kernel.host import Host
 from app.live import sampler
 from app.main import create_app
-from app.notify import destinations
+from app.notify import destinations, messages
+from app.notify.events import Event
 from app.notify.notifier import Notifier
 from app.store import db
 from tests.diagnosis.moving_box import Box
@@ -164,3 +165,17 @@ def test_a_new_verdict_queues_one_notification(tree: KernelTree, tmp_path: Path)
     message = json.loads(rows[0]["message"])
     assert message["title"] == "md2: held by the speed limit"
     assert "Held by the speed limit: it runs at 6.1 MB/s" in message["body"]
+
+
+def test_the_notification_title_keeps_i_o_in_capitals() -> None:
+    event = Event(
+        "slow_reason",
+        "run:3:why:yielding:100",
+        "md2",
+        3,
+        {"action": "reshape", "verdict": "yielding", "since": 100.0, "sentence": "Held back."},
+    )
+    context = messages.Context("http://nas:8080/", lambda name: None, lambda: None)
+    message = messages.compose(event, context)
+    assert message.title == "md2: held back by other I/O on the disks"
+    assert message.priority == "low" and message.click == "http://nas:8080/#array-md2"
