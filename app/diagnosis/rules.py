@@ -66,6 +66,8 @@ class Observation:
     threads_cpu: dict[str, float] = field(default_factory=dict)  # md thread name -> cores used
     array_read_kib_s: float | None = None  # KiB/s on the md device itself: its users' I/O
     array_write_kib_s: float | None = None
+    # KiB/s on the member disks' other partitions (whole disk minus member partition), by disk
+    other_partitions_kib_s: dict[str, float] = field(default_factory=dict)
     mem_available_kib: int | None = None  # KiB, /proc/meminfo
     window_s: float | None = None  # seconds the rates span
     top_io: tuple[ProcessIo, ...] = ()  # busiest other processes, when /proc/PID/io is readable
@@ -81,15 +83,13 @@ def judge(obs: Observation) -> Findings:
     held_by_max = speed is not None and high and speed >= threshold("max_near") * high
     if held_by_max:
         findings["held_by_max"] = {"speed_kb_s": speed, "max_kb_s": high, "local": obs.max_local}
-    contested = contested_members(obs)
-    if near_min(obs) and not held_by_max and contested:
+    competing = competing_io(obs)
+    if competing is not None and not held_by_max:
         findings["yielding"] = {
+            **competing,
             "speed_kb_s": speed,
             "min_kb_s": low,
             "below_min": speed is not None and low is not None and speed < low,
-            "members": contested,
-            "array_read_kib_s": _round(obs.array_read_kib_s),
-            "array_write_kib_s": _round(obs.array_write_kib_s),
             "processes": [
                 {
                     "pid": p.pid,
@@ -103,7 +103,10 @@ def judge(obs: Observation) -> Findings:
     slow = _slow_member(obs.members)
     if slow is not None:
         findings["slow_member"] = slow
-    if obs.threads_cpu:
+    disks_saturated = bool(obs.members) and all(
+        m.busy >= threshold("disks_busy") for m in obs.members
+    )
+    if obs.threads_cpu and not disks_saturated:  # with every disk busy, a faster CPU waits
         thread, cores = max(obs.threads_cpu.items(), key=lambda item: item[1])
         if cores >= threshold("cpu_bound"):
             findings["cpu_bound"] = {
@@ -123,7 +126,7 @@ def judge(obs: Observation) -> Findings:
             "disks": len(obs.members) or None,
             "mem_available_kib": obs.mem_available_kib,
         }
-    if obs.members and all(m.busy >= threshold("disks_busy") for m in obs.members):
+    if disks_saturated:
         findings["disks_limit"] = {
             "busy_min": round(min(m.busy for m in obs.members), 3),
             "busy_max": round(max(m.busy for m in obs.members), 3),
@@ -133,30 +136,27 @@ def judge(obs: Observation) -> Findings:
     return findings
 
 
-def sync_kib_s_per_member(obs: Observation) -> float:
-    """KiB/s each member moves for the sync itself, estimated from the sync speed."""
-    factor = threshold("reshape_io_per_speed" if obs.action == "reshape" else "sync_io_per_speed")
-    return factor * (obs.speed_kb_s or 0)
-
-
-def near_min(obs: Observation) -> bool:
-    """The speed sits at (or under) the min, where md holds a sync that other I/O contests."""
-    speed, low = obs.speed_kb_s, obs.min_kb_s
-    return speed is not None and low is not None and speed <= threshold("min_near") * low
-
-
-def contested_members(obs: Observation) -> list[dict[str, Any]]:
-    """Members carrying clearly more I/O than the sync explains, busiest first."""
-    explained = sync_kib_s_per_member(obs)
-    contested = []
-    for member in obs.members:
-        other = member.kib_s - explained
-        if (
-            other >= threshold("other_io_kib_s")
-            and other >= threshold("other_io_share") * member.kib_s
-        ):
-            contested.append({**member_json(member), "other_kib_s": round(other)})
-    return sorted(contested, key=lambda m: (-m["busy"], -m["other_kib_s"]))
+def competing_io(obs: Observation) -> dict[str, Any] | None:
+    """The I/O on the array's disks that is not the sync, when it is a real share of theirs:
+    the array's own users (reads and writes on the md device) plus other partitions of the
+    member disks (other arrays, DSM's system partition). None when it is not."""
+    user_read = obs.array_read_kib_s or 0.0
+    user_write = obs.array_write_kib_s or 0.0
+    others = sum(obs.other_partitions_kib_s.values())
+    competing = user_read + user_write + others
+    sync = (obs.speed_kb_s or 0) * len(obs.members)  # each member moves about the sync speed
+    share = competing / (competing + sync) if competing + sync > 0 else 0.0
+    if competing < threshold("other_io_kib_s") or share < threshold("other_io_share"):
+        return None
+    busiest = max(obs.members, key=lambda m: m.busy, default=None)
+    return {
+        "competing_kib_s": round(competing),
+        "share": round(share, 3),
+        "array_read_kib_s": round(user_read),
+        "array_write_kib_s": round(user_write),
+        "other_partitions_kib_s": {k: round(v) for k, v in obs.other_partitions_kib_s.items()},
+        "busiest": member_json(busiest) if busiest is not None else None,
+    }
 
 
 def _slow_member(members: tuple[MemberIo, ...]) -> dict[str, Any] | None:
@@ -191,7 +191,3 @@ def member_json(member: MemberIo) -> dict[str, Any]:
         "ios_s": round(member.ios_s, 1),
         "wait_ms": None if member.wait_ms is None else round(member.wait_ms, 1),
     }
-
-
-def _round(value: float | None) -> int | None:
-    return None if value is None else round(value)

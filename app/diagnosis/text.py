@@ -27,11 +27,13 @@ def _why(verdict: str, n: dict[str, Any]) -> str:
         which = "this array's own maximum" if n.get("local") else "the maximum md allows"
         return f"it runs at {mb_s(n['speed_kb_s'])}, {which} ({mb_s(n['max_kb_s'])})."
     if verdict == "yielding":
-        top = n["members"][0]
-        kinds = _io_kinds(top)
+        kinds = _io_kinds(n["array_read_kib_s"], n["array_write_kib_s"])
         process = n["processes"][0]["comm"] if n.get("processes") else None
-        source = f"{process}" if process else "another program"
-        return f"{top['disk']} {_percent(top['busy'])} busy with {kinds} from {source}."
+        source = process or ("another program" if kinds else "other partitions")
+        what = f"{kinds or 'I/O'} from {source}"
+        busiest = n.get("busiest")
+        busy = f" ({busiest['disk']} {_percent(busiest['busy'])} busy)" if busiest else ""
+        return f"{_percent(n['share'])} of their traffic is {what}{busy}."
     if verdict == "slow_member":
         return (
             f"{n['disk']} takes {n['wait_ms']:.0f} ms per request, {n['ratio']:.0f}x the other "
@@ -55,7 +57,7 @@ def todo(verdict: str, n: dict[str, Any]) -> str:
     if verdict == "yielding":
         if n.get("below_min"):
             return "md already runs below its floor: pausing what competes is what helps."
-        return "Boost raises its floor, or pause what competes."
+        return "Boost raises its floor (md stops yielding below it), or pause what competes."
     if verdict == "slow_member":
         return "Check that disk's health (SMART): it may be failing, or an SMR disk."
     if verdict == "cpu_bound":
@@ -82,8 +84,10 @@ def stripe_cache_room(n: dict[str, Any]) -> int | None:
     return min(fit, STRIPE_CACHE_MAX)
 
 
-def _io_kinds(member: dict[str, Any]) -> str:
-    reads, writes = member["read_kib_s"], member["write_kib_s"]
+def _io_kinds(reads: float, writes: float) -> str | None:
+    """What the array's own users do: reads, writes, both; None when they do nothing."""
+    if reads + writes <= 0:
+        return None
     if reads >= 3 * writes:
         return "reads"
     if writes >= 3 * reads:

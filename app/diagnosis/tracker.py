@@ -15,15 +15,7 @@ from typing import Any
 
 from app.diagnosis import text
 from app.diagnosis.hysteresis import Hysteresis, Shown
-from app.diagnosis.rules import (
-    MemberIo,
-    Observation,
-    ProcessIo,
-    contested_members,
-    judge,
-    member_json,
-    near_min,
-)
+from app.diagnosis.rules import MemberIo, Observation, ProcessIo, competing_io, judge, member_json
 from app.diagnosis.thresholds import threshold
 from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, CLOCK_TICKS, ArraySysfs, Host
@@ -160,7 +152,9 @@ class Tracker:
             del self.arrays[gone]  # its run ended: the next one starts with a clean slate
         if not running:
             return {}, []
-        disks = self.host.read_diskstats()
+        disks = self.host.read_diskstats(
+            {device for array in running for device in self._devices(array)[1]}
+        )
         memory = self._mem_available(now)
         self._find_threads(now, running)
         if self.last_scan_wanted:
@@ -168,13 +162,13 @@ class Tracker:
         diagnoses, changes = {}, []
         want_scan = False
         for array in running:
-            state = self.arrays.setdefault(array.name, _ArrayState(Hysteresis(self.hold_s)))
+            state = self._state(array.name)
             obs = self._observe(
                 now, array, sysfs.get(array.name), global_limits, disks, memory, state
             )
             findings = judge(obs)
             # Name who competes as soon as it may matter, so the names are there when it shows.
-            want_scan = want_scan or (near_min(obs) and bool(contested_members(obs)))
+            want_scan = want_scan or competing_io(obs) is not None
             shown = state.hysteresis.update(now, findings)
             diagnosis = Diagnosis(
                 array.name,
@@ -213,8 +207,7 @@ class Tracker:
         memory: int | None,
         state: _ArrayState,
     ) -> Observation:
-        members = [d.name for d in array.devices if not {"S", "F"} & set(d.flags)]
-        wanted = {array.name, *(self._whole_disk(m) or m for m in members)}
+        members, wanted = self._devices(array)
         thread_ticks = {}
         for name, pid in list(state.threads.items()):
             stat = self.host.read_pid_stat(pid)
@@ -235,6 +228,7 @@ class Tracker:
         observed: tuple[MemberIo, ...] = ()
         threads_cpu: dict[str, float] = {}
         array_kib: tuple[float | None, float | None] = (None, None)
+        others: dict[str, float] = {}
         if span > 0 and base is not point:
             observed = tuple(
                 io
@@ -246,6 +240,12 @@ class Tracker:
                 for name, ticks in thread_ticks.items()
                 if name in base.thread_ticks
             }
+            for m in members:
+                disk = self._whole_disk(m)
+                if disk is not None and disk != m:
+                    other = _kib_s(base, point, disk, span) - _kib_s(base, point, m, span)
+                    if m in point.disks:  # a partition diskstats lists: else unknown
+                        others[disk] = max(other, 0.0)
             if array.name in base.disks and array.name in point.disks:
                 before, after = base.disks[array.name], point.disks[array.name]
                 array_kib = (
@@ -273,10 +273,24 @@ class Tracker:
             threads_cpu=threads_cpu,
             array_read_kib_s=array_kib[0],
             array_write_kib_s=array_kib[1],
+            other_partitions_kib_s=others,
             mem_available_kib=memory,
             window_s=span if span > 0 else None,
             top_io=top,
         )
+
+    def _state(self, array: str) -> _ArrayState:
+        state = self.arrays.get(array)
+        if state is None:
+            state = self.arrays[array] = _ArrayState(Hysteresis(self.hold_s))
+        return state
+
+    def _devices(self, array: mdstat.Array) -> tuple[list[str], set[str]]:
+        """The members md syncs (not spares, not faulty) and every device to read: the whole
+        disks for busy and wait, the member partitions to tell other partitions' I/O apart,
+        and the md device, whose own I/O is its users'."""
+        members = [d.name for d in array.devices if not {"S", "F"} & set(d.flags)]
+        return members, {array.name, *members, *(self._whole_disk(m) or m for m in members)}
 
     def _group_thread_cnt(self, array: str, state: _ArrayState) -> int | None:
         """Read once per run: tuning never changes it while the array syncs (DESIGN.md)."""
@@ -304,10 +318,7 @@ class Tracker:
     def _find_threads(self, now: float, running: list[mdstat.Array]) -> None:
         """List /proc for md threads when a running array has none known (a run just started, or
         its sync thread ended and another began), at most once per THREAD_SCAN_S."""
-        states = {
-            a.name: self.arrays.setdefault(a.name, _ArrayState(Hysteresis(self.hold_s)))
-            for a in running
-        }
+        states = {a.name: self._state(a.name) for a in running}
         missing = [s for s in states.values() if not s.threads or s.lost_thread]
         if not missing or now - self.last_thread_scan < THREAD_SCAN_S:
             return
@@ -370,6 +381,18 @@ def _member_io(member: str, disk: str, base: _Point, point: _Point, span: float)
     )
 
 
+def _kib_s(base: _Point, point: _Point, device: str, span: float) -> float:
+    """KiB/s read and written by one device over the window; 0 when it is not in diskstats."""
+    if device not in base.disks or device not in point.disks:
+        return 0.0
+    a, b = base.disks[device], point.disks[device]
+    return (
+        (b.sectors_read - a.sectors_read + b.sectors_written - a.sectors_written)
+        * SECTOR_KIB
+        / span
+    )
+
+
 def _limits(
     sysfs: ArraySysfs | None, global_limits: tuple[int | None, int | None]
 ) -> tuple[int | None, int | None, bool]:
@@ -409,4 +432,5 @@ def _readings(obs: Observation) -> dict[str, Any]:
         "array_write_kib_s": None
         if obs.array_write_kib_s is None
         else round(obs.array_write_kib_s),
+        "other_partitions_kib_s": {k: round(v) for k, v in obs.other_partitions_kib_s.items()},
     }

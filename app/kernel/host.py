@@ -6,6 +6,7 @@ a disk a plain sysfs name. A missing file means "not available on this kernel" (
 
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,9 +157,10 @@ class Host:
         text = self.read(self.proc_root / "meminfo")
         return sysfs.parse_meminfo(text) if text else {}
 
-    def read_diskstats(self) -> dict[str, sysfs.DiskStat]:
+    def read_diskstats(self, names: Collection[str] | None = None) -> dict[str, sysfs.DiskStat]:
+        """Every device's counters, or only those of `names`."""
         text = self.read(self.proc_root / "diskstats", DISKSTATS_READ_LIMIT)
-        return sysfs.parse_diskstats(text) if text else {}
+        return sysfs.parse_diskstats(text, names) if text else {}
 
     # ---- processes (the md threads' CPU; who else reads and writes)
     def pids(self) -> list[int]:

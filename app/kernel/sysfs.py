@@ -1,5 +1,6 @@
 """Pure parsers for the small /sys and /proc files beside mdstat (admin-guide/md.rst)."""
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 
@@ -98,10 +99,19 @@ def parse_meminfo(text: str) -> dict[str, int]:
     return values
 
 
-def parse_diskstats(text: str) -> dict[str, DiskStat]:
-    """/proc/diskstats (Documentation/admin-guide/iostats.rst) keyed by device name."""
+def parse_diskstats(text: str, names: Collection[str] | None = None) -> dict[str, DiskStat]:
+    """/proc/diskstats (Documentation/admin-guide/iostats.rst) keyed by device name; only the
+    devices in `names` when given (a NAS lists dozens; the sampler wants a few each tick).
+
+    Fields after major, minor, name: reads, merged, sectors, ms reading, writes, merged,
+    sectors, ms writing, in flight, ms doing I/O, weighted ms (kernels >= 4.18 append discard
+    and flush fields, ignored). A line too short or not numeric is skipped."""
     stats = {}
     for line in text.splitlines():
+        if names is not None:
+            head = line.split(None, 3)
+            if len(head) < 3 or head[2] not in names:
+                continue
         fields = line.split()
         if len(fields) < 14:
             continue

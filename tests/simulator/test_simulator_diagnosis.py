@@ -47,8 +47,9 @@ def test_a_burst_of_the_indexer_is_named(sim: Simulator, tmp_path: Path) -> None
     view = diagnose(sim, tmp_path)
     assert view["verdict"] == "yielding"
     assert view["sentence"] == (
-        "Held back by other I/O on the disks: sda 92 % busy with reads from synoindexd. "
-        "Boost raises its floor, or pause what competes."
+        "Held back by other I/O on the disks: 50 % of their traffic is reads from synoindexd "
+        "(sda 92 % busy). Boost raises its floor (md stops yielding below it), or pause what "
+        "competes."
     )
 
 
