@@ -377,6 +377,7 @@ def boot(
     disks: int = 6,
     disk_size_mib: int = 512,
     drive_opts: str = "",
+    drive_opts_by_disk: Sequence[str] = (),
     memory_mib: int = 3072,
     smp: int = 2,
     timeout_s: float = 900,
@@ -386,7 +387,8 @@ def boot(
 
     In the guest: cwd and $OUT are the run directory's out/ (the result), $REPO the repository.
     drive_opts is appended to every qemu -drive, e.g. HDD-like disks:
-    "throttling.bps-total=60000000,throttling.iops-total=120".
+    "throttling.bps-total=60000000,throttling.iops-total=120"; drive_opts_by_disk[i], where
+    given and not empty, to disk i's alone (one slow member among fast ones).
     """
     if shutil.which("qemu-system-x86_64") is None:
         raise HarnessUnavailable("qemu-system-x86_64 is not installed")
@@ -399,7 +401,8 @@ def boot(
         img = run_dir / "disks" / f"d{i}.img"
         with img.open("wb") as f:
             f.truncate(disk_size_mib << 20)
-        extra = f",{drive_opts}" if drive_opts else ""
+        own = drive_opts_by_disk[i] if i < len(drive_opts_by_disk) else ""
+        extra = "".join(f",{opts}" for opts in (drive_opts, own) if opts)
         drives += [
             "-drive",
             f"file={img},if=none,id=d{i},format=raw,cache=unsafe,aio=threads{extra}",
