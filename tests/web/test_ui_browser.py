@@ -188,6 +188,32 @@ def test_pages_work_with_javascript_off(browser: Browser, server: Server):
     context.close()
 
 
+def test_boost_boost_off_and_revert_without_javascript(browser: Browser, server: Server):
+    """Issue 14 item 1: plain form posts (Origin: null under no-referrer) pass the same-origin guard."""
+    context = browser.new_context(viewport=PHONE, java_script_enabled=False)
+    page = context.new_page()
+    page.goto(server.base + "/")
+    switch = page.get_by_role("switch")
+    expect(switch).to_have_attribute("aria-checked", "false")
+    switch.click()
+    expect(page.locator("#boost form.confirm")).to_contain_text("stripe_cache_size")
+    page.get_by_role("button", name="Apply boost").click()
+    expect(page).to_have_url(server.base + "/#boost")
+    expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "true")
+    assert server.get("/api/tuning")["active"] is True
+    page.get_by_role("switch").click()  # "boost off"
+    expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
+    assert server.get("/api/tuning")["active"] is False
+    page.get_by_role("switch").click()
+    page.get_by_role("button", name="Apply boost").click()
+    expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "true")
+    page.get_by_role("button", name="Revert to the original values").click()
+    expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
+    assert server.get("/api/tuning")["active"] is False
+    assert "cross-site" not in page.content()
+    context.close()
+
+
 def test_sign_in_then_boost_from_the_page(browser: Browser, tmp_path: Path):
     """With a password set, the page asks to sign in; after signing in the toggle works."""
     args = ["demo", "--speedup", "300", "--state-dir", str(tmp_path)]
