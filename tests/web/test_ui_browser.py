@@ -214,6 +214,22 @@ def test_boost_boost_off_and_revert_without_javascript(browser: Browser, server:
     context.close()
 
 
+def test_api_docs_render_from_local_files_under_the_csp(browser: Browser, server: Server):
+    """Issue 14 item 2: Swagger UI is vendored; nothing loads from elsewhere, the CSP refuses nothing."""
+    page = open_page(browser, DESKTOP, "light")
+    console = Console(page)
+    hosts: set[str] = set()
+    page.on("request", lambda request: hosts.add(request.url.split("/")[2]))
+    page.goto(server.base + "/")
+    page.get_by_role("link", name="API docs").click()
+    expect(page.locator("#swagger-ui .opblock-tag").first).to_be_visible()
+    expect(page.locator("#swagger-ui")).to_contain_text("/api/tuning")
+    assert hosts == {server.base.split("/")[2]}
+    assert console.errors == []
+    assert page.goto(server.base + "/redoc").status == 404
+    page.context.close()
+
+
 def test_sign_in_then_boost_from_the_page(browser: Browser, tmp_path: Path):
     """With a password set, the page asks to sign in; after signing in the toggle works."""
     args = ["demo", "--speedup", "300", "--state-dir", str(tmp_path)]
