@@ -31,22 +31,27 @@
   function markersOf(canvas) {
     const list = document.getElementById(canvas.dataset.markers);
     if (!list) return [];
-    return Array.from(list.querySelectorAll("li[data-ts]"), (li) => ({
+    // The flag's number is the item's number in the list under the chart (an <ol>).
+    return Array.from(list.querySelectorAll("li[data-ts]"), (li, i) => ({
       x: Number(li.dataset.ts) * 1000,
-      label: li.dataset.label,
+      number: i + 1,
+      flag: li.dataset.kind !== "autotune", // auto-tune's many steps: bare lines, named in the list
+      text: li.textContent.trim(),
+      item: li,
     }));
   }
 
-  // Dashed vertical lines where a preset was applied or reverted, labelled with its effect.
+  const FLAG = 44; // px: a flag is a tap target (issue 14 item 11)
+
+  // Dashed vertical lines at each tuning change; numbered flags (HTML buttons over the canvas)
+  // that never overlap: a flag too close to the one before goes one row down.
   const markerPlugin = {
     id: "mdboostMarkers",
     afterDatasetsDraw(chart, args, options) {
       const { ctx, chartArea, scales } = chart;
       ctx.save();
       ctx.strokeStyle = options.color;
-      ctx.fillStyle = options.color;
       ctx.setLineDash([4, 4]);
-      ctx.font = "11px system-ui, sans-serif";
       for (const marker of options.markers || []) {
         const x = scales.x.getPixelForValue(marker.x);
         if (x < chartArea.left || x > chartArea.right) continue;
@@ -54,13 +59,112 @@
         ctx.moveTo(x, chartArea.top);
         ctx.lineTo(x, chartArea.bottom);
         ctx.stroke();
-        const width = ctx.measureText(marker.label).width;
-        const left = x + width + 4 > chartArea.right ? x - width - 4 : x + 4;
-        ctx.fillText(marker.label, left, chartArea.top + 12);
+      }
+      ctx.fillStyle = options.gapColor;
+      for (const gap of options.gaps || []) {
+        const left = Math.max(scales.x.getPixelForValue(gap.from), chartArea.left);
+        const right = Math.min(scales.x.getPixelForValue(gap.to), chartArea.right);
+        if (right > left) ctx.fillRect(left, chartArea.top, right - left, chartArea.bottom - chartArea.top);
       }
       ctx.restore();
+      placeFlags(chart, options);
     },
   };
+
+  function flagLayer(chart) {
+    const box = chart.canvas.parentElement;
+    let layer = box.querySelector(".flags");
+    if (!layer) {
+      layer = document.createElement("div");
+      layer.className = "flags";
+      const tip = document.createElement("p");
+      tip.className = "flag-tip";
+      tip.hidden = true;
+      tip.setAttribute("role", "status");
+      box.append(layer, tip);
+    }
+    return layer;
+  }
+
+  function placeFlags(chart, options) {
+    const { chartArea, scales } = chart;
+    const layer = flagLayer(chart);
+    const wanted = [];
+    for (const marker of options.markers || []) {
+      if (!marker.flag) continue;
+      wanted.push({ ...marker, label: String(marker.number), kind: "marker" });
+    }
+    for (const gap of options.gaps || []) {
+      wanted.push({ x: gap.to, label: "↻", kind: "restart", text: gap.text });
+    }
+    const placed = [];
+    const rowEnds = [];
+    for (const flag of wanted.sort((a, b) => a.x - b.x)) {
+      const x = scales.x.getPixelForValue(flag.x);
+      if (x < chartArea.left - 1 || x > chartArea.right + 1) continue;
+      const left = Math.min(Math.max(x - FLAG / 2, 0), chart.width - FLAG);
+      let row = rowEnds.findIndex((end) => left >= end);
+      if (row < 0) row = rowEnds.push(0) - 1;
+      rowEnds[row] = left + FLAG;
+      placed.push({ ...flag, left, top: chartArea.top + row * FLAG });
+    }
+    const key = JSON.stringify(placed.map((f) => [f.label, f.left, f.top, f.text]));
+    if (layer.dataset.key === key) return;
+    layer.dataset.key = key;
+    layer.replaceChildren(
+      ...placed.map((f) => {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.className = `flag-marker flag-${f.kind}`;
+        button.textContent = f.label;
+        button.title = f.text;
+        button.setAttribute("aria-label", f.kind === "marker" ? `${f.number}: ${f.text}` : f.text);
+        button.style.left = `${f.left}px`;
+        button.style.top = `${f.top}px`;
+        button.addEventListener("click", () => showTip(layer, button, f));
+        return button;
+      }),
+    );
+  }
+
+  function showTip(layer, button, flag) {
+    const tip = layer.nextElementSibling;
+    const same = !tip.hidden && tip.dataset.for === button.textContent;
+    for (const li of layer.closest("figure").querySelectorAll("ol.markers li.shown")) li.classList.remove("shown");
+    tip.hidden = same;
+    if (same) return;
+    tip.dataset.for = button.textContent;
+    tip.textContent = flag.kind === "marker" ? `${flag.number}. ${flag.text}` : flag.text;
+    tip.style.top = `${button.offsetTop + FLAG}px`;
+    if (flag.item) flag.item.classList.add("shown");
+  }
+
+  // Where no sample arrived for much longer than usual (mdboost was not running): break the
+  // lines there and flag the restart that ended the gap.
+  function gapsIn(progress) {
+    const deltas = [];
+    for (let i = 1; i < progress.length; i++) deltas.push(progress[i].x - progress[i - 1].x);
+    if (deltas.length < 10) return [];
+    const usual = deltas.slice().sort((a, b) => a - b)[Math.floor(deltas.length * 0.9)];
+    const longest = Math.max(usual * 4, 60_000);
+    const gaps = [];
+    for (let i = 1; i < progress.length; i++) {
+      const from = progress[i - 1].x;
+      const to = progress[i].x;
+      if (to - from > longest) {
+        const text = `No samples from ${localTime(from, true)} to ${localTime(to, true)}: mdboost was not running; it restarted at ${localTime(to, false)}`;
+        gaps.push({ from, to, text });
+      }
+    }
+    return gaps;
+  }
+
+  function breakAt(data, gaps) {
+    for (const gap of gaps.slice().reverse()) {
+      const i = data.findIndex((p) => p.x >= gap.to);
+      if (i > 0 && data[i - 1].y !== null) data.splice(i, 0, { x: (gap.from + gap.to) / 2, y: null });
+    }
+  }
 
   function points(samples) {
     const progress = [];
@@ -69,7 +173,7 @@
       if (s.percent === null) continue;
       const x = s.ts * 1000;
       progress.push({ x, y: s.percent });
-      speed.push({ x, y: s.speed_kb_s === null ? null : (s.speed_kb_s * 1024) / 1e6 });
+      if (s.speed_kb_s !== null) speed.push({ x, y: (s.speed_kb_s * 1024) / 1e6 });
     }
     return { progress, speed };
   }
@@ -90,7 +194,7 @@
       data: {
         datasets: [
           { label: "Progress (%)", data: data.progress, yAxisID: "progress", borderColor: cssVar("--accent"), backgroundColor: cssVar("--accent"), borderWidth: 2, pointRadius: 0 },
-          { label: "Speed (MB/s)", data: data.speed, yAxisID: "speed", borderColor: cssVar("--speed"), backgroundColor: cssVar("--speed"), borderWidth: 1.5, pointRadius: 0, spanGaps: true },
+          { label: "Speed (MB/s)", data: data.speed, yAxisID: "speed", borderColor: cssVar("--speed"), backgroundColor: cssVar("--speed"), borderWidth: 1.5, pointRadius: 0, spanGaps: false },
         ],
       },
       options: {
@@ -120,7 +224,7 @@
         plugins: {
           legend: { labels: { color: fg, boxWidth: 12 } },
           tooltip: { callbacks: { title: (items) => (items.length ? localTime(items[0].parsed.x, true) : "") } },
-          mdboostMarkers: { color: cssVar("--fg"), markers: markersOf(canvas) },
+          mdboostMarkers: { color: cssVar("--fg"), gapColor: cssVar("--grid"), markers: markersOf(canvas), gaps: data.gaps },
         },
       },
       plugins: [markerPlugin],
@@ -143,7 +247,11 @@
     try {
       const samples = await fetchSamples(entry.url);
       entry.lastTs = samples.length ? samples[samples.length - 1].ts : 0;
-      entry.chart = makeChart(canvas, points(samples));
+      const data = points(samples);
+      data.gaps = gapsIn(data.progress);
+      breakAt(data.progress, data.gaps);
+      breakAt(data.speed, data.gaps);
+      entry.chart = makeChart(canvas, data);
     } catch (error) {
       console.warn("mdboost chart:", error);
     } finally {

@@ -179,6 +179,63 @@ def test_boost_confirm_raises_speed_on_the_chart_and_revert_restores(
     page.context.close()
 
 
+NARROW = {"width": 360, "height": 740}
+
+
+def overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and a["y"] < b["y"] + b["height"]
+        and b["y"] < a["y"] + a["height"]
+    )
+
+
+def test_chart_flags_are_numbered_like_the_list_and_never_overlap_at_360_px(
+    browser: Browser, tmp_path: Path
+):
+    """Issue 14 item 3: boost, revert and boost again within moments: three flags side by side."""
+    args = ["demo", "--speedup", "300", "--state-dir", str(tmp_path)]
+    with Server(args) as fresh:
+        page = open_page(browser, NARROW, "light")
+        console = Console(page)
+        page.goto(fresh.base + "/")
+        wait_for_chart(page)
+        for _ in range(2):
+            page.get_by_role("switch").click()
+            page.get_by_role("button", name="Apply boost").click()
+            expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "true")
+            page.get_by_role("button", name="Revert to the original values").click()
+            expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
+        items = page.locator("ol.markers li")
+        expect(items).to_have_count(4)
+        flags = page.locator(".chart-box .flag-marker")
+        expect(flags).to_have_count(4)
+        assert flags.all_inner_texts() == ["1", "2", "3", "4"]
+        boxes = [flag.bounding_box() for flag in flags.all()]
+        chart = page.locator(".chart-box").bounding_box()
+        for i, box in enumerate(boxes):
+            assert box["width"] >= 44 and box["height"] >= 44
+            assert chart["x"] <= box["x"] and box["x"] + box["width"] <= chart["x"] + chart["width"]
+            for other in boxes[i + 1 :]:
+                assert not overlaps(box, other), (box, other)
+        listed = [item.bounding_box() for item in items.all()]
+        for i, box in enumerate(listed):
+            for other in listed[i + 1 :]:
+                assert not overlaps(box, other)
+        second = items.nth(1).inner_text()
+        assert "reverted" in second
+        flags.nth(1).click()
+        tip = page.locator(".flag-tip")
+        expect(tip).to_be_visible()
+        expect(tip).to_have_text("2. " + second)
+        assert flags.nth(1).get_attribute("title") == second
+        assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+        screenshot(page, "phone-360-chart-flags.png")
+        assert console.errors == []
+        page.context.close()
+
+
 def test_pages_work_with_javascript_off(browser: Browser, server: Server):
     context = browser.new_context(viewport=PHONE, java_script_enabled=False)
     page = context.new_page()
