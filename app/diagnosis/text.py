@@ -19,7 +19,13 @@ PAGE_KIB = 4  # a stripe-cache entry holds one page per member disk
 
 def sentence(verdict: str, numbers: dict[str, Any]) -> str:
     """One sentence: the verdict, its strongest number, and what to do about it."""
-    return f"{TITLES[verdict]}: {_why(verdict, numbers)} {todo(verdict, numbers)}"
+    return f"{finding(verdict, numbers)} {todo(verdict, numbers)}"
+
+
+def finding(verdict: str, numbers: dict[str, Any]) -> str:
+    """The verdict and its strongest number, without the advice: for the verdicts beside the
+    first, whose advice the first one's may contradict ("nothing to tune" vs "a bigger cache")."""
+    return f"{TITLES[verdict]}: {_why(verdict, numbers)}"
 
 
 def _why(verdict: str, n: dict[str, Any]) -> str:

@@ -36,6 +36,7 @@ class Verdict:
     verdict: str  # one of rules.VERDICTS
     title: str
     sentence: str  # the plain sentence under the progress bar
+    finding: str  # the same without the advice
     since: float  # unix seconds: when it began to hold
     numbers: dict[str, Any]  # the evidence
     fading: bool  # stopped holding; leaves after hold_s unless it comes back
@@ -45,6 +46,7 @@ class Verdict:
             "verdict": self.verdict,
             "title": self.title,
             "sentence": self.sentence,
+            "finding": self.finding,
             "since": self.since,
             "held_s": round(now - self.since, 1),
             "fading": self.fading,
@@ -413,6 +415,7 @@ def _verdict(shown: Shown) -> Verdict:
         verdict=shown.verdict,
         title=text.TITLES[shown.verdict],
         sentence=text.sentence(shown.verdict, shown.numbers),
+        finding=text.finding(shown.verdict, shown.numbers),
         since=shown.since,
         numbers=shown.numbers,
         fading=shown.fading,

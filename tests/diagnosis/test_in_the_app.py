@@ -128,6 +128,7 @@ def test_the_page_says_it_in_one_sentence_with_the_evidence_behind_a_tap(
     tick_for(client.app.state.sampler, box, 30)
     assert 'class="why"' not in client.get("/ui/arrays/md2").text  # nothing held a minute yet
     box.disks["sdc"].wait_ms, box.disks["sdc"].busy = 60.0, 0.99
+    box.tree.write("sys/block/md2/md/stripe_cache_active", "500")  # of 513: full as well
     tick_for(client.app.state.sampler, box, 90)
     for page in (client.get("/").text, client.get("/ui/arrays/md2").text):
         why = page[page.index('<details class="why" id="why-md2">') :]
@@ -136,6 +137,10 @@ def test_the_page_says_it_in_one_sentence_with_the_evidence_behind_a_tap(
         assert "<caption>Each disk over the last 30 s</caption>" in why
         assert '<th scope="row">sdc</th><td>99 %</td>' in why
         assert "<code>md2_raid5</code></dt><dd>30 % of a core" in why
+        assert (
+            '<div class="also"><dt>Also</dt><dd>Stripe cache full: 500 of its 513 entries are in '
+            "use.</dd></div>"
+        ) in why
 
 
 def test_metrics_export_each_members_busy_share_and_wait(client: TestClient, box: Box) -> None:

@@ -65,3 +65,12 @@ def test_a_slow_member(sim: Simulator, tmp_path: Path) -> None:
 def test_a_low_local_max(sim: Simulator, tmp_path: Path) -> None:
     (sim.root / "sys/block/md2/md/sync_speed_max").write_text("3000\n")
     assert diagnose(sim, tmp_path)["verdict"] == "held_by_max"
+
+
+def test_the_verdict_beside_the_first_gives_no_advice(sim: Simulator, tmp_path: Path) -> None:
+    view = diagnose(sim, tmp_path)
+    first, also = view["verdicts"]
+    assert first["sentence"].endswith("(up to 32768 entries fit in memory).")
+    assert also["finding"] == also["sentence"].removesuffix(
+        " Nothing to tune: this is about as fast as these disks go."
+    )
