@@ -22,9 +22,36 @@
     return new Date(ms).toLocaleString([], options);
   }
 
+  // Times come from the server in their final form, in the zone this browser tells it by a
+  // cookie. Only a page rendered before the server knew the zone is rewritten, once, in the
+  // server's own format (templating.CLOCK_FORMAT), so nothing changes width (issue 14 item 4).
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const clockFormat = new Intl.DateTimeFormat("en-GB", {
+    timeZone: zone, weekday: "short", day: "2-digit", month: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+  });
+
+  function clock(ms) {
+    const part = Object.fromEntries(clockFormat.formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
+    return `${part.weekday} ${part.day} ${part.month} ${part.hour}:${part.minute}`;
+  }
+
   function localiseTimes(root) {
-    for (const el of within(root, "time[data-ts]")) {
-      el.textContent = localTime(Number(el.dataset.ts) * 1000, true);
+    if (!zone || document.documentElement.dataset.tz === zone) return;
+    for (const el of within(root, "time[data-ts]")) el.textContent = clock(Number(el.dataset.ts) * 1000);
+  }
+
+  if (zone) document.cookie = `tz=${zone}; path=/; max-age=31536000; SameSite=Strict`;
+
+  // <details> the owner opened or closed stay so when a poll replaces the card around them.
+  const detailsState = new Map(); // id -> open
+  document.addEventListener("toggle", (event) => {
+    if (event.target.matches && event.target.matches("details[id]")) detailsState.set(event.target.id, event.target.open);
+  }, true);
+
+  function keepDetails(root) {
+    for (const details of within(root, "details[id]")) {
+      const open = detailsState.get(details.id);
+      if (open !== undefined && details.open !== open) details.open = open;
     }
   }
 
@@ -296,6 +323,7 @@
   }
 
   htmx.onLoad(function (root) {
+    keepDetails(root);
     localiseTimes(root);
     for (const canvas of within(root, "canvas[data-series]")) buildChart(canvas);
     for (const card of within(root, "article[data-run]")) appendNew(card.dataset.run);

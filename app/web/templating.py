@@ -1,13 +1,17 @@
 """The Jinja environment with its formatters and labels, render_page(), and the /static files."""
 
 import time
+from datetime import datetime, tzinfo
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
+from jinja2.runtime import Context
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -40,9 +44,47 @@ def duration(seconds: float | None) -> str:
     return f"{hours} h {mins:02d} min" if hours else f"{mins} min"
 
 
-def clock(ts: float | None) -> str:
-    """Server-local wall time; static/app.js rewrites it in the browser's time zone."""
-    return "–" if ts is None else time.strftime("%a %d %b %H:%M", time.localtime(ts))
+# The browser's IANA zone, set by static/app.js, so that times are rendered once in their final
+# form and never rewritten on the page (issue 14 item 4).
+ZONE_COOKIE = "tz"
+CLOCK_FORMAT = "%a %d %b %H:%M"  # static/app.js formats the same way, for its first page only
+
+
+@lru_cache(maxsize=64)
+def _zone(name: str) -> tzinfo | None:
+    try:
+        return ZoneInfo(name)
+    except (ValueError, ZoneInfoNotFoundError):
+        return None
+
+
+def zone_of(request: Request) -> tzinfo | None:
+    """The browser's zone when it told us, else the box's TZ, else the server's local time."""
+    for name in (request.cookies.get(ZONE_COOKIE), request.app.state.settings.tz):
+        if name and len(name) <= 64 and (zone := _zone(name)) is not None:
+            return zone
+    return None
+
+
+def zone_name(request: Request) -> str:
+    zone = zone_of(request)
+    return str(zone) if zone is not None else ""
+
+
+def clock(ts: float | None, zone: tzinfo | None = None) -> str:
+    """Wall time in `zone` (else the server's local time), in the page's one format."""
+    if ts is None:
+        return "–"
+    if zone is None:
+        return time.strftime(CLOCK_FORMAT, time.localtime(ts))
+    return datetime.fromtimestamp(ts, zone).strftime(CLOCK_FORMAT)
+
+
+@pass_context
+def _page_clock(context: Context, ts: float | None) -> str:
+    """The `clock` filter: in the browser's zone (see zone_of)."""
+    request = context.get("request")
+    return clock(ts, zone_of(request) if request is not None else None)
 
 
 def iso(ts: float) -> str:
@@ -52,13 +94,17 @@ def iso(ts: float) -> str:
 @lru_cache
 def _templates(directory: Path) -> Jinja2Templates:
     templates = Jinja2Templates(directory=directory)
-    templates.env.filters.update(mb_s=mb_s, duration=duration, clock=clock, iso=iso)
-    templates.env.globals.update(ROLE_LABELS=ROLE_LABELS, ACTION_LABELS=ACTION_LABELS)
+    templates.env.filters.update(mb_s=mb_s, duration=duration, clock=_page_clock, iso=iso)
+    templates.env.globals.update(
+        ROLE_LABELS=ROLE_LABELS, ACTION_LABELS=ACTION_LABELS, zone_name=zone_name
+    )
     return templates
 
 
 def render_page(request: Request, name: str, context: dict[str, Any]) -> HTMLResponse:
+    """`now` is the time of this response unless the route gave one (the page's "as of")."""
     templates = _templates(request.app.state.settings.templates_dir)
+    context = {"now": request.app.state.clock(), **context}
     return templates.TemplateResponse(request, name, context)
 
 

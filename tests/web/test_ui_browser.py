@@ -236,6 +236,62 @@ def test_chart_flags_are_numbered_like_the_list_and_never_overlap_at_360_px(
         page.context.close()
 
 
+# Records, from now on, every layout shift and every change made inside a <time> already on the
+# page (a rewrite after render is a flicker).
+WATCH_SHIFTS_AND_TIMES = """() => {
+  window.shifts = [];
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.shifts.push(entry.value);
+  }).observe({ type: "layout-shift", buffered: false });
+  window.timeRewrites = [];
+  new MutationObserver((records) => {
+    for (const r of records) {
+      const target = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+      if (target && target.closest("time")) window.timeRewrites.push(target.closest("time").outerHTML);
+    }
+  }).observe(document.body, { subtree: true, childList: true, characterData: true });
+}"""
+POLL_MD2 = (
+    "() => htmx.ajax('GET', '/ui/arrays/md2', {target: '#array-md2', swap: 'outerHTML'})"
+    ".then(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))))"
+)
+
+
+def test_a_minute_of_polls_keeps_sections_open_times_final_and_nothing_moving(
+    browser: Browser, server: Server
+):
+    """Issue 14 item 4: twelve polls of the md2 card (a minute at every 5 s), driven directly."""
+    page = open_page(browser, PHONE, "light")
+    console = Console(page)
+    page.goto(server.base + "/")  # the first visit tells the server the browser's zone
+    page.goto(server.base + "/")
+    wait_for_chart(page)
+    tz = page.evaluate("() => Intl.DateTimeFormat().resolvedOptions().timeZone")
+    assert page.locator("html").get_attribute("data-tz") == tz
+    members = page.locator("#members-md2")
+    members.locator("summary").click()
+    expect(members).to_have_attribute("open", "")
+    page.locator("#array-md3 summary").click()
+    asof = page.locator("#asof time")
+    first_asof = asof.get_attribute("data-ts")
+    layout = "() => ['#array-md2', '#boost', '.chart-box', '#array-md3'].map((s) => { const r = document.querySelector(s).getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })"
+    page.evaluate(WATCH_SHIFTS_AND_TIMES)
+    before = page.evaluate(layout)
+    for _ in range(12):
+        page.evaluate(POLL_MD2)
+        expect(members).to_have_attribute("open", "")
+        expect(page.locator("#array-md3")).to_have_attribute("open", "")
+        assert page.evaluate(layout) == before
+    assert asof.get_attribute("data-ts") != first_asof
+    assert page.locator("#asof").count() == 1
+    assert page.evaluate("window.timeRewrites") == []
+    assert page.evaluate("window.shifts") == []
+    for text in page.locator("#array-md2 time").all_inner_texts():
+        assert len(text.split()) == 4 and ":" in text, text  # "Mon 23 Nov 09:40", final form
+    assert console.errors == []
+    page.context.close()
+
+
 def test_pages_work_with_javascript_off(browser: Browser, server: Server):
     context = browser.new_context(viewport=PHONE, java_script_enabled=False)
     page = context.new_page()
