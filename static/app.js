@@ -322,6 +322,21 @@
     entry.chart.update("none");
   }
 
+  // The account page's new token: copy it (navigator.clipboard needs HTTPS; a LAN NAS is
+  // often plain HTTP, where selecting the field and execCommand still work).
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest && event.target.closest("button[data-copy]");
+    if (!button) return;
+    const field = document.getElementById(button.dataset.copy);
+    field.select();
+    try {
+      await navigator.clipboard.writeText(field.value);
+    } catch {
+      document.execCommand("copy");
+    }
+    button.textContent = "Copied";
+  });
+
   htmx.onLoad(function (root) {
     keepDetails(root);
     localiseTimes(root);

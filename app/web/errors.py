@@ -4,6 +4,7 @@ import html
 import logging
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import fastapi
 from fastapi import FastAPI, Request
@@ -35,9 +36,10 @@ def error_page(status: int, message: str) -> HTMLResponse:
     body = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="color-scheme" content="light dark">'
         f'<title>mdboost: {status}</title><link rel="stylesheet" href="/static/app.css"></head>'
-        f'<body><main class="narrow"><h1>{status}</h1><p role="alert">{text}</p>'
-        '<p><a href="/">Back to the arrays</a></p></main></body></html>'
+        f'<body><main class="narrow"><h1>{status}</h1><p class="error" role="alert">{text}</p>'
+        '<p><a class="button secondary" href="/">Back to the arrays</a></p></main></body></html>'
     )
     return HTMLResponse(body, status_code=status)
 
@@ -53,7 +55,9 @@ async def on_http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     if _wants_page(request) and not request.headers.get("hx-request"):
         if error.status_code == 401:
-            return RedirectResponse("/login", status_code=303)
+            # Back to this page after signing in; a form post's page is the dashboard.
+            back = request.url.path if request.method == "GET" else "/"
+            return RedirectResponse(f"/login?next={quote(back)}", status_code=303)
         return error_page(error.status_code, message_of(error.detail))
     return await http_exception_handler(request, error)
 

@@ -206,9 +206,36 @@ def test_the_api_schema_and_its_page_need_a_login_when_reading_does(tree, tmp_pa
     with app_client(closed) as client:
         for path in ("/openapi.json", "/docs"):
             assert client.get(path).status_code == 401, path
-        assert client.get("/docs", headers={"accept": "text/html"}).headers["location"] == "/login"
+        assert (
+            client.get("/docs", headers={"accept": "text/html"}).headers["location"]
+            == "/login?next=/docs"
+        )
         assert client.post("/login", data={"password": PASSWORD}).status_code == 303
         assert "/api/arrays" in client.get("/openapi.json").json()["paths"]
         assert client.get("/docs").status_code == 200
     with app_client(settings(tree, tmp_path, password=PASSWORD)) as open_reading:
         assert open_reading.get("/openapi.json").status_code == 200
+
+
+def test_signing_in_returns_to_where_the_owner_was_and_only_on_this_site(tree, tmp_path):
+    """Issue 14 item 8: `next` brings the owner back to the boost panel; never to another site."""
+    with TestClient(
+        create_app(settings(tree, tmp_path, password=PASSWORD)), follow_redirects=False
+    ) as client:
+        page = client.get("/login", params={"next": "/#boost"}).text
+        assert 'name="next" value="/#boost"' in page
+        for given, expected in [
+            ("/#boost", "/#boost"),
+            ("//evil.example/", "/"),
+            ("https://evil.example/", "/"),
+            ("/\\evil.example", "/"),
+        ]:
+            answer = client.post("/login", data={"password": PASSWORD, "next": given})
+            assert answer.headers["location"] == expected, given
+
+
+def test_the_sign_in_page_says_when_a_session_has_ended(tree, tmp_path):
+    with TestClient(create_app(settings(tree, tmp_path, password=PASSWORD))) as client:
+        assert "session has ended" not in client.get("/login").text
+        client.cookies.set("mdboost_session", "a-session-that-ended")
+        assert "session has ended" in client.get("/login").text

@@ -143,7 +143,9 @@ def test_reading_can_require_login_too(box, tmp_path):
     ) as server:
         client = httpx.Client(base_url=server.base)
         assert client.get("/api/arrays").status_code == 401
-        assert client.get("/", headers={"accept": "text/html"}).headers["location"] == "/login"
+        assert (
+            client.get("/", headers={"accept": "text/html"}).headers["location"] == "/login?next=/"
+        )
         assert client.get("/healthz").status_code == 200  # Docker's HEALTHCHECK stays open
         client.post("/login", data={"password": PASSWORD})
         assert client.get("/api/arrays").status_code == 200

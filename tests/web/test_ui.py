@@ -154,7 +154,7 @@ def test_cross_site_posts_are_refused_and_change_nothing(tree: KernelTree, clien
 def test_with_a_password_the_page_asks_to_sign_in_and_posts_need_a_login(tree: KernelTree, client):
     tunable_box(tree)
     before = tree.snapshot()
-    assert 'href="/login">Sign in</a> to change tuning' in client.get("/").text
+    assert 'href="/login?next=/%23boost">Sign in</a>' in client.get("/").text
     for path, data in (
         ("/ui/boost/plan", None),
         ("/ui/boost", {"on": "true"}),

@@ -292,6 +292,80 @@ def test_a_minute_of_polls_keeps_sections_open_times_final_and_nothing_moving(
     page.context.close()
 
 
+TAP_TARGETS = "a[href], button, input:not([type=hidden]), select, textarea, summary, [role=switch]"
+
+
+def small_tap_targets(page: Page) -> list[str]:
+    """Every visible interactive element smaller than 44x44 CSS px (WCAG 2.5.5), by its text."""
+    small = []
+    for target in page.locator(TAP_TARGETS).all():
+        box = target.bounding_box()
+        if box is None or not target.is_visible():
+            continue
+        if box["width"] < 44 or box["height"] < 44:
+            name = target.evaluate("e => e.outerHTML.slice(0, 80)")
+            small.append(f"{box['width']:.0f}x{box['height']:.0f} {name}")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    if width > page.viewport_size["width"]:
+        small.append(f"the page is {width} px wide")
+    return small
+
+
+def test_every_tap_target_is_at_least_44_px_on_every_page(
+    browser: Browser, server: Server, tmp_path: Path
+):
+    """Issue 14 items 5 and 11, at 360 px: dashboard, sign-in, account (a token, Revoke asked),
+    set-up and an error page; the header's Sign in brings the owner back to the boost panel."""
+    args = ["demo", "--speedup", "300", "--state-dir", str(tmp_path / "locked")]
+    with Server(args, env={"MDBOOST_PASSWORD": "sofa-and-phone"}) as locked:
+        page = open_page(browser, NARROW, "light")
+        console = Console(page)
+        page.goto(locked.base + "/")
+        wait_for_chart(page)
+        page.locator("#members-md2 summary").click()
+        assert small_tap_targets(page) == []
+        page.locator("header.top").get_by_role("link", name="Sign in").click()
+        assert small_tap_targets(page) == []
+        field = page.get_by_label("Admin password")
+        assert field.bounding_box()["width"] >= 300  # a full-width field, its label above it
+        assert page.locator("label[for=password]").bounding_box()["y"] < field.bounding_box()["y"]
+        screenshot(page, "phone-360-sign-in.png")
+        field.fill("sofa-and-phone")
+        page.get_by_role("button", name="Sign in").click()
+        expect(page).to_have_url(locked.base + "/#boost")
+        expect(page.locator("#boost")).to_contain_text("Signed in as admin")
+        assert small_tap_targets(page) == []
+        page.locator("header.top").get_by_role("link", name="Account").click()
+        page.get_by_label("Name of the new token").fill("backup script")
+        page.get_by_role("button", name="Create token").click()
+        token = page.locator("#new-token")
+        assert token.input_value()
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        page.get_by_role("button", name="Copy").click()
+        expect(page.get_by_role("button", name="Copied")).to_be_visible()
+        assert page.evaluate("() => navigator.clipboard.readText()") == token.input_value()
+        assert small_tap_targets(page) == []
+        page.get_by_text("Revoke…").click()
+        expect(page.get_by_role("button", name="Revoke “backup script”")).to_be_visible()
+        assert small_tap_targets(page) == []
+        screenshot(page, "phone-360-account.png")
+        page.get_by_role("button", name="Revoke “backup script”").click()
+        expect(page.locator("table")).to_contain_text("revoked")
+        page.goto(locked.base + "/no-such-page")
+        assert small_tap_targets(page) == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
+        assert [e for e in console.errors if "404" not in e] == []
+        page.context.close()
+    page = open_page(browser, NARROW, "dark")
+    page.goto(server.base + "/setup")  # the open demo box has no password yet
+    assert small_tap_targets(page) == []
+    first = page.get_by_label("Password (at least 8 characters)").bounding_box()
+    second = page.locator("label[for=confirm]").bounding_box()
+    assert second["y"] >= first["y"] + first["height"]  # its label sits below field one
+    screenshot(page, "phone-360-dark-set-up.png")
+    page.context.close()
+
+
 def test_pages_work_with_javascript_off(browser: Browser, server: Server):
     context = browser.new_context(viewport=PHONE, java_script_enabled=False)
     page = context.new_page()
@@ -350,7 +424,7 @@ def test_sign_in_then_boost_from_the_page(browser: Browser, tmp_path: Path):
         page = open_page(browser, PHONE, "light")
         console = Console(page)
         page.goto(locked.base + "/")
-        expect(page.locator("#boost")).to_contain_text("Sign in to change tuning")
+        expect(page.locator("#boost")).to_contain_text("Changing tuning needs the admin password")
         page.locator("#boost").get_by_role("link", name="Sign in").click()
         page.get_by_label("Admin password").fill("wrong password")
         page.get_by_role("button", name="Sign in").click()
@@ -360,6 +434,7 @@ def test_sign_in_then_boost_from_the_page(browser: Browser, tmp_path: Path):
         console.errors.clear()
         page.get_by_label("Admin password").fill("sofa-and-phone")
         page.get_by_role("button", name="Sign in").click()
+        expect(page).to_have_url(locked.base + "/#boost")  # back where the owner tapped
         expect(page.locator("#boost")).to_contain_text("Signed in as admin")
         page.get_by_role("switch").click()
         page.get_by_role("button", name="Apply boost").click()

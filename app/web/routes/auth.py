@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.web import auth
 from app.web.account import render_account
 from app.web.deps import ClockDep, DbDep, RowId
-from app.web.security import AdminDep, password_configured, same_origin
+from app.web.security import AdminDep, login_session, password_configured, same_origin
 from app.web.templating import render_page
 
 router = APIRouter(tags=["auth"])
@@ -18,6 +18,21 @@ Password = Annotated[str, Form(max_length=1024)]
 # Form posts from a page on another site are refused: it must not claim the one-time set-up,
 # sign the admin in or out, or make tokens (issue 13).
 SAME_ORIGIN = [Depends(same_origin)]
+# Where to go after signing in: a path on this site only (never //host or a scheme).
+Next = Annotated[str, Form(max_length=200)]
+
+
+def _local(path: str | None) -> str:
+    """`path` when it stays on this site, else the dashboard (no open redirect)."""
+    if not path or not path.startswith("/") or path.startswith(("//", "/\\")):
+        return "/"
+    return path if path.isprintable() and len(path) <= 200 else "/"
+
+
+def _login_form(request: Request, conn: DbDep, error: str | None, next_path: str) -> Response:
+    expired = request.cookies.get(auth.SESSION_COOKIE) and login_session(request, conn) is None
+    context = {"error": error, "next": _local(next_path), "expired": bool(expired)}
+    return render_page(request, "login.html", context)
 
 
 def _client(request: Request) -> str:
@@ -35,10 +50,12 @@ def _password_ok(request: Request, conn: DbDep, password: str) -> bool:
     return stored is not None and auth.verify_password(password, stored)
 
 
-def _logged_in(request: Request, conn: DbDep, clock: ClockDep) -> RedirectResponse:
+def _logged_in(
+    request: Request, conn: DbDep, clock: ClockDep, next_path: str = "/"
+) -> RedirectResponse:
     fingerprint = auth.password_fingerprint(conn, request.app.state.settings.password is not None)
     session = auth.create_session(conn, clock(), fingerprint)
-    response = RedirectResponse("/", status_code=303)
+    response = RedirectResponse(_local(next_path), status_code=303)
     response.set_cookie(
         auth.SESSION_COOKIE,
         session.token,
@@ -52,31 +69,32 @@ def _logged_in(request: Request, conn: DbDep, clock: ClockDep) -> RedirectRespon
 
 
 @router.get("/login", response_class=HTMLResponse, include_in_schema=False)
-def login_page(request: Request, conn: DbDep) -> Response:
+def login_page(request: Request, conn: DbDep, next: str = "/") -> Response:
+    """The sign-in form; `next` is where the owner was (the boost they tapped, say)."""
     if not password_configured(request, conn):
         return RedirectResponse("/setup", status_code=303)
-    return render_page(request, "login.html", {"error": None})
+    return _login_form(request, conn, None, next)
 
 
 @router.post(
     "/login", response_class=HTMLResponse, include_in_schema=False, dependencies=SAME_ORIGIN
 )
-def login(request: Request, conn: DbDep, clock: ClockDep, password: Password) -> Response:
+def login(
+    request: Request, conn: DbDep, clock: ClockDep, password: Password, next: Next = "/"
+) -> Response:
     throttle: auth.LoginThrottle = request.app.state.login_throttle
     wait = throttle.reserve(_client(request))
     if wait:
-        response = render_page(
-            request, "login.html", {"error": f"Too many attempts: try again in {wait} s."}
-        )
+        response = _login_form(request, conn, f"Too many attempts: try again in {wait} s.", next)
         response.status_code = 429
         response.headers["Retry-After"] = str(wait)
         return response
     if not _password_ok(request, conn, password):
-        response = render_page(request, "login.html", {"error": "Wrong password."})
+        response = _login_form(request, conn, "Wrong password.", next)
         response.status_code = 401
         return response
     throttle.succeeded(_client(request))
-    return _logged_in(request, conn, clock)
+    return _logged_in(request, conn, clock, next)
 
 
 @router.post("/logout", include_in_schema=False, dependencies=SAME_ORIGIN)
