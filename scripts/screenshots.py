@@ -1,0 +1,103 @@
+"""Screenshots of the page for issue 14, at 360, 390 and 1366 px, light and dark.
+
+    .venv/bin/python scripts/screenshots.py   # artifacts/screenshots/<scene>-<width>-<scheme>.png
+
+Scenes: first visit, the boost confirmation, boosted with its measured effect, a finished run, the
+sign-in page, an SHR expansion (md2 then md3). Each runs `mdboost demo` and Debian's chromium;
+viewport-sized PNGs (what an owner sees first), so they stay small.
+"""
+
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.server import Server, wait_for
+
+OUT = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+SIZES = [(360, 740), (390, 844), (1366, 800)]
+SCHEMES = ["light", "dark"]
+CHART_READY = (
+    "() => { const c = document.querySelector('canvas[data-series]');"
+    " const chart = c && Chart.getChart(c);"
+    " return !!chart && chart.data.datasets[0].data.length > 0; }"
+)
+
+
+def shoot(browser: Browser, scene: str, url: str, then: Callable[[Page], None]) -> None:
+    for width, height in SIZES:
+        for scheme in SCHEMES:
+            context = browser.new_context(
+                viewport={"width": width, "height": height}, color_scheme=scheme
+            )
+            page = context.new_page()
+            page.goto(url)
+            then(page)
+            path = OUT / f"{scene}-{width}-{scheme}.png"
+            page.screenshot(path=path)
+            print(f"{path.relative_to(OUT.parent.parent)}: {path.stat().st_size} bytes")
+            context.close()
+
+
+def chart(page: Page) -> None:
+    page.wait_for_function(CHART_READY)
+
+
+def confirm(page: Page) -> None:
+    chart(page)
+    page.get_by_role("switch").click()
+    expect(page.locator("#boost form.confirm")).to_be_visible()
+    page.locator("#boost").scroll_into_view_if_needed()
+
+
+def boosted(page: Page) -> None:
+    chart(page)
+    page.locator("#boost").scroll_into_view_if_needed()
+
+
+def runs(page: Page) -> None:
+    page.locator("#runs").scroll_into_view_if_needed()
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    state = Path(tempfile.mkdtemp(prefix="mdboost-shots-"))
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox"]
+        )
+        with Server(["demo", "--speedup", "300", "--state-dir", str(state / "a")]) as box:
+            shoot(browser, "first-visit", box.base + "/", chart)
+            shoot(browser, "boost-confirm", box.base + "/", confirm)
+            status, _ = box.request("POST", "/api/presets/boost/apply", {})
+            assert status == 200, status
+
+            def effect_measured() -> bool:
+                effects = box.get("/api/tuning")["effects"]
+                return bool(effects) and all(e["complete"] for e in effects)
+
+            wait_for(effect_measured, 120, "the boost's measured effect")
+            shoot(browser, "boosted", box.base + "/", boosted)
+        # Boosted at 3000x, md2's reshape ends within minutes and md3's takes about one.
+        with Server(["demo", "--speedup", "3000", "--state-dir", str(state / "b")]) as box:
+            status, _ = box.request("POST", "/api/presets/boost/apply", {})
+            assert status == 200, status
+
+            def md3_reshaping() -> bool:
+                listed = box.get("/api/runs")["runs"]
+                return any(r["array"] == "md3" and r["outcome"] == "running" for r in listed)
+
+            wait_for(md3_reshaping, 400, "md2 finished and md3 reshaping")
+            shoot(browser, "shr-expansion", box.base + "/", chart)
+            shoot(browser, "finished-run", box.base + "/", runs)
+        locked = ["demo", "--state-dir", str(state / "c")]
+        with Server(locked, env={"MDBOOST_PASSWORD": "sofa-and-phone"}) as box:
+            shoot(browser, "sign-in", box.base + "/login?next=/%23boost", lambda page: None)
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
