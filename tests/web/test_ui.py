@@ -117,7 +117,7 @@ def test_boost_plan_then_apply_then_revert_through_the_page_endpoints(tree: Kern
     tunable_box(tree)
     assert 'aria-checked="false"' in client.get("/").text
     plan = client.post("/ui/boost/plan", headers=HTMX).text
-    assert "Boost will change" in plan and "stripe_cache_size" in plan
+    assert "Turn boost on?" in plan and "stripe_cache_size" in plan
     assert "256 MiB RAM" in plan and "MiB budget" in plan
     assert tree.read("sys/block/md2/md/stripe_cache_size") == "256\n"  # a plan writes nothing
     on = client.post("/ui/boost", data={"on": "true"}, headers=HTMX).text

@@ -160,7 +160,16 @@ def test_boost_confirm_raises_speed_on_the_chart_and_revert_restores(
     expect(switch).to_have_attribute("aria-checked", "false")
     switch.click()
     plan = page.locator("#boost form.confirm")
-    expect(plan).to_contain_text("stripe_cache_size")
+    # Issue 14 item 7: people's words first, the new finish time from the forecast's
+    # boost estimate, and the kernel's names behind Details.
+    expect(plan).to_contain_text(
+        "File sharing, Photos and Plex will be slower until you turn it off"
+    )
+    expect(plan).to_contain_text("MB of memory")
+    expect(plan.locator(".estimate")).to_contain_text("It should then finish around")
+    expect(plan.get_by_text("stripe_cache_size")).to_be_hidden()
+    plan.get_by_text("Details: the kernel settings it changes").click()
+    expect(plan.get_by_text("stripe_cache_size")).to_be_visible()
     expect(plan).to_contain_text("MiB")
     screenshot(page, "phone-boost-confirm.png")
     page.get_by_role("button", name="Apply boost").click()
