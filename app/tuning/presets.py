@@ -2,6 +2,7 @@
 
 Built-in presets live in presets/ at the project root; users may drop their own *.toml files into
 the data directory. An invalid file is reported (file and key) and left out; the rest still load.
+The file's shape is the pydantic models below: an unknown key anywhere is refused.
 """
 
 import logging
@@ -9,6 +10,9 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from app.tuning.catalogue import CATALOGUE
 
@@ -18,9 +22,31 @@ AUTO = "auto"  # stripe_cache_size sized to the RAM budget
 PRESET_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 AUTO_KNOBS = frozenset({"stripe_cache_size"})
 
+# A line of text that says something: surrounding blanks are dropped, nothing left is refused.
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
 
 class UnknownPreset(LookupError):
     """No preset of that name was loaded."""
+
+
+class KnobFile(BaseModel):
+    """One [knobs.NAME] table: the value and why (checked against the catalogue afterwards)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    value: int | str  # an integer, "system" where the knob has it, "auto" for the stripe cache
+    reason: Text
+
+
+class PresetFile(BaseModel):
+    """A preset file as TOML gives it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    summary: Text
+    restore_originals: bool = False
+    knobs: dict[str, KnobFile] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -49,6 +75,30 @@ class PresetError:
         return f"preset file {self.file}: {self.key}: {self.message}"
 
 
+# What a file's author should read for pydantic's error types.
+_MESSAGES = {
+    "extra_forbidden": "unknown key",
+    "bool_type": "must be true or false",
+    "dict_type": "must be a table",
+    "model_type": "must be a table with value and reason",
+    "string_type": "must be text",
+}
+
+
+def _first_problem(error: ValidationError) -> str:
+    """'key: message' for the first problem, the key dotted as in the TOML file."""
+    problem = error.errors()[0]
+    # A value of int | str reports one problem per type; say what the file should hold.
+    loc = [str(part) for part in problem["loc"] if part not in ("int", "str")]
+    key = ".".join(loc)
+    if loc[-1:] == ["value"]:
+        return f"{key}: must be an integer"
+    if problem["type"] in ("missing", "string_too_short"):
+        why = "every knob says why" if loc[-1] == "reason" else "say in one line what it is for"
+        return f"{key}: missing: {why}"
+    return f"{key}: {_MESSAGES.get(problem['type'], problem['msg'])}"
+
+
 def load_file(path: Path, source: str) -> Preset:
     """Parse and validate one preset file; raises ValueError('key: message')."""
     name = path.stem
@@ -58,44 +108,25 @@ def load_file(path: Path, source: str) -> Preset:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"(syntax): {error}") from None
-    unknown = set(data) - {"summary", "knobs", "restore_originals"}
-    if unknown:
-        raise ValueError(f"{sorted(unknown)[0]}: unknown key")
-    summary = data.get("summary")
-    if not isinstance(summary, str) or not summary.strip():
-        raise ValueError("summary: missing: say in one line what the preset is for")
-    restore = data.get("restore_originals", False)
-    if not isinstance(restore, bool):
-        raise ValueError("restore_originals: must be true or false")
-    knobs = data.get("knobs", {})
-    if not isinstance(knobs, dict) or (not knobs and not restore):
+    try:
+        parsed = PresetFile.model_validate(data)
+    except ValidationError as error:
+        raise ValueError(_first_problem(error)) from None
+    if not parsed.knobs and not parsed.restore_originals:
         raise ValueError("knobs: a preset needs at least one [knobs.NAME] table")
-    settings = []
-    for knob_name, table in knobs.items():
-        settings.append(_setting(knob_name, table))
-    return Preset(name, summary.strip(), tuple(settings), restore, source)
+    settings = tuple(_setting(knob_name, table) for knob_name, table in parsed.knobs.items())
+    return Preset(name, parsed.summary, settings, parsed.restore_originals, source)
 
 
-def _setting(knob_name: str, table: object) -> Setting:
+def _setting(knob_name: str, table: KnobFile) -> Setting:
     key = f"knobs.{knob_name}"
     knob = CATALOGUE.get(knob_name)
     if knob is None:
         raise ValueError(f"{key}: unknown knob (known: {', '.join(sorted(CATALOGUE))})")
-    if not isinstance(table, dict):
-        raise ValueError(f"{key}: must be a table with value and reason")
-    extra = set(table) - {"value", "reason"}
-    if extra:
-        raise ValueError(f"{key}.{sorted(extra)[0]}: unknown key")
-    reason = table.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        raise ValueError(f"{key}.reason: missing: every knob says why")
-    value = table.get("value")
-    if value == AUTO and knob_name in AUTO_KNOBS:
-        return Setting(knob_name, AUTO, reason.strip())
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValueError(f"{key}.value: must be an integer")
+    if table.value == AUTO and knob_name in AUTO_KNOBS:
+        return Setting(knob_name, AUTO, table.reason)
     try:
-        return Setting(knob_name, knob.validate(value), reason.strip())
+        return Setting(knob_name, knob.validate(table.value), table.reason)
     except ValueError as error:
         raise ValueError(f"{key}.value: {error}") from None
 
