@@ -2,7 +2,7 @@
 
 import argparse
 import json
-import logging
+import logging.config
 import os
 import sys
 import tempfile
@@ -11,6 +11,7 @@ from pathlib import Path
 from app.config import Settings
 from app.forecast import replay
 from app.kernel import mdstat
+from app.logs import LOG_CONFIG
 from app.resources import MissingDataDir
 from app.simulator import Simulator
 
@@ -36,9 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_arguments(forecast)
 
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logging.config.dictConfig(LOG_CONFIG)
     try:
         if args.command == "parse":
             return _parse(args.file)
@@ -116,7 +115,7 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
         app,
         host=host,
         port=port,
-        log_level="info",
+        log_config=LOG_CONFIG,
         timeout_graceful_shutdown=5,
         proxy_headers=False,
         limit_concurrency=settings.max_connections,
