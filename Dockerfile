@@ -1,21 +1,22 @@
 # mdboost as a container: watch, forecast and tune Linux md RAID (Synology DSM 7 Container Manager).
 #
-# Base: the official python:3.11-slim, pinned by tag. Where a registry is reachable, pin its digest
-# too (FROM python:3.11-slim@sha256:...): the machines this was written and tested on reach no
-# container registry, so no digest could be resolved here.
+# Base: python:3.11-slim pinned by digest, so a rebuild gets the same bytes. The digest is that of
+# the base image the build machines hold (/work/shared/tools/verify-dockerfile.sh: no container
+# registry is reachable there); where Docker Hub is, put its digest for the tag here instead
+# (`podman pull python:3.11-slim && podman images --digests`).
 #
 # linux/amd64 and linux/arm64: no compiler in the image and pip takes wheels only. Every pinned
 # dependency is pure Python except pydantic-core and MarkupSafe, which publish manylinux wheels for
 # x86_64 and aarch64 (tests/test_container.py resolves the set for both on PyPI).
 
-FROM python:3.11-slim AS build
+FROM python:3.11-slim@sha256:66e5248fad0b6e66e4a8f081cea922cbf64662faec30e91c632f7d386ae52bbd AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 WORKDIR /app
-# Dependencies first, from pyproject.toml's pinned list, so that a source change reuses this layer.
-COPY pyproject.toml README.md constraints.txt ./
+# Dependencies first, from the hash-locked list (pip-compile --generate-hashes), so that a source
+# change reuses this layer; a download whose hash differs from the lock fails the build.
+COPY requirements.lock ./
 RUN python -m venv /venv \
- && python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > /tmp/requirements.txt \
- && /venv/bin/pip install --only-binary=:all: --constraint constraints.txt --requirement /tmp/requirements.txt
+ && /venv/bin/pip install --only-binary=:all: --require-hashes --no-deps --requirement requirements.lock
 # Build the wheel (it carries migrations/, presets/, templates/ and static/ inside the app package)
 # and install only it: the venv is the whole application, no source tree beside it.
 # .dockerignore keeps out what the wheel does not need.
@@ -26,7 +27,7 @@ RUN /venv/bin/pip wheel --no-deps --wheel-dir /tmp/wheels . \
  && /venv/bin/python -m compileall -q /venv/lib \
  && /venv/bin/python -m pip uninstall --yes --quiet pip setuptools
 
-FROM python:3.11-slim
+FROM python:3.11-slim@sha256:66e5248fad0b6e66e4a8f081cea922cbf64662faec30e91c632f7d386ae52bbd
 # No USER: the app runs as root on purpose. md's sysfs attributes and /proc/sys/dev/raid are
 # root-owned and the kernel wants CAP_SYS_ADMIN for every md attribute write (md_attr_store in
 # drivers/md/md.c), so a non-root user could only ever monitor. Without `privileged: true` (or

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Creates .venv in the repository root and installs mdboost (and, with "test", its test tools).
-# Idempotent: reinstalls only when pyproject.toml or constraints.txt changed.
+# Dependencies come from the hash-locked files (pip-compile --generate-hashes: requirements.lock
+# for running, requirements-test.lock for running and testing), then mdboost itself without
+# dependencies. Idempotent: reinstalls only when pyproject.toml or a lock changed.
 set -eu
 cd "$(dirname "$0")/.."
 extra=${1:-}
@@ -20,14 +22,13 @@ if ! [ -x .venv/bin/python ]; then
     fi
   fi
 fi
-stamp=".venv/.installed-$(cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)-$extra"
+lock=requirements.lock
+[ -n "$extra" ] && lock=requirements-test.lock
+stamp=".venv/.installed-$(cat pyproject.toml "$lock" | cksum | cut -d' ' -f1)-$extra"
 if ! [ -f "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  if [ -n "$extra" ]; then
-    .venv/bin/python -m pip install -q -c constraints.txt -e ".[$extra]"
-  else
-    .venv/bin/python -m pip install -q -c constraints.txt -e .
-  fi
+  .venv/bin/python -m pip install -q --require-hashes --no-deps -r "$lock"
+  .venv/bin/python -m pip install -q --no-deps -e .
   rm -f .venv/.installed-*
   touch "$stamp"
 fi

@@ -14,7 +14,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import tomllib
 import urllib.request
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -30,9 +29,6 @@ STATE = Path("/var/tmp/mdboost-container-test")
 PREPARE = PROJECT_ROOT / "tests" / "container" / "prepare.sh"
 # One tag per test process: runs that share this machine never remove each other's image.
 IMAGE = f"localhost/mdboost-test-{os.getpid()}:latest"
-DEPENDENCIES = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"][
-    "dependencies"
-]
 READY_DEADLINE_S = 60.0
 STOP_LIMIT_S = 10.0
 _names = itertools.count()
@@ -341,7 +337,7 @@ def test_pinned_dependencies_install_from_wheels_on(arch: str, tmp_path: Path) -
             "--only-binary=:all:", "--implementation", "cp", "--python-version", "3.11",
             "--platform", f"manylinux_2_36_{arch}", "--platform", f"manylinux2014_{arch}",
             "--target", str(tmp_path / "target"), "--report", str(report),
-            "--constraint", str(PROJECT_ROOT / "constraints.txt"), *DEPENDENCIES,
+            "--require-hashes", "--no-deps", "--requirement", str(PROJECT_ROOT / "requirements.lock"),
         ],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip

@@ -34,7 +34,10 @@ def test_a_plain_install_runs_the_demo_from_the_root_directory(tmp_path: Path) -
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
     pip = [venv / "bin" / "python", "-m", "pip", "install", "--quiet"]
-    run(*pip, "--constraint", PROJECT_ROOT / "constraints.txt", wheel, cwd=tmp_path)
+    # As the Dockerfile does: the locked dependencies, hashes checked, then the wheel alone.
+    lock = PROJECT_ROOT / "requirements.lock"
+    run(*pip, "--require-hashes", "--no-deps", "--requirement", lock, cwd=tmp_path)
+    run(*pip, "--no-deps", wheel, cwd=tmp_path)
 
     root = Path("/")
     installed = run(venv / "bin" / "python", "-c", "import app; print(app.__file__)", cwd=root)
