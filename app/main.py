@@ -15,7 +15,7 @@ from app.config import Settings, get_settings
 from app.kernel import capabilities
 from app.kernel.host import Host
 from app.live import sampler
-from app.metrics.present import Present
+from app.live.present import Present
 from app.notify import delivery
 from app.notify.notifier import Notifier
 from app.resources import require_dirs
@@ -70,19 +70,22 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         )
         tuner = app.state.tuner = Tuner.open(app.state.host, app.state.clock, settings)
         app.state.reconcile = await asyncio.to_thread(tuner.reconcile)
-        notifier = Notifier.open(app.state.host, app.state.clock, settings)
-        deliverer = delivery.Deliverer.open(settings)
         present = app.state.present = Present(app.state.host, conn)
+        notifier = Notifier.open(app.state.host, app.state.clock, settings, present)
+        deliverer = delivery.Deliverer.open(settings)
 
         def after_tick(tick: sampler.Tick) -> None:
+            present.update(tick)  # first: the tuner and the notifier read the present
             tuner.on_tick(tick)
             notifier.on_tick(tick)  # only queues: the delivery task sends
-            present.update(tick)
 
+        # The first tick before the first request, so that no request finds no present.
+        first = await asyncio.to_thread(app.state.sampler.sample_once)
+        await asyncio.to_thread(after_tick, first)
         stop = asyncio.Event()
         tasks = [
             asyncio.create_task(
-                sampler.run_forever(app.state.sampler, stop, _interval(settings), after_tick)
+                sampler.run_forever(app.state.sampler, stop, _interval(settings), after_tick, first)
             ),
             asyncio.create_task(delivery.run_forever(deliverer, stop)),
         ]

@@ -1,5 +1,5 @@
-"""Gather what the forecast needs (samples, tuning events, the grow's knee, measured boosts) from
-SQLite and the kernel, and shape the answer for the API: one array, or the whole SHR pool."""
+"""Rebuild a run's forecast from SQLite (once, when mdboost starts), order the SHR pool, and shape
+the answer for the API from the sampler's present: one array, or the whole SHR pool."""
 
 import sqlite3
 from collections.abc import Callable
@@ -7,10 +7,10 @@ from typing import Any
 
 from app.forecast import boost, model, physics, pool
 from app.kernel import mdstat
-from app.kernel.host import ARRAY_NAME, Host
 from app.live import arrays
+from app.live.snapshot import BoxNow
 from app.store import history
-from app.tuning import effects
+from app.tuning import effects, journal
 
 BOOST_PRESET = "boost"
 # An SHR pool's arrays reshape one after another: a run that completed this long before the
@@ -35,28 +35,16 @@ def rebuild(conn: sqlite3.Connection, run_id: int, knee: float | None) -> model.
     return progress
 
 
-def run_forecast(
-    conn: sqlite3.Connection, run: dict[str, Any], knee: float | None
-) -> model.Forecast:
-    return rebuild(conn, run["id"], knee).forecast()
-
-
-def knee_of(array: mdstat.Array | None, host: Host, action: str | None) -> float | None:
-    """The knee of a running RAID5/6 grow, from level and sysfs raid_disks "new (old)"."""
-    if array is None or action != "reshape" or not ARRAY_NAME.fullmatch(array.name):
-        return None
-    return physics.grow_knee(array.level, host.read_array_sysfs(array.name).raid_disks)
-
-
-def array_eta(conn: sqlite3.Connection, host: Host, name: str, now: float) -> dict[str, Any]:
-    """The forecast of the array's running operation, with "what if I boost"."""
-    run = history.open_run(conn, name)
-    if run is None:
+def array_eta(box: BoxNow, conn: sqlite3.Connection, name: str, now: float) -> dict[str, Any]:
+    """The forecast of the array's running operation as of the sampler's last tick, with "what
+    if I boost" while no preset is applied (the journal's open session says whether one is)."""
+    state = box.array(name)
+    run = state.run if state is not None else None
+    if state is None or run is None:
         idle = model.Forecast("insufficient", "no operation is running on this array")
         return _view(name, None, idle, None, now)
-    array = arrays.current(host).array(name)
-    fc = run_forecast(conn, run, knee_of(array, host, run["action"]))
-    boosted = _boosted(conn, run["id"])
+    fc = state.forecast or model.Forecast("insufficient", "no samples of this run yet")
+    boosted = journal.open_session(conn) is not None
     estimate = (
         None
         if boosted
@@ -67,28 +55,16 @@ def array_eta(conn: sqlite3.Connection, host: Host, name: str, now: float) -> di
     return view
 
 
-def pool_eta(conn: sqlite3.Connection, host: Host, now: float) -> dict[str, Any]:
+def pool_eta(box: BoxNow, now: float) -> dict[str, Any]:
     """The SHR pool as one job: arrays done, the one reshaping, those queued (resync=DELAYED)."""
-    forecasts: dict[str, model.Forecast] = {}
-
-    def forecast_of(array: mdstat.Array, run: dict[str, Any] | None) -> model.Forecast:
-        fc = (
-            run_forecast(conn, run, knee_of(array, host, run["action"]))
-            if run is not None
-            else model.Forecast("insufficient", "no samples of this run yet")
-        )
-        forecasts[array.name] = fc
-        return fc
-
-    members = pool_members(conn, arrays.current(host), forecast_of)
+    members = box.pool_members
     job = pool.pool_forecast(members)
     return {
         "now": now,
         "pool": job.to_json(),
         "eta_in_s": job.eta - now if job.eta is not None else None,
         "arrays": [
-            {"name": m.name, "state": m.state, "forecast": _json(forecasts.get(m.name))}
-            for m in members
+            {"name": m.name, "state": m.state, "forecast": _json(m.forecast)} for m in members
         ],
     }
 
@@ -123,12 +99,6 @@ def pool_members(
         fc = forecast_of(array, open_runs[array.name])
         members.append(pool.PoolMember(array.name, "running", array.blocks, fc))
     return members + [pool.PoolMember(a.name, "queued", a.blocks) for a in queued]
-
-
-def _boosted(conn: sqlite3.Connection, run_id: int) -> bool:
-    """Whether the latest apply/revert on this run left a preset applied."""
-    kinds = [e["kind"] for e in history.events(conn, run_id) if e["kind"] in ("apply", "revert")]
-    return bool(kinds) and kinds[-1] == "apply"
 
 
 def _view(

@@ -1,11 +1,12 @@
 """The per-array view the API and the page share: parse fields, role, sysfs extras, current run."""
 
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, Host
-from app.store import history
+
+if TYPE_CHECKING:  # the snapshot imports the diagnosis, which imports tuning.plan, which this
+    from app.live.snapshot import ArrayNow
 
 SYNOLOGY_SMALL_BLOCKS = 16 * 1024 * 1024  # DSM's system and swap arrays are a few GiB
 
@@ -48,15 +49,15 @@ def severity(array: mdstat.Array, failed: bool, degraded: bool) -> str:
     return "ok"
 
 
-def array_view(array: mdstat.Array, host: Host, conn: sqlite3.Connection) -> dict[str, Any]:
+def array_view(state: "ArrayNow") -> dict[str, Any]:
+    """The API's and the page's view of one array, from the sampler's present (no kernel read)."""
+    array, sysfs = state.array, state.sysfs
     view = mdstat.array_to_json(array)
     view["role"] = role_of(array)
     view["degraded"] = array.degraded
-    view["failed"] = array.broken
-    if ARRAY_NAME.fullmatch(array.name):
-        sysfs = host.read_array_sysfs(array.name)
-        view["failed"] = is_failed(array, sysfs.array_state)
-        view["sysfs"] = {
+    view["failed"] = is_failed(array, sysfs.array_state if sysfs else None)
+    view["sysfs"] = (
+        {
             "array_state": sysfs.array_state,
             "sync_action": sysfs.sync_action,
             "sync_speed_kb_s": sysfs.sync_speed_kb_s,
@@ -66,11 +67,12 @@ def array_view(array: mdstat.Array, host: Host, conn: sqlite3.Connection) -> dic
             "sync_speed_min_kb_s": sysfs.sync_speed_min.kb_s if sysfs.sync_speed_min else None,
             "sync_speed_max_kb_s": sysfs.sync_speed_max.kb_s if sysfs.sync_speed_max else None,
         }
-    else:
-        view["sysfs"] = None
-    sysfs_degraded = bool((view["sysfs"] or {}).get("degraded"))
+        if sysfs is not None
+        else None
+    )
+    sysfs_degraded = bool(sysfs is not None and sysfs.degraded)
     view["severity"] = severity(array, view["failed"], array.degraded or sysfs_degraded)
-    view["run"] = history.open_run(conn, array.name)
+    view["run"] = state.run
     return view
 
 

@@ -53,6 +53,16 @@ _INSERT_SAMPLE = (
     f"VALUES ({', '.join('?' * len(_SAMPLE_COLUMNS))})"
 )
 
+# The run's summary for GET /api/runs (migrations/0012_run_summary.sql), one sample at a time.
+# SQLite's two-argument MAX() is NULL when either is: the COALESCE keeps the known one.
+_ADD_TO_RUN = """
+    UPDATE runs SET
+        speed_samples = speed_samples + (:speed_kb_s IS NOT NULL),
+        speed_sum_kb_s = speed_sum_kb_s + COALESCE(:speed_kb_s, 0),
+        last_percent = COALESCE(MAX(last_percent, :percent), last_percent, :percent)
+    WHERE id = :run_id
+"""
+
 
 @dataclass(frozen=True)
 class FinishedRun:
@@ -78,6 +88,7 @@ class Tick:
 
     parsed: mdstat.MdStat | None = None
     ts: float | None = None  # unix seconds (the app's clock) when the kernel was read
+    found_mdstat: bool = False  # /proc/mdstat exists (it does not without the md driver)
     sysfs: dict[str, ArraySysfs] = field(default_factory=dict)  # per mdN array
     global_limits: tuple[int | None, int | None] = (None, None)  # speed_limit_min/max, KiB/s
     diagnoses: dict[str, Diagnosis] = field(default_factory=dict)  # per running mdN array
@@ -113,6 +124,7 @@ class Sampler:
         try:
             text = self.host.read_mdstat()
             parsed = mdstat.parse(text) if text is not None else mdstat.MdStat(None, ())
+            tick.found_mdstat = text is not None
         except (OSError, ValueError) as error:
             log.warning("cannot read mdstat: %s", error)
             tick.error = f"cannot read mdstat: {error}"
@@ -206,6 +218,8 @@ class Sampler:
                         array, row, run, pending.now, tick
                     )
                     conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
+                    if row["run_id"] is not None:
+                        conn.execute(_ADD_TO_RUN, row)
                 for change in pending.verdict_changes:
                     # A past run then shows why it was slow when (issue 15).
                     run_id = run_ids.get(change.array)
@@ -306,8 +320,13 @@ async def run_forever(
     stop: asyncio.Event,
     next_interval: Callable[[Tick], float],
     on_tick: Callable[[Tick], None] | None = None,
+    first: Tick | None = None,
 ) -> None:
-    """Sample until `stop` is set; an exception in one tick never ends the loop."""
+    """Sample until `stop` is set; an exception in one tick never ends the loop. `first`: a
+    tick already taken (at start-up), so the loop begins by waiting its interval."""
+    if first is not None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=next_interval(first))
     while not stop.is_set():
         try:
             tick = await asyncio.to_thread(sampler.sample_once)

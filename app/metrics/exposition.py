@@ -15,10 +15,9 @@ from prometheus_client.metrics_core import Metric
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
 from app.kernel.mdstat import Array
-from app.kernel.sysfs import SpeedLimit
 from app.live.arrays import role_of
+from app.live.snapshot import ArrayNow, BoxNow, effective_limit
 from app.metrics import node
-from app.metrics.view import ArrayNow, BoxNow
 
 KIB = 1024
 SECTOR_BYTES = 512
@@ -58,14 +57,6 @@ def action_of(now: ArrayNow) -> str:
     if sync.action == "resync" and now.sysfs is not None and now.sysfs.sync_action == "repair":
         return "repair"
     return sync.action
-
-
-def effective_limit(local: SpeedLimit | None, global_kb_s: int | None) -> SpeedLimit | None:
-    """md's limit for one array: sync_speed_min/max says its value and source; kernels without
-    the per-array file follow /proc/sys/dev/raid (admin-guide/md.rst)."""
-    if local is not None:
-        return local
-    return SpeedLimit(global_kb_s, "system") if global_kb_s is not None else None
 
 
 def _gauge(name: str, documentation: str, *labels: str) -> GaugeMetricFamily:

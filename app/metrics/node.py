@@ -21,7 +21,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from app.kernel.mdstat import Array
-from app.metrics.view import ArrayNow
+from app.live.snapshot import ArrayNow
 
 # procfs ActivityState -> node_md_state's state label; "reshaping" has no series (see above).
 _STATE_LABELS = {

@@ -17,6 +17,7 @@ from app.forecast import service
 from app.kernel import mdstat
 from app.kernel.host import Host
 from app.live import arrays
+from app.live.present import Present
 from app.live.sampler import Tick
 from app.notify import destinations, events, messages, outbox
 from app.notify.senders import Message
@@ -45,9 +46,14 @@ class Notifier:
         clock: Callable[[], float],
         settings: Settings,
         wall_clock: Callable[[], float] = time.time,
+        present: Present | None = None,
     ) -> None:
         self.conn = conn
         self.host = host
+        # The ETAs in messages come from the sampler's present; without one (a notifier on its
+        # own), it keeps its own, brought up to date with each tick.
+        self.own_present = present is None
+        self.present = present if present is not None else Present(host, conn)
         self.clock = clock
         self.wall_clock = wall_clock
         self.rules = rules_from(settings)
@@ -56,7 +62,13 @@ class Notifier:
         self.state: events.State | None = json.loads(row[0]) if row else None
 
     @classmethod
-    def open(cls, host: Host, clock: Callable[[], float], settings: Settings) -> "Notifier":
+    def open(
+        cls,
+        host: Host,
+        clock: Callable[[], float],
+        settings: Settings,
+        present: Present | None = None,
+    ) -> "Notifier":
         """A notifier with its own connection; MDBOOST_NOTIFY's URLs become 'env' destinations."""
         conn = db.connect(settings.db)
         urls = destinations.split_urls(
@@ -64,10 +76,12 @@ class Notifier:
         )
         for problem in destinations.sync_env(conn, urls, clock()):
             log.error("notify: %s", problem)
-        return cls(conn, host, clock, settings)
+        return cls(conn, host, clock, settings, present=present)
 
     def on_tick(self, tick: Tick) -> list[Message]:
         """Queue the events of this tick; a failure is logged and retried with the next tick."""
+        if self.own_present:
+            self.present.update(tick)
         try:
             obs = self.observe(tick)
             state, found = events.detect(self.state, obs, self.rules)
@@ -138,13 +152,13 @@ class Notifier:
 
     def _eta(self, now: float) -> messages.EtaLookup:
         def lookup(name: str) -> dict[str, Any] | None:
-            view = service.array_eta(self.conn, self.host, name, now)
+            view = service.array_eta(self.present.box, self.conn, name, now)
             return view if view.get("run_id") is not None else None
 
         return lookup
 
     def _pool(self, now: float) -> messages.PoolLookup:
-        return lambda: service.pool_eta(self.conn, self.host, now)
+        return lambda: service.pool_eta(self.present.box, now)
 
 
 def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> events.ArrayNow:

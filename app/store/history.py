@@ -148,6 +148,13 @@ _PICK_FROM_ROLLUP = f"""
 """
 
 
+# A run as the API shows it: its row with the summary the sampler keeps (0012_run_summary.sql).
+RUN_COLUMNS = (
+    "id, array, action, started, finished, outcome, total_blocks, "
+    "speed_sum_kb_s / NULLIF(speed_samples, 0) AS avg_speed_kb_s, last_percent"
+)
+
+
 def run_row(row: sqlite3.Row) -> dict[str, Any]:
     run = dict(row)
     end = run["finished"]
@@ -158,19 +165,16 @@ def run_row(row: sqlite3.Row) -> dict[str, Any]:
 def runs(
     conn: sqlite3.Connection, array: str | None = None, limit: int = 100
 ) -> list[dict[str, Any]]:
-    """Runs newest first, each with its average speed."""
-    query = """
-        SELECT runs.*, AVG(samples.speed_kb_s) AS avg_speed_kb_s,
-               MAX(samples.percent) AS last_percent
-        FROM runs LEFT JOIN samples ON samples.run_id = runs.id
-        WHERE (:array IS NULL OR runs.array = :array)
-        GROUP BY runs.id ORDER BY runs.started DESC LIMIT :limit
+    """Runs newest first, each with its average speed: one row per run, whatever its length."""
+    query = f"""
+        SELECT {RUN_COLUMNS} FROM runs
+        WHERE (:array IS NULL OR array = :array) ORDER BY started DESC LIMIT :limit
     """
     return [run_row(r) for r in conn.execute(query, {"array": array, "limit": limit})]
 
 
 def run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
-    row = conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+    row = conn.execute(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
     if row is None:
         return None
     detail = run_row(row)
@@ -184,23 +188,46 @@ def run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
 
 def open_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
     row = conn.execute(
-        "SELECT * FROM runs WHERE array = ? AND finished IS NULL", (array,)
+        f"SELECT {RUN_COLUMNS} FROM runs WHERE array = ? AND finished IS NULL", (array,)
     ).fetchone()
     return run_row(row) if row else None
 
 
 def last_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
-    """The array's newest run, without the per-run aggregates of runs()."""
+    """The array's newest run."""
     row = conn.execute(
-        "SELECT * FROM runs WHERE array = ? ORDER BY started DESC LIMIT 1", (array,)
+        f"SELECT {RUN_COLUMNS} FROM runs WHERE array = ? ORDER BY started DESC LIMIT 1", (array,)
     ).fetchone()
     return run_row(row) if row else None
 
 
-def events(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
+def events(
+    conn: sqlite3.Connection, run_id: int, kinds: tuple[str, ...] | None = None
+) -> list[dict[str, Any]]:
+    """A run's events, oldest first; only those of `kinds` when given."""
+    if kinds is None:
+        rows = conn.execute(
+            "SELECT id, ts, array, run_id, kind, detail FROM events WHERE run_id = ? ORDER BY ts",
+            (run_id,),
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            # Without INDEXED BY, SQLite walks all of the run's events in ts order to skip a sort.
+            "SELECT id, ts, array, run_id, kind, detail FROM events INDEXED BY events_by_run_kind "
+            f"WHERE run_id = ? AND kind IN ({', '.join('?' * len(kinds))}) ORDER BY ts",
+            (run_id, *kinds),
+        ).fetchall()
+    return [{**dict(r), "detail": json.loads(r["detail"])} for r in rows]
+
+
+def events_between(
+    conn: sqlite3.Connection, run_id: int, since: float, until: float
+) -> list[dict[str, Any]]:
+    """A run's events with since < ts <= until: what one tick adds, not the whole run's."""
     rows = conn.execute(
-        "SELECT id, ts, array, run_id, kind, detail FROM events WHERE run_id = ? ORDER BY ts",
-        (run_id,),
+        "SELECT id, ts, array, run_id, kind, detail FROM events "
+        "WHERE run_id = ? AND ts > ? AND ts <= ? ORDER BY ts",
+        (run_id, since, until),
     ).fetchall()
     return [{**dict(r), "detail": json.loads(r["detail"])} for r in rows]
 

@@ -130,8 +130,12 @@ def target_arrays(
 def budget_mib(host: Host, max_cache_mb: float | None) -> float:
     if max_cache_mb is not None:
         return max_cache_mb
-    available_kib = host.read_meminfo().get("MemAvailable", 0)
-    return available_kib / 1024 * DEFAULT_BUDGET_SHARE
+    return budget_from_available(host.read_meminfo().get("MemAvailable", 0) / 1024)
+
+
+def budget_from_available(available_mib: float) -> float:
+    """The stripe caches' RAM budget, MiB: a share of MemAvailable."""
+    return available_mib * DEFAULT_BUDGET_SHARE
 
 
 def member_disks(array: mdstat.Array) -> int:

@@ -1,19 +1,33 @@
 """The open tuning session as the kernel shows it now: each knob's original, desired and current."""
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from app.kernel.host import Host
 from app.tuning import journal
-from app.tuning.catalogue import CATALOGUE, read_knob
+from app.tuning.catalogue import CATALOGUE, Knob, read_knob
 
 
 def knob_states(host: Host, conn: sqlite3.Connection, session: sqlite3.Row) -> list[dict[str, Any]]:
     """One entry per journaled knob; `drift` when the kernel no longer holds what mdboost set."""
+
+    def read(key: str, knob: Knob | None, target: str | None) -> str | None:
+        return read_knob(host, knob, target) if knob else None
+
+    return journaled_knobs(conn, session, read)
+
+
+def journaled_knobs(
+    conn: sqlite3.Connection,
+    session: sqlite3.Row,
+    current_of: Callable[[str, Knob | None, str | None], str | None],
+) -> list[dict[str, Any]]:
+    """The session's knobs with what `current_of(key, knob, target)` says the kernel holds."""
     states = []
     for row in journal.session_knobs(conn, session["id"]):
         knob = CATALOGUE.get(row["knob"])  # None: journaled by a version that knew another knob
-        current = read_knob(host, knob, row["target"]) if knob else None
+        current = current_of(row["key"], knob, row["target"])
         states.append(
             {
                 "key": row["key"],

@@ -7,21 +7,32 @@ from typing import Any
 
 from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, Host
-from app.live import arrays
+from app.live.snapshot import BoxNow
 from app.tuning import effects, journal
-from app.tuning.catalogue import CATALOGUE
-from app.tuning.plan import budget_mib, stripe_cache_total_mib
-from app.tuning.session import knob_states
+from app.tuning.catalogue import CATALOGUE, stripe_cache_mib
+from app.tuning.plan import budget_from_available, member_disks
+from app.tuning.session import journaled_knobs
 from app.tuning.tuner import Tuner
 
 
-def status(tuner: Tuner, conn: sqlite3.Connection) -> dict[str, Any]:
+def status(tuner: Tuner, conn: sqlite3.Connection, box: BoxNow) -> dict[str, Any]:
+    """Whether a preset is on comes from the journal's open session (its one source); what the
+    kernel holds, the RAM and the capabilities from the sampler's last tick (`box`)."""
     session = journal.open_session(conn)
     unrecorded = session is not None and tuner.applier.awaiting_record(session["id"])
     if unrecorded:
         session = None  # the kernel has the originals; only the journal's record waits
-    md = arrays.current(tuner.host)
-    budget = budget_mib(tuner.host, tuner.settings.max_cache_mb)
+    max_cache_mb = tuner.settings.max_cache_mb
+    budget = (
+        max_cache_mb
+        if max_cache_mb is not None
+        else budget_from_available((box.available_kib or 0) / 1024)
+    )
+    cost = sum(
+        stripe_cache_mib(state.sysfs.stripe_cache_size, member_disks(state.array))
+        for state in box.arrays
+        if state.sysfs is not None and state.sysfs.stripe_cache_size is not None
+    )
     return {
         "active": session is not None,
         "preset": session["preset"] if session else None,
@@ -29,16 +40,20 @@ def status(tuner: Tuner, conn: sqlite3.Connection) -> dict[str, Any]:
         "busy": tuner.operation.locked(),
         # A revert done in the kernel that the journal could not record yet (disk full).
         "unrecorded_revert": unrecorded,
-        "knobs": knob_states(tuner.host, conn, session) if session else [],
+        "knobs": _knobs(conn, session, box) if session else [],
         "effects": effects.recent(conn, tuner.settings.effect_minutes * 60, tuner.clock()),
-        "ram": {
-            "budget_mib": round(budget, 1),
-            "cost_mib": round(stripe_cache_total_mib(md, tuner.host), 1),
-        },
-        "capabilities": capabilities(tuner.host, md),
+        "ram": {"budget_mib": round(budget, 1), "cost_mib": round(cost, 1)},
+        "capabilities": [c.__dict__ for c in box.capabilities],
         "preset_errors": [e.__dict__ for e in tuner.preset_errors],
         "autotune": tuner.autotuner.view(conn),
     }
+
+
+def _knobs(conn: sqlite3.Connection, session: sqlite3.Row, box: BoxNow) -> list[dict[str, Any]]:
+    """The journaled knobs; what the kernel holds as the last tick read it (None for a session
+    newer than that tick)."""
+    seen = {k.key: k.current for k in box.knobs} if box.session_id == session["id"] else {}
+    return journaled_knobs(conn, session, lambda key, knob, target: seen.get(key))
 
 
 def capabilities(host: Host, md: mdstat.MdStat) -> list[dict[str, Any]]:

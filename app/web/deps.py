@@ -1,5 +1,6 @@
-"""Named FastAPI dependencies: settings, a per-request database connection, host, tuner, clock,
-and the present as the sampler's latest tick left it."""
+"""Named FastAPI dependencies: settings, a per-request database connection, tuner, clock, and
+the present as the sampler's last tick left it (no route is handed the host: no GET reads /proc
+or /sys)."""
 
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -8,9 +9,8 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from app.config import Settings
-from app.kernel.host import Host
-from app.live.sampler import Tick
-from app.metrics.present import Present
+from app.live.present import Present
+from app.live.snapshot import BoxNow
 from app.store import db
 from app.tuning.tuner import Tuner
 
@@ -28,11 +28,6 @@ def get_db(request: Request) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
-def get_host(request: Request) -> Host:
-    host: Host = request.app.state.host
-    return host
-
-
 def get_tuner(request: Request) -> Tuner:
     tuner: Tuner = request.app.state.tuner
     return tuner
@@ -43,10 +38,10 @@ def get_present(request: Request) -> Present:
     return present
 
 
-def get_latest_tick(request: Request) -> Tick:
-    """What the sampler's last tick read and concluded; requests read this, never /proc."""
-    tick: Tick = request.app.state.sampler.latest
-    return tick
+def get_box(request: Request) -> BoxNow:
+    """The present as the sampler's last tick left it: requests read this, never /proc or /sys."""
+    box: BoxNow = request.app.state.present.box
+    return box
 
 
 def get_clock(request: Request) -> Callable[[], float]:
@@ -56,10 +51,9 @@ def get_clock(request: Request) -> Callable[[], float]:
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 DbDep = Annotated[sqlite3.Connection, Depends(get_db)]
-HostDep = Annotated[Host, Depends(get_host)]
 TunerDep = Annotated[Tuner, Depends(get_tuner)]
 PresentDep = Annotated[Present, Depends(get_present)]
-LatestTickDep = Annotated[Tick, Depends(get_latest_tick)]
+BoxDep = Annotated[BoxNow, Depends(get_box)]
 ClockDep = Annotated[Callable[[], float], Depends(get_clock)]
 # A row id from a URL: SQLite integers are 64-bit, so larger numbers are refused before a query.
 RowId = Annotated[int, Path(ge=1, le=2**62)]

@@ -7,8 +7,8 @@ from fastapi import Request
 
 from app.forecast.service import array_eta, pool_eta
 from app.kernel.capabilities import HOW_TO_TUNE
-from app.kernel.host import Host
 from app.live import arrays
+from app.live.snapshot import BoxNow
 from app.store import history
 from app.tuning import view as tuning_view
 from app.tuning.tuner import Tuner
@@ -16,11 +16,19 @@ from app.web import security
 from app.web.templating import FLAG_LABELS, ROLE_LABELS
 
 PAST_RUNS = 20
+# The events a run's chart marks: people's and sweeps' changes, not its diagnoses (which grow
+# with the run's length).
+MARKER_EVENTS = ("apply", "revert", "autotune")
+
+
+def diagnoses(box: BoxNow) -> dict[str, Any]:
+    """Each syncing array's verdict as of the last tick, by array name, for the templates."""
+    return {state.name: state.diagnosis for state in box.arrays if state.diagnosis is not None}
 
 
 def card(
     view: dict[str, Any],
-    host: Host,
+    box: BoxNow,
     conn: sqlite3.Connection,
     now: float,
     summaries: dict[int, str],
@@ -48,7 +56,7 @@ def card(
         ],
         "elapsed_s": now - run["started"] if run else None,
         "kernel_eta": now + finish_min * 60 if running and finish_min is not None else None,
-        "eta": array_eta(conn, host, view["name"], now) if running and run else None,
+        "eta": array_eta(box, conn, view["name"], now) if running and run else None,
         "markers": _markers(conn, run["id"], summaries) if run else [],
     }
 
@@ -71,7 +79,7 @@ def _markers(
 ) -> list[dict[str, Any]]:
     """Apply/revert events of a run with their measured effect, for the chart and the list."""
     marks = []
-    for event in history.events(conn, run_id):
+    for event in history.events(conn, run_id, MARKER_EVENTS):
         detail = event["detail"]
         if event["kind"] == "apply":
             label = summaries.get(detail.get("op_id"), f"{detail.get('preset')} applied")
@@ -86,14 +94,11 @@ def _markers(
 
 
 def cards(
-    host: Host, conn: sqlite3.Connection, now: float, summaries: dict[int, str]
+    box: BoxNow, conn: sqlite3.Connection, now: float, summaries: dict[int, str]
 ) -> list[dict[str, Any]]:
     """Failed first (issue 19), then running, then degraded, then data before DSM's own arrays;
     file order otherwise."""
-    current = arrays.current(host)
-    found = [
-        card(arrays.array_view(a, host, conn), host, conn, now, summaries) for a in current.arrays
-    ]
+    found = [card(arrays.array_view(state), box, conn, now, summaries) for state in box.arrays]
     return sorted(
         found,
         key=lambda c: (
@@ -108,17 +113,13 @@ def cards(
 def past_runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     past = []
     for run in history.runs(conn, limit=PAST_RUNS):
-        presets = [
-            e["detail"].get("preset")
-            for e in history.events(conn, run["id"])
-            if e["kind"] == "apply"
-        ]
+        presets = [e["detail"].get("preset") for e in history.events(conn, run["id"], ("apply",))]
         past.append({**run, "presets": [p for p in presets if p]})
     return past
 
 
 def boost_panel(
-    request: Request, tuner: Tuner, conn: sqlite3.Connection, **extra: Any
+    request: Request, tuner: Tuner, conn: sqlite3.Connection, box: BoxNow, **extra: Any
 ) -> dict[str, Any]:
     """The boost panel's state: GET /api/tuning's shape, plus a plan or an error when given."""
     access = request.app.state.tuning_access
@@ -127,7 +128,7 @@ def boost_panel(
     session = security.login_session(request, conn)
     open_demo = request.app.state.settings.demo and not security.password_configured(request, conn)
     return {
-        "tuning": tuning_view.status(tuner, conn),
+        "tuning": tuning_view.status(tuner, conn, box),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
         "open_demo": open_demo,
@@ -144,7 +145,7 @@ def summaries(boost: dict[str, Any]) -> dict[int, str]:
     return {e["op_id"]: e["summary"] for e in boost["tuning"]["effects"]}
 
 
-def pool(conn: sqlite3.Connection, host: Host, now: float) -> dict[str, Any] | None:
+def pool(box: BoxNow, now: float) -> dict[str, Any] | None:
     """The pool view, when one job spans several arrays (an SHR expansion); else None."""
-    found = pool_eta(conn, host, now)
+    found = pool_eta(box, now)
     return found if len(found["arrays"]) > 1 else None

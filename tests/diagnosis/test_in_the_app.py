@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.kernel.host import Host
 from app.live import sampler
+from app.live.present import Present
 from app.main import create_app
 from app.notify import destinations, messages
 from app.notify.events import Event
@@ -42,11 +43,16 @@ def client(box: Box, tmp_path: Path) -> Iterator[TestClient]:
         yield test_client
 
 
-def tick_for(the_sampler: sampler.Sampler, box: Box, seconds: float) -> None:
+def tick_for(
+    the_sampler: sampler.Sampler, box: Box, seconds: float, present: Present | None = None
+) -> None:
+    """Tick by hand; with the app's `present`, as its sampler loop would (requests read it)."""
     end = box.now + seconds
     while box.now < end:
         box.step()
-        the_sampler.sample_once()
+        tick = the_sampler.sample_once()
+        if present is not None:
+            present.update(tick)
 
 
 def test_verdict_changes_are_stored_as_events_of_the_run(
@@ -96,7 +102,7 @@ def test_the_api_reads_the_last_tick_and_no_kernel_file(
     client: TestClient, box: Box, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     box.disks["sdc"].wait_ms, box.disks["sdc"].busy = 60.0, 0.99
-    tick_for(client.app.state.sampler, box, 90)
+    tick_for(client.app.state.sampler, box, present=client.app.state.present, seconds=90)
     opened: list[object] = []
     real_read = Host.read
     monkeypatch.setattr(
@@ -125,11 +131,11 @@ def test_an_idle_array_has_no_verdict_and_an_unknown_one_is_404(client: TestClie
 def test_the_page_says_it_in_one_sentence_with_the_evidence_behind_a_tap(
     client: TestClient, box: Box
 ) -> None:
-    tick_for(client.app.state.sampler, box, 30)
+    tick_for(client.app.state.sampler, box, present=client.app.state.present, seconds=30)
     assert 'class="why"' not in client.get("/ui/arrays/md2").text  # nothing held a minute yet
     box.disks["sdc"].wait_ms, box.disks["sdc"].busy = 60.0, 0.99
     box.tree.write("sys/block/md2/md/stripe_cache_active", "500")  # of 513: full as well
-    tick_for(client.app.state.sampler, box, 90)
+    tick_for(client.app.state.sampler, box, present=client.app.state.present, seconds=90)
     for page in (client.get("/").text, client.get("/ui/arrays/md2").text):
         why = page[page.index('<details class="why" id="why-md2">') :]
         why = why[: why.index("</details>")]
@@ -144,8 +150,7 @@ def test_the_page_says_it_in_one_sentence_with_the_evidence_behind_a_tap(
 
 
 def test_metrics_export_each_members_busy_share_and_wait(client: TestClient, box: Box) -> None:
-    tick_for(client.app.state.sampler, box, 40)
-    client.app.state.present.update(client.app.state.sampler.latest)
+    tick_for(client.app.state.sampler, box, present=client.app.state.present, seconds=40)
     text = client.get("/metrics").text
     assert 'mdboost_md_member_busy_ratio{device="md2",member="sdc5"} 0.4' in text
     assert 'mdboost_md_member_wait_seconds{device="md2",member="sda5"} 0.004' in text

@@ -19,6 +19,7 @@ def test_forecast_api_on_the_simulator(tmp_path: Path) -> None:
         proc_root=tmp_path / "tree" / "proc",
         sys_root=tmp_path / "tree" / "sys",
         db=tmp_path / "mdboost.db",
+        sample_seconds=3600,  # the start-up tick only: the present then reads these 40 samples
     )
     conn = db.connect(settings.db)
     db.migrate(conn, settings.migrations_dir)
@@ -29,8 +30,11 @@ def test_forecast_api_on_the_simulator(tmp_path: Path) -> None:
     conn.close()
     app = create_app(settings)
     app.state.clock = lambda: sim.state.sim_time
-    client = TestClient(app)
+    with TestClient(app) as client:
+        check_forecasts(client, sim)
 
+
+def check_forecasts(client: TestClient, sim: Simulator) -> None:
     body = client.get("/api/arrays/md2/forecast").json()
     fc = body["forecast"]
     assert body["action"] == "reshape" and fc["status"] == "ok"

@@ -5,8 +5,9 @@ import sqlite3
 from pathlib import Path
 
 from app.kernel import mdstat
-from app.kernel.host import Host
+from app.kernel.host import ARRAY_NAME, Host
 from app.live import arrays
+from app.live.snapshot import ArrayNow
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree, mdstat_text, raid1
 
@@ -18,6 +19,12 @@ ACTIVE_BUT_FAILED = (
 )
 
 
+def view_of(array: mdstat.Array, host: Host) -> dict:
+    """The view of an array as the sampler's tick would read it."""
+    sysfs = host.read_array_sysfs(array.name) if ARRAY_NAME.fullmatch(array.name) else None
+    return arrays.array_view(ArrayNow(array, sysfs))
+
+
 def test_the_kernel_fixture_is_failed_critical_and_keeps_its_sysfs(
     tmp_path: Path, conn: sqlite3.Connection
 ) -> None:
@@ -26,7 +33,7 @@ def test_the_kernel_fixture_is_failed_critical_and_keeps_its_sysfs(
     host = Host(root / "proc", root / "sys")
     md = arrays.current(host)
     assert arrays.failed_names(md, host) == ["md0"]
-    view = arrays.array_view(md.arrays[0], host, conn)
+    view = view_of(md.arrays[0], host)
     assert (view["state"], view["failed"], view["severity"]) == ("broken", True, "critical")
     assert view["sysfs"]["array_state"] == "broken"
     assert view["sysfs"]["degraded"] == 2
@@ -41,7 +48,7 @@ def test_array_state_broken_marks_a_failed_array_where_mdstat_still_says_active(
     host = Host(tree.proc, tree.sys)
     md = arrays.current(host)
     assert arrays.failed_names(md, host) == ["md0"]
-    views = [arrays.array_view(a, host, conn) for a in md.arrays]
+    views = [view_of(a, host) for a in md.arrays]
     assert [(v["name"], v["failed"], v["severity"]) for v in views] == [
         ("md0", True, "critical"),
         ("md1", False, "ok"),
@@ -60,7 +67,7 @@ def test_severity_of_each_kind_of_array(tree: KernelTree, conn: sqlite3.Connecti
     )
     host = Host(tree.proc, tree.sys)
     parsed = arrays.current(host)
-    views = {a.name: arrays.array_view(a, host, conn) for a in parsed.arrays}
+    views = {a.name: view_of(a, host) for a in parsed.arrays}
     assert {name: v["severity"] for name, v in views.items()} == {
         "md0": "ok",
         "md1": "warning",  # degraded

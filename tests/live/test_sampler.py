@@ -3,7 +3,7 @@ import sqlite3
 
 from app.kernel.host import Host
 from app.live import sampler
-from app.store import db, rollup
+from app.store import db, history, rollup
 from tests.kernel_tree import KernelTree, mdstat_text, progress, raid1, raid5
 
 TOTAL = 1953494784
@@ -52,6 +52,23 @@ def test_one_row_per_array_per_tick_with_kernel_values(tree, conn):
     assert (md2["percent"], md2["speed_kb_s"], md2["stripe_cache_size"]) == (25.1, 6000, 256)
     assert (md2["speed_min_kb_s"], md2["speed_max_kb_s"]) == (1000, 200000)
     assert rows["md0"]["action"] is None and rows["md0"]["run_id"] is None
+
+
+def test_the_run_summary_follows_every_sample_it_stores(tree, conn):
+    """GET /api/runs reads the run's row: the average speed and last percent of its samples."""
+    clock = ManualClock()
+    s = make_sampler(tree, conn, clock)
+    for done, speed in ((100, "4000"), (TOTAL // 4, "8000"), (TOTAL // 2, "6000")):
+        reshaping(tree, done)
+        tree.write("proc/mdstat", tree.read("proc/mdstat").replace("6000K/sec", f"{speed}K/sec"))
+        s.sample_once()
+        clock.now += 5
+    (run,) = history.runs(conn)
+    expected = conn.execute(
+        "SELECT AVG(speed_kb_s), MAX(percent) FROM samples WHERE run_id = ?", (run["id"],)
+    ).fetchone()
+    assert (run["avg_speed_kb_s"], run["last_percent"]) == tuple(expected)
+    assert run["last_percent"] == 50.0
 
 
 def test_a_run_spans_ticks_and_completes_when_the_array_goes_idle(tree, conn):
@@ -170,7 +187,9 @@ def test_a_full_database_keeps_samples_in_memory_and_writes_them_later(tree, con
 
 
 def test_downsampling_keeps_one_sample_per_minute_of_finished_runs_only(conn):
-    conn.execute("INSERT INTO runs VALUES (1, 'md2', 'reshape', 0, 7200, 'completed', 100)")
+    conn.execute(
+        "INSERT INTO runs (id, array, action, started, finished, outcome, total_blocks) VALUES (1, 'md2', 'reshape', 0, 7200, 'completed', 100)"
+    )
     conn.execute("INSERT INTO runs (id, array, action, started) VALUES (2, 'md3', 'check', 0)")
     for i in range(1440):  # two hours at 5 s
         ts = i * 5.0

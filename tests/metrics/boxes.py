@@ -2,7 +2,7 @@
 
 from app.kernel import mdstat
 from app.kernel.host import Host
-from app.metrics.view import ArrayNow, BoxNow
+from app.live.snapshot import ArrayNow, BoxNow
 from tests import PROJECT_ROOT
 
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures"

@@ -7,8 +7,8 @@ from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
 from app.kernel import mdstat
 from app.kernel.host import Host
+from app.live.snapshot import ArrayNow, BoxNow, KnobNow, MemberIO
 from app.metrics.exposition import render
-from app.metrics.view import ArrayNow, BoxNow, KnobNow, MemberIO
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
 from tests.metrics.boxes import KERNEL_STATES, kernel_box
 

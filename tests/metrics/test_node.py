@@ -9,9 +9,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.kernel import mdstat
 from app.kernel.host import Host
+from app.live.snapshot import ArrayNow, BoxNow
 from app.metrics import node
 from app.metrics.exposition import render
-from app.metrics.view import ArrayNow, BoxNow
 from tests.metrics.boxes import FIXTURES, KERNEL_STATES, kernel_box
 
 NODE_EXPORTER = FIXTURES / "node_exporter"

@@ -3,6 +3,7 @@ import random
 import pytest
 
 from app.store import db, history, rollup
+from tests import PROJECT_ROOT
 
 
 def test_downsampling_keeps_at_most_n_points_and_the_extremes(conn):
@@ -31,15 +32,25 @@ def test_downsampling_keeps_at_most_n_points_and_the_extremes(conn):
     assert [s["ts"] for s in window] == [1000 + 5 * k for k in range(21)]
 
 
-def test_runs_carry_average_speed_and_duration(conn):
+def test_the_run_summary_migration_fills_runs_recorded_before_it(tmp_path):
+    """0012 computes each old run's summary from its samples; the sampler keeps it from then."""
+    before = tmp_path / "before"
+    before.mkdir()
+    for script in sorted((PROJECT_ROOT / "migrations").glob("*.sql")):
+        if script.name < "0012":
+            (before / script.name).write_text(script.read_text())
+    conn = db.connect(tmp_path / "old.db")
+    db.migrate(conn, before)
     conn.execute("INSERT INTO runs VALUES (1, 'md2', 'reshape', 100, 400, 'completed', 10)")
     conn.executemany(
         "INSERT INTO samples (ts, array, run_id, percent, speed_kb_s) VALUES (?, 'md2', 1, ?, ?)",
-        [(100, 10.0, 1000), (200, 50.0, 3000)],
+        [(100, 10.0, 1000), (200, 50.0, 3000), (300, None, None)],
     )
+    assert db.migrate(conn, PROJECT_ROOT / "migrations") == ["0012_run_summary.sql"]
     (run,) = history.runs(conn)
     assert (run["duration_s"], run["avg_speed_kb_s"], run["last_percent"]) == (300, 2000, 50.0)
     assert history.run(conn, 2) is None
+    conn.close()
 
 
 ROLLUP_COLUMNS = "slowest_id, slowest_kb_s, slowest_ts, fastest_id, fastest_kb_s, fastest_ts"
@@ -49,7 +60,7 @@ def generated_history(conn, days: float = 1.0) -> float:
     """md2 every ~5 s with tied and missing speeds, md3 every minute; returns the first ts."""
     rng = random.Random(5)
     start = 1_700_000_000.3
-    conn.execute("INSERT INTO runs VALUES (1, 'md2', 'reshape', ?, ?, 'completed', 10)",
+    conn.execute("INSERT INTO runs (id, array, action, started, finished, outcome, total_blocks) VALUES (1, 'md2', 'reshape', ?, ?, 'completed', 10)",
                  (start, start + 86400))  # fmt: skip
     rows = []
     for i in range(int(days * 86400 / 5)):

@@ -5,10 +5,9 @@ import shutil
 
 import pytest
 
-from app.tuning import view as tuning_view
 from app.tuning.apply import TuningFailed
 from tests.kernel_tree import KernelTree, mdstat_text, raid1
-from tests.tuning.tuners import make_tuner, user_preset
+from tests.tuning.tuners import make_tuner, status, user_preset
 
 GONE_LINE = "the array or disk is gone"
 WIDE = (
@@ -36,7 +35,7 @@ def test_a_stopped_array_counts_as_restored_once_and_the_session_closes(box, tmp
     with caplog.at_level(logging.INFO):
         for _ in range(3):
             tuner.on_tick()
-    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+    assert status(tuner)["active"] is False
     assert box.read("proc/sys/dev/raid/speed_limit_min") == "10000\n"  # the rest is put back
     assert ops(tuner) == [("apply", "done"), ("revert", "done")]
     assert [r.message for r in caplog.records if GONE_LINE in r.message] == [
@@ -61,14 +60,14 @@ def test_a_gone_array_is_reported_once_while_another_knob_keeps_the_session_open
     with caplog.at_level(logging.INFO):
         tuner.on_tick()
         tuner.on_tick()
-    assert tuning_view.status(tuner, tuner.conn)["active"] is True
+    assert status(tuner)["active"] is True
     assert len([r for r in caplog.records if GONE_LINE in r.message]) == 1
-    knobs = [k["key"] for k in tuning_view.status(tuner, tuner.conn)["knobs"]]
+    knobs = [k["key"] for k in status(tuner)["knobs"]]
     assert knobs == ["speed_limit_min"]
     global_min.unlink()
     box.write("proc/sys/dev/raid/speed_limit_min", "50000")
     tuner.on_tick()
-    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+    assert status(tuner)["active"] is False
     assert box.read("proc/sys/dev/raid/speed_limit_min") == "10000\n"
 
 
@@ -89,7 +88,7 @@ def test_a_pulled_member_disk_counts_as_restored(box, tmp_path):
         "member_read_ahead_kb@sdc",
     ]
     assert box.read("sys/block/sda/queue/read_ahead_kb") == "128\n"
-    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+    assert status(tuner)["active"] is False
 
 
 def test_a_knob_file_missing_on_a_present_array_still_fails_the_revert(box, tmp_path):
@@ -99,4 +98,4 @@ def test_a_knob_file_missing_on_a_present_array_still_fails_the_revert(box, tmp_
     (box.sys / "block/md2/md/stripe_cache_size").unlink()
     with pytest.raises(TuningFailed, match="stripe_cache_size"):
         tuner.revert()
-    assert tuning_view.status(tuner, tuner.conn)["active"] is True
+    assert status(tuner)["active"] is True

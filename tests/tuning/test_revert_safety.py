@@ -7,11 +7,10 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.main import create_app
-from app.tuning import view as tuning_view
 from app.tuning.apply import JournalUnavailable, TuningFailed, write_order
 from tests.kernel_tree import KernelTree, act_like_md, idle_box, mdstat_text, raid1, syncing_box
 from tests.server import tree_server, wait_for
-from tests.tuning.tuners import make_tuner, user_preset
+from tests.tuning.tuners import make_tuner, status, user_preset
 
 READ_AHEAD = "sys/block/md2/queue/read_ahead_kb"
 HUGE_READ_AHEAD = "131072"  # the kernel takes it; the catalogue's range stops at 65536
@@ -31,7 +30,7 @@ def test_an_original_outside_the_catalogue_range_is_put_back(box, tmp_path):
     restored = {r["key"]: r["to"] for r in tuner.revert()["restored"]}
     assert restored["read_ahead_kb@md2"] == HUGE_READ_AHEAD
     assert box.read(READ_AHEAD) == HUGE_READ_AHEAD + "\n"
-    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+    assert status(tuner)["active"] is False
 
 
 def test_a_rollback_puts_back_an_original_outside_the_range(box, tmp_path):
@@ -91,7 +90,7 @@ def test_one_knob_that_cannot_be_reverted_does_not_stop_the_others(box, tmp_path
     assert "retired@md2" in failure.value.message
     assert box.read(READ_AHEAD) == HUGE_READ_AHEAD + "\n"
     assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
-    assert tuning_view.status(tuner, tuner.conn)["active"] is True  # the failure stays visible
+    assert status(tuner)["active"] is True  # the failure stays visible
 
 
 def app_settings(tree: KernelTree, tmp_path: Path) -> Settings:
@@ -133,8 +132,8 @@ def test_a_full_disk_reverts_the_kernel_first_and_journals_when_space_returns(tr
         tuner.revert()
     act_like_md(tree, before)
     assert tree.snapshot() == before  # the kernel first, whatever the journal says
-    status = tuning_view.status(tuner, tuner.conn)
-    assert status["active"] is False and status["unrecorded_revert"] is True
+    shown = status(tuner)
+    assert shown["active"] is False and shown["unrecorded_revert"] is True
     with pytest.raises(JournalUnavailable, match="nothing was changed"):
         tuner.apply("boost")  # no apply whose originals cannot be journaled first
     with pytest.raises(JournalUnavailable, match="still"):
@@ -144,7 +143,7 @@ def test_a_full_disk_reverts_the_kernel_first_and_journals_when_space_returns(tr
     tuner.on_tick()  # the sampler's tick journals it once there is room
     ended = tuner.conn.execute("SELECT ended, end_reason FROM tuning_sessions").fetchone()
     assert ended["ended"] is not None and ended["end_reason"] == "requested"
-    assert tuning_view.status(tuner, tuner.conn)["unrecorded_revert"] is False
+    assert status(tuner)["unrecorded_revert"] is False
     assert tuner.apply("boost")["ok"] is True
 
 

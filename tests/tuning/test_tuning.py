@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from app.tuning import view as tuning_view
 from app.tuning.apply import Busy, TuningFailed, write_order
 from app.tuning.catalogue import CATALOGUE
 from app.tuning.plan import PlanError
 from tests.kernel_tree import act_like_md, idle_box, mdstat_text, raid1
 from tests.server import wait_for
-from tests.tuning.tuners import Clock, make_tuner, user_preset
+from tests.tuning.tuners import Clock, make_tuner, status, user_preset
 
 
 def test_boost_then_revert_restores_every_file_byte_for_byte(box, tmp_path):
@@ -72,7 +71,7 @@ def test_a_failure_on_the_third_of_five_writes_rolls_back_the_first_two(box, tmp
     after = box.snapshot()
     del before[str(third_path.relative_to(box.root))]
     assert after == before
-    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+    assert status(tuner)["active"] is False
 
 
 def test_a_second_preset_keeps_the_true_originals(box, tmp_path):
@@ -80,7 +79,7 @@ def test_a_second_preset_keeps_the_true_originals(box, tmp_path):
     tuner.apply("balanced")
     assert box.read("sys/block/md2/md/stripe_cache_size") == "4096\n"
     tuner.apply("boost")
-    knobs = {k["key"]: k for k in tuning_view.status(tuner, tuner.conn)["knobs"]}
+    knobs = {k["key"]: k for k in status(tuner)["knobs"]}
     assert knobs["stripe_cache_size@md2"]["original"] == "513"
     assert knobs["stripe_cache_size@md2"]["desired"] == "16384"
     assert knobs["read_ahead_kb@md2"]["original"] == "384"
@@ -94,7 +93,7 @@ def test_drift_is_shown_and_revert_still_restores_the_originals(box, tmp_path):
     tuner.apply("boost")
     box.write("sys/block/md2/md/stripe_cache_size", "1024")  # DSM or a person changed it
     tuner.on_tick()
-    drift = [k for k in tuning_view.status(tuner, tuner.conn)["knobs"] if k["drift"]]
+    drift = [k for k in status(tuner)["knobs"] if k["drift"]]
     assert [(k["key"], k["current"], k["desired"]) for k in drift] == [
         ("stripe_cache_size@md2", "1024", "16384")
     ]
@@ -208,7 +207,7 @@ def test_an_apply_waits_for_the_samplers_tuning_check_instead_of_failing(box, tm
         worker = threading.Thread(target=lambda: results.append(tuner.apply("boost")))
         worker.start()
         wait_for(tuner.operation.locked, 10, "the apply to start waiting")
-        assert tuning_view.status(tuner, tuner.conn)["busy"] is True
+        assert status(tuner)["busy"] is True
     worker.join(timeout=30)
     assert results and results[0]["ok"] is True
 
@@ -217,11 +216,11 @@ def test_revert_happens_when_the_operation_finishes(box, tmp_path):
     tuner = make_tuner(box, tmp_path)
     tuner.apply("boost")
     tuner.on_tick()
-    assert tuning_view.status(tuner, tuner.conn)["active"] is True
+    assert status(tuner)["active"] is True
     idle_box(box)
     box.md("md2", stripe_cache_size="16384", sync_speed_min="600000 (local)")
     tuner.on_tick()
-    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+    assert status(tuner)["active"] is False
     assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
     reason = tuner.conn.execute("SELECT end_reason FROM tuning_sessions").fetchone()[0]
     assert reason == "the tuned arrays' operations finished"
@@ -233,7 +232,7 @@ def test_a_boost_on_an_array_that_fails_is_reverted_on_the_next_tick(box, tmp_pa
     tuner = make_tuner(box, tmp_path, revert_on_finish=False)
     tuner.apply("boost")
     tuner.on_tick()
-    assert tuning_view.status(tuner, tuner.conn)["active"] is True
+    assert status(tuner)["active"] is True
     six_twelve = kernel.startswith("6.12")
     box.mdstat(
         mdstat_text(
@@ -246,7 +245,7 @@ def test_a_boost_on_an_array_that_fails_is_reverted_on_the_next_tick(box, tmp_pa
     # array_state reads broken only where it would read clean; with writes in flight: active.
     box.write("sys/block/md2/md/array_state", "active" if six_twelve else "broken")
     tuner.on_tick()
-    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+    assert status(tuner)["active"] is False
     assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
     reason = tuner.conn.execute("SELECT end_reason FROM tuning_sessions").fetchone()[0]
     assert reason == "md2 failed"
@@ -257,7 +256,7 @@ def test_a_failure_outside_the_tuned_arrays_keeps_the_boost(box, tmp_path):
     tuner.apply("boost")
     box.write("sys/block/md0/md/array_state", "broken")  # md0 was not tuned
     tuner.on_tick()
-    assert tuning_view.status(tuner, tuner.conn)["active"] is True
+    assert status(tuner)["active"] is True
 
 
 def test_revert_after_boost_hours(box, tmp_path):
@@ -266,10 +265,10 @@ def test_revert_after_boost_hours(box, tmp_path):
     tuner.apply("boost")
     clock.now += 3600
     tuner.on_tick()
-    assert tuning_view.status(tuner, tuner.conn)["active"] is True
+    assert status(tuner)["active"] is True
     clock.now += 3601
     tuner.on_tick()
-    assert tuning_view.status(tuner, tuner.conn)["active"] is False
+    assert status(tuner)["active"] is False
 
 
 def test_reconcile_resumes_while_syncing_and_reverts_when_idle(box, tmp_path):

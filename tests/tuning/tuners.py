@@ -3,9 +3,13 @@
 from pathlib import Path
 
 from app.config import Settings
-from app.kernel.host import Host
+from app.kernel.host import ARRAY_NAME, Host
+from app.live import arrays
+from app.live.present import Present
+from app.live.sampler import Tick
 from app.store import db
 from app.tuning import presets
+from app.tuning import view as tuning_view
 from app.tuning.tuner import Tuner
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree
@@ -40,3 +44,22 @@ def make_tuner(
 
 def user_preset(tmp_path: Path, name: str, body: str) -> None:
     (tmp_path / f"{name}.toml").write_text(body)
+
+
+def status(tuner: Tuner) -> dict:
+    """GET /api/tuning's answer after a sampler tick: what the kernel holds comes from the
+    present that tick left (issue 12); this tick reads the kernel and stores nothing."""
+    parsed = arrays.current(tuner.host)
+    tick = Tick(
+        parsed=parsed,
+        ts=tuner.clock(),
+        sysfs={
+            a.name: tuner.host.read_array_sysfs(a.name)
+            for a in parsed.arrays
+            if ARRAY_NAME.fullmatch(a.name)
+        },
+        global_limits=tuner.host.read_global_speed_limits(),
+    )
+    present = Present(tuner.host, tuner.conn)
+    present.update(tick)
+    return tuning_view.status(tuner, tuner.conn, present.box)

@@ -2,6 +2,7 @@
 
 import gzip
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +37,17 @@ def client(
         **getattr(request, "param", {}),
     )
     with TestClient(create_app(settings)) as test_client:
+        get = test_client.get
+
+        def get_after_a_tick(*args, **kwargs):
+            """The page shows the sampler's present: GET once a tick has read the tree as the
+            test left it (issue 12)."""
+            since = time.time()
+            present = test_client.app.state.present
+            wait_for(lambda: (present.box.ts or 0) > since, 10, "a sampler tick")
+            return get(*args, **kwargs)
+
+        test_client.get = get_after_a_tick  # type: ignore[method-assign]
         yield test_client
 
 

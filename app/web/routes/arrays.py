@@ -8,34 +8,35 @@ from fastapi.responses import Response
 
 from app.live import arrays
 from app.store import history
-from app.web.deps import DbDep, HostDep, LatestTickDep
+from app.web.deps import BoxDep, DbDep
 
 router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 
 
 @router.get("")
-def list_arrays(host: HostDep, conn: DbDep) -> dict[str, Any]:
-    current = arrays.current(host)
-    views = [arrays.array_view(a, host, conn) for a in current.arrays]
+def list_arrays(box: BoxDep) -> dict[str, Any]:
+    """The arrays as the sampler's last tick read them (`as_of`, unix seconds)."""
+    views = [arrays.array_view(state) for state in box.arrays]
     return {
-        "personalities": list(current.personalities) if current.personalities else None,
+        "as_of": box.ts,
+        "personalities": list(box.mdstat.personalities) if box.mdstat.personalities else None,
         "arrays": views,
         "failed": [view["name"] for view in views if view["failed"]],  # the most urgent news
-        "warnings": list(current.warnings),
+        "warnings": list(box.mdstat.warnings),
     }
 
 
 @router.get("/{name}/samples")
 def array_samples(
     name: str,
-    host: HostDep,
+    box: BoxDep,
     conn: DbDep,
     since: Annotated[float | None, Query(ge=0, description="unix seconds")] = None,
     until: Annotated[float | None, Query(ge=0, description="unix seconds")] = None,
     points: Annotated[int, Query(ge=2, le=5000)] = 500,
 ) -> Response:
     """Samples downsampled to at most `points`, keeping each bucket's slowest and fastest."""
-    if arrays.current(host).array(name) is None and not history.array_known(conn, name):
+    if box.array(name) is None and not history.array_known(conn, name):
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     if since is not None and until is not None and since > until:
         raise HTTPException(status_code=422, detail="since must not be after until")
@@ -46,11 +47,11 @@ def array_samples(
 
 
 @router.get("/{name}/diagnosis")
-def array_diagnosis(name: str, tick: LatestTickDep) -> dict[str, Any]:
+def array_diagnosis(name: str, box: BoxDep) -> dict[str, Any]:
     """What holds the array's sync back, with the evidence, as of the sampler's last tick."""
-    diagnosis = tick.diagnoses.get(name)
-    if diagnosis is not None:
-        return diagnosis.to_json()
-    if tick.parsed is None or tick.parsed.array(name) is None:
+    state = box.array(name)
+    if state is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
-    return {"array": name, "ts": tick.ts, "running": False, "verdict": None, "sentence": None}
+    if state.diagnosis is not None:
+        return state.diagnosis.to_json()
+    return {"array": name, "ts": box.ts, "running": False, "verdict": None, "sentence": None}

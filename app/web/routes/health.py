@@ -12,7 +12,7 @@ def healthz(request: Request) -> dict[str, Any]:
     latest = request.app.state.sampler.latest
     return {
         "status": "ok",
-        "mdstat": request.app.state.host.has_mdstat(),
+        "mdstat": request.app.state.present.box.found_mdstat,
         "simulated": request.app.state.settings.demo,
         "last_sample_error": latest.error,
         "tuning_writable": request.app.state.tuning_access.writable,

@@ -7,10 +7,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app.kernel.host import Host
 from app.live import arrays
+from app.live.snapshot import BoxNow
 from app.web import security, views
-from app.web.deps import ClockDep, DbDep, HostDep, TunerDep, get_latest_tick
+from app.web.deps import BoxDep, ClockDep, DbDep, TunerDep
 from app.web.errors import call_tuning, message_of
 from app.web.templating import Static, render_page
 
@@ -21,38 +21,38 @@ CHANGES = [Depends(security.same_origin), Depends(security.require_admin)]
 
 
 def _page(
-    request: Request, host: Host, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
+    request: Request, box: BoxNow, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
 ) -> Response:
     context = {
         "now": now,
         "demo": request.app.state.settings.demo,
-        "cards": views.cards(host, conn, now, views.summaries(boost)),
-        "pool": views.pool(conn, host, now),
+        "cards": views.cards(box, conn, now, views.summaries(boost)),
+        "pool": views.pool(box, now),
         "runs": views.past_runs(conn),
         "boost": boost,
-        "diagnoses": get_latest_tick(request).diagnoses,
+        "diagnoses": views.diagnoses(box),
     }
     return render_page(request, "index.html", context)
 
 
 def _boost_fragment(
-    request: Request, host: Host, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
+    request: Request, box: BoxNow, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
 ) -> Response:
     """The panel, plus out-of-band the chart markers and past runs that an apply or revert moves."""
-    cards = [c for c in views.cards(host, conn, now, views.summaries(boost)) if c["array"]["run"]]
+    cards = [c for c in views.cards(box, conn, now, views.summaries(boost)) if c["array"]["run"]]
     context = {"boost": boost, "oob_cards": cards, "runs": views.past_runs(conn)}
     return render_page(request, "_boost.html", context)
 
 
 def _after_post(
-    request: Request, host: Host, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
+    request: Request, box: BoxNow, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
 ) -> Response:
     """htmx: the boost panel plus the chart markers out of band; without JS: the whole page."""
     if request.headers.get("hx-request") != "true":
         if boost.get("plan") or boost.get("error"):
-            return _page(request, host, conn, now, boost)
+            return _page(request, box, conn, now, boost)
         return RedirectResponse("/#boost", status_code=303)
-    return _boost_fragment(request, host, conn, now, boost)
+    return _boost_fragment(request, box, conn, now, boost)
 
 
 def _attempt(action: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any] | None, str | None]:
@@ -64,49 +64,47 @@ def _attempt(action: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any] | Non
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(
-    request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
-) -> Response:
-    return _page(request, host, conn, clock(), views.boost_panel(request, tuner, conn))
+def index(request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep) -> Response:
+    return _page(request, box, conn, clock(), views.boost_panel(request, tuner, conn, box))
 
 
 @router.get("/ui/arrays/{name}", response_class=HTMLResponse)
 def array_card(
-    name: str, request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    name: str, request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> HTMLResponse:
     """The polled card of one array: it carries its own hx-trigger only while an operation runs."""
-    array = arrays.current(host).array(name)
-    if array is None:
+    state = box.array(name)
+    if state is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
-    summaries = views.summaries(views.boost_panel(request, tuner, conn))
-    card = views.card(arrays.array_view(array, host, conn), host, conn, clock(), summaries)
-    context = {"card": card, "diagnoses": get_latest_tick(request).diagnoses}
+    summaries = views.summaries(views.boost_panel(request, tuner, conn, box))
+    card = views.card(arrays.array_view(state), box, conn, clock(), summaries)
+    context = {"card": card, "diagnoses": views.diagnoses(box)}
     return render_page(request, "_array.html", context)
 
 
 @router.get("/ui/boost", response_class=HTMLResponse)
 def boost_panel(
-    request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
     """Polled while an apply or revert runs or an effect is still being measured."""
-    boost = views.boost_panel(request, tuner, conn)
-    return _boost_fragment(request, host, conn, clock(), boost)
+    boost = views.boost_panel(request, tuner, conn, box)
+    return _boost_fragment(request, box, conn, clock(), boost)
 
 
 @router.post("/ui/boost/plan", response_class=HTMLResponse, dependencies=CHANGES)
 def boost_plan(
-    request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
     """What boost would change and its RAM cost, to confirm before anything is written."""
     plan, error = _attempt(lambda: tuner.plan("boost").to_json())
-    boost = views.boost_panel(request, tuner, conn, plan=plan, error=error)
-    return _after_post(request, host, conn, clock(), boost)
+    boost = views.boost_panel(request, tuner, conn, box, plan=plan, error=error)
+    return _after_post(request, box, conn, clock(), boost)
 
 
 @router.post("/ui/boost", response_class=HTMLResponse, dependencies=CHANGES)
 def boost_switch(
     request: Request,
-    host: HostDep,
+    box: BoxDep,
     conn: DbDep,
     clock: ClockDep,
     tuner: TunerDep,
@@ -116,24 +114,24 @@ def boost_switch(
     _, error = _attempt(
         (lambda: tuner.apply("boost", None)) if on else (lambda: tuner.revert("boost switched off"))
     )
-    boost = views.boost_panel(request, tuner, conn, error=error)
-    return _after_post(request, host, conn, clock(), boost)
+    boost = views.boost_panel(request, tuner, conn, box, error=error)
+    return _after_post(request, box, conn, clock(), boost)
 
 
 @router.post("/ui/autotune", response_class=HTMLResponse, dependencies=CHANGES)
 def autotune(
-    request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
     """Start a sweep on the running sync; the panel then polls while it measures."""
     _, error = _attempt(lambda: tuner.autotune(None))
-    boost = views.boost_panel(request, tuner, conn, error=error)
-    return _after_post(request, host, conn, clock(), boost)
+    boost = views.boost_panel(request, tuner, conn, box, error=error)
+    return _after_post(request, box, conn, clock(), boost)
 
 
 @router.post("/ui/revert", response_class=HTMLResponse, dependencies=CHANGES)
 def revert(
-    request: Request, host: HostDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
     _, error = _attempt(lambda: tuner.revert("requested"))
-    boost = views.boost_panel(request, tuner, conn, error=error)
-    return _after_post(request, host, conn, clock(), boost)
+    boost = views.boost_panel(request, tuner, conn, box, error=error)
+    return _after_post(request, box, conn, clock(), boost)

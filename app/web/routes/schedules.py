@@ -75,7 +75,9 @@ def _panel(request: Request, tuner: Tuner, conn: sqlite3.Connection, error: str 
         if error is not None:
             return error_page(422, error)
         return RedirectResponse("/#schedule", status_code=303)
-    boost = views.boost_panel(request, tuner, conn, schedule_error=error)
+    boost = views.boost_panel(
+        request, tuner, conn, request.app.state.present.box, schedule_error=error
+    )
     return render_page(request, "_schedule.html", {"boost": boost})
 
 

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Body, Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.tuning import view as tuning_view
-from app.web.deps import DbDep, TunerDep
+from app.web.deps import BoxDep, DbDep, TunerDep
 from app.web.errors import call_tuning
 from app.web.security import AdminDep
 
@@ -33,8 +33,8 @@ class BoostBody(BaseModel):
 
 
 @router.get("/tuning")
-def tuning_status(tuner: TunerDep, conn: DbDep) -> dict[str, Any]:
-    return tuning_view.status(tuner, conn)
+def tuning_status(tuner: TunerDep, conn: DbDep, box: BoxDep) -> dict[str, Any]:
+    return tuning_view.status(tuner, conn, box)
 
 
 @router.get("/presets")

@@ -3,7 +3,7 @@
 from app.forecast import service
 from app.kernel.host import Host
 from app.live import sampler
-from app.metrics.present import Present
+from app.live.present import Present
 from app.store import history
 from tests.kernel_tree import (
     KernelTree,
@@ -61,7 +61,7 @@ def test_forecast_follows_the_ticks_and_equals_the_apis(tree, conn):
     run = history.open_run(conn, "md2")
     assert run is not None
     # The same samples as GET /api/arrays/md2/forecast reads from SQLite: the same numbers.
-    assert md2.forecast == service.run_forecast(conn, run, None)
+    assert md2.forecast == service.rebuild(conn, run["id"], None).forecast()
     assert present.box.last_success == clock.now - TICK_S
     assert present.box.speed_limit_max_kb_s == 200000
 

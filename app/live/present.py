@@ -1,0 +1,154 @@
+"""Present: the sampler owns the present (STYLE.md habit 13; issue 12). After each tick it builds
+one BoxNow from what the tick read (mdstat, sysfs, the limits, the diagnosis), each open run's
+forecast kept up incrementally (rebuilt once from SQLite, then one sample per tick), the pool, the
+tuning session's knobs as the kernel holds them, the stripe cache's RAM budget and which knobs
+this kernel has; then it replaces `box` in one assignment. Requests read `box`, never the kernel.
+"""
+
+import sqlite3
+from typing import Any
+
+from app.forecast import model, physics, service
+from app.forecast import pool as pool_model
+from app.kernel.host import ARRAY_NAME, ArraySysfs, Host
+from app.kernel.mdstat import Array, MdStat
+from app.live.sampler import Tick
+from app.live.snapshot import ArrayNow, BoxNow, Capability, KnobNow, MemberIO, effective_limit
+from app.store import history
+from app.tuning import journal, session
+from app.tuning.view import capabilities
+
+
+class Present:
+    """Holds the latest BoxNow; update() runs in the sampler's thread, requests read `box`."""
+
+    def __init__(self, host: Host, conn: sqlite3.Connection) -> None:
+        self.host = host
+        self.conn = conn
+        self.box = BoxNow()
+        self.progress: dict[int, model.RunProgress] = {}  # open run id -> its progress so far
+        # Which knobs the kernel has changes when arrays come or go: checked then, not each tick.
+        self._capabilities: tuple[tuple[Any, ...], tuple[Capability, ...]] = ((), ())
+
+    def update(self, tick: Tick) -> None:
+        if tick.parsed is None or tick.ts is None:
+            return  # mdstat unreadable: keep the last picture; its timestamp tells it is old
+        arrays: list[ArrayNow] = []
+        progress: dict[int, model.RunProgress] = {}
+        for array in tick.parsed.arrays:
+            sysfs = tick.sysfs.get(array.name)
+            run = history.open_run(self.conn, array.name)
+            forecast = None
+            if run is not None and array.sync is not None and array.sync.running:
+                knee = (
+                    physics.grow_knee(array.level, sysfs.raid_disks)
+                    if run["action"] == "reshape" and sysfs is not None
+                    else None
+                )
+                run_progress = self.progress.get(run["id"]) or service.rebuild(
+                    self.conn, run["id"], knee
+                )
+                self._add(run_progress, run["id"], array, sysfs, tick)
+                progress[run["id"]] = run_progress
+                forecast = run_progress.forecast()
+            arrays.append(
+                ArrayNow(
+                    array,
+                    sysfs,
+                    forecast,
+                    _members(tick, array.name),
+                    run,
+                    effective_limit(sysfs.sync_speed_min if sysfs else None, tick.global_limits[0]),
+                    effective_limit(sysfs.sync_speed_max if sysfs else None, tick.global_limits[1]),
+                    tick.diagnoses.get(array.name),
+                )
+            )
+        self.progress = progress  # runs that ended are forgotten
+        forecasts = {a.name: a.forecast for a in arrays if a.forecast is not None}
+
+        def forecast_of(array: Array, run: dict[str, Any] | None) -> model.Forecast:
+            return forecasts.get(array.name) or model.Forecast(
+                "insufficient", "no samples of this run yet"
+            )
+
+        members = service.pool_members(self.conn, tick.parsed, forecast_of)
+        open_session = journal.open_session(self.conn)
+        knobs = session.knob_states(self.host, self.conn, open_session) if open_session else []
+        self.box = BoxNow(
+            arrays=tuple(arrays),
+            ts=tick.ts,
+            mdstat=tick.parsed,
+            found_mdstat=tick.found_mdstat,
+            speed_limit_min_kb_s=tick.global_limits[0],
+            speed_limit_max_kb_s=tick.global_limits[1],
+            last_success=tick.ts if tick.error is None else self.box.last_success,
+            pool=pool_model.pool_forecast(members) if len(members) > 1 else None,
+            preset=open_session["preset"] if open_session else None,
+            session_started=open_session["started"] if open_session else None,
+            session_id=open_session["id"] if open_session else None,
+            knobs=tuple(
+                KnobNow(
+                    k["knob"],
+                    k["target"],
+                    k["unit"],
+                    k["desired"],
+                    k["current"],
+                    k["drift"],
+                    k["key"],
+                    k["original"],
+                )
+                for k in knobs
+            ),
+            pool_members=tuple(members),
+            available_kib=self.host.read_meminfo().get("MemAvailable"),
+            capabilities=self._knob_capabilities(tick.parsed),
+        )
+
+    def _knob_capabilities(self, md: MdStat) -> tuple[Capability, ...]:
+        key = tuple((a.name, a.level) for a in md.arrays if ARRAY_NAME.fullmatch(a.name))
+        if self._capabilities[0] != key or not self._capabilities[1]:
+            found = tuple(Capability(**c) for c in capabilities(self.host, md))
+            self._capabilities = (key, found)
+        return self._capabilities[1]
+
+    def _add(
+        self,
+        progress: model.RunProgress,
+        run_id: int,
+        array: Array,
+        sysfs: ArraySysfs | None,
+        tick: Tick,
+    ) -> None:
+        """This tick's sample, with the limits and the tuning event the sampler stored with it
+        (service.rebuild() reads the same from SQLite); add() skips a sample it already has."""
+        sync = array.sync
+        if sync is None or tick.ts is None:
+            return
+        since = progress.last.ts if progress.last is not None else 0.0
+        kinds = [
+            e["kind"]
+            for e in history.events_between(self.conn, run_id, since, tick.ts)
+            if e["kind"] not in model.REPORT_EVENTS
+        ]
+        global_min, global_max = tick.global_limits
+        low = effective_limit(sysfs.sync_speed_min if sysfs else None, global_min)
+        high = effective_limit(sysfs.sync_speed_max if sysfs else None, global_max)
+        limits = physics.Limits(
+            low.kb_s if low else None,
+            high.kb_s if high else None,
+            sysfs.stripe_cache_size if sysfs else None,
+        )
+        event = kinds[-1] if kinds else None
+        progress.add(tick.ts, sync.done_blocks, sync.total_blocks, limits, event)
+
+
+def _members(tick: Tick, array: str) -> tuple[MemberIO, ...]:
+    """Each member's busy share and wait over the diagnosis window (running arrays only)."""
+    diagnosis = tick.diagnoses.get(array)
+    if diagnosis is None:
+        return ()
+    return tuple(
+        MemberIO(m["member"], m["busy"], m["wait_ms"] / 1000)
+        for m in diagnosis.readings["members"]
+        if m["wait_ms"] is not None
+    )

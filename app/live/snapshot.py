@@ -1,0 +1,102 @@
+"""The present as the sampler's last tick left it, as plain frozen values (no I/O, no database):
+what every page, poll, JSON endpoint and /metrics reads (STYLE.md habit 13; issue 12).
+
+app/live/present.py builds one BoxNow per tick and replaces the reference; a request takes
+`present.box` once and sees one consistent tick. Keeping them plain lets the exposition and the
+views be tested on captured kernel trees without a server.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.diagnosis.tracker import Diagnosis
+from app.forecast.model import Forecast
+from app.forecast.pool import PoolForecast, PoolMember
+from app.kernel.host import ArraySysfs
+from app.kernel.mdstat import Array, MdStat
+from app.kernel.sysfs import SpeedLimit
+
+
+def effective_limit(local: SpeedLimit | None, global_kb_s: int | None) -> SpeedLimit | None:
+    """md's limit for one array: sync_speed_min/max says its value and source; kernels without
+    the per-array file follow /proc/sys/dev/raid (admin-guide/md.rst)."""
+    if local is not None:
+        return local
+    return SpeedLimit(global_kb_s, "system") if global_kb_s is not None else None
+
+
+@dataclass(frozen=True)
+class MemberIO:
+    """One member's I/O over the diagnosis window (app/diagnosis: /proc/diskstats deltas of its
+    whole disk over ~30 s), while its array syncs."""
+
+    member: str  # as printed in mdstat, e.g. "sda5"
+    busy_ratio: float  # share of the interval with I/O in flight, 0..1
+    wait_seconds: float  # average time per completed request
+
+
+@dataclass(frozen=True)
+class ArrayNow:
+    """One array: its mdstat entry, its sysfs attributes, its effective limits, its open run with
+    that run's forecast (kept up incrementally), and why it is slow."""
+
+    array: Array
+    sysfs: ArraySysfs | None  # None where host.py reads no sysfs (names other than mdN)
+    forecast: Forecast | None = None  # while the open run syncs
+    members: tuple[MemberIO, ...] = ()
+    run: dict[str, Any] | None = None  # the open run's row (history.run_row), None when idle
+    speed_min: SpeedLimit | None = None  # effective sync_speed_min, KiB/s, with its source
+    speed_max: SpeedLimit | None = None  # effective sync_speed_max, KiB/s, with its source
+    diagnosis: Diagnosis | None = None  # while it syncs: the verdict of the last tick
+
+    @property
+    def name(self) -> str:
+        return self.array.name
+
+
+@dataclass(frozen=True)
+class KnobNow:
+    """A knob of the open tuning session, as the last tick read it."""
+
+    knob: str  # catalogue name, e.g. "stripe_cache_size"
+    target: str | None  # array or disk; None for the global knobs
+    unit: str  # catalogue unit: "KiB/s", "KiB", "entries", ...
+    desired: str  # what mdboost wrote, normalised: "4096", "system"
+    current: str | None  # what the kernel holds now; None when unreadable
+    drift: bool  # someone else changed it since mdboost wrote it
+    key: str = ""  # journal key, e.g. "stripe_cache_size:md2"
+    original: str = ""  # what the kernel held before mdboost wrote it
+
+
+@dataclass(frozen=True)
+class Capability:
+    """A global or per-array knob: does this kernel have it, and may this process write it."""
+
+    knob: str
+    target: str | None
+    supported: bool
+    writable: bool
+
+
+@dataclass(frozen=True)
+class BoxNow:
+    """Everything the web says about the box now."""
+
+    arrays: tuple[ArrayNow, ...] = ()
+    speed_limit_min_kb_s: int | None = None  # /proc/sys/dev/raid/speed_limit_min, KiB/s
+    speed_limit_max_kb_s: int | None = None  # /proc/sys/dev/raid/speed_limit_max, KiB/s
+    last_success: float | None = None  # unix seconds of the sampler's last tick without error
+    pool: PoolForecast | None = None  # the SHR pool as one job, while one of its arrays syncs
+    preset: str | None = None  # the open tuning session's preset; None when nothing is tuned
+    session_started: float | None = None  # unix seconds
+    session_id: int | None = None  # the open tuning session whose knobs `knobs` shows
+    knobs: tuple[KnobNow, ...] = ()
+    ts: float | None = None  # unix seconds of the tick shown; None before the first one
+    mdstat: MdStat = field(default_factory=lambda: MdStat(None, ()))  # personalities, warnings
+    found_mdstat: bool = False  # /proc/mdstat exists (no md driver loaded: it does not)
+    pool_members: tuple[PoolMember, ...] = ()  # the data arrays in pool order (service.py)
+    available_kib: int | None = None  # /proc/meminfo MemAvailable, KiB: the stripe cache's budget
+    capabilities: tuple[Capability, ...] = ()
+
+    def array(self, name: str) -> ArrayNow | None:
+        return next((a for a in self.arrays if a.array.name == name), None)
