@@ -1,7 +1,8 @@
 """Benchmark of the core (issue 2): parse time, sampler CPU per tick, and the real server's memory
 and samples-endpoint latency over 30 days of 5 s samples for 4 arrays; and the server CPU of one
 Prometheus scrape of GET /metrics (issue 17; `--only metrics` runs just that). The tick includes
-issue 15's diagnosis (`--only tick` runs just the sampler's figures).
+issue 15's diagnosis (`--only tick` runs just the sampler's figures). The page's polls over a run
+3 and 10 days old (issue 12; `--only polls`).
 
 Prints each figure next to its target and how it was measured; asserts nothing (STYLE.md: benchmarks
 print figures). Run from the repository root:
@@ -242,7 +243,7 @@ class HistoryRun:
         return start + self.total_blocks / self.speed_kb_s
 
 
-def history_runs() -> list[HistoryRun]:
+def history_runs(reshape_days: float = 3.0, reshape_kb_s: int = 6_000) -> list[HistoryRun]:
     """A month on a Synology-like box; md2's current reshape matches the Simulator tree."""
     return [
         HistoryRun("md3", "recovery", 27.0, 976_758_848, 90_000, "completed"),
@@ -252,7 +253,9 @@ def history_runs() -> list[HistoryRun]:
         HistoryRun("md2", "reshape", 19.0, box.PER_DEVICE_BLOCKS, 2_500, "completed"),
         HistoryRun("md3", "check", 14.0, 976_758_848, 120_000, "completed"),
         HistoryRun("md2", "check", 8.0, 5_860_484_352, 100_000, "interrupted", 5 * 3600),
-        HistoryRun("md2", "reshape", 3.0, box.RESHAPE_TOTAL_BLOCKS, 6_000, "running"),
+        HistoryRun(
+            "md2", "reshape", reshape_days, box.RESHAPE_TOTAL_BLOCKS, reshape_kb_s, "running"
+        ),
     ]
 
 
@@ -264,12 +267,14 @@ _INSERT_SAMPLE = (
 )
 
 
-def build_history(conn: sqlite3.Connection, now: float) -> tuple[int, float]:
+def build_history(
+    conn: sqlite3.Connection, now: float, runs: list[HistoryRun] | None = None
+) -> tuple[int, float]:
     """Insert 30 days of 5 s ticks for 4 arrays, as the sampler would have written them.
 
     Returns (rows, done_blocks of md2's running reshape at `now`).
     """
-    runs = history_runs()
+    runs = runs or history_runs()
     spans: dict[str, list[tuple[float, float, int, HistoryRun]]] = {a: [] for a in ARRAYS}
     with db.write_transaction(conn):
         for run_id, run in enumerate(runs, start=1):
@@ -438,7 +443,84 @@ def bench_server(work: Path, rounds: int) -> tuple[list[Figure], list[str]]:
     return figures, notes
 
 
-# ---- 4. a Prometheus scrape of GET /metrics
+# ---- 4. the page's polls over a run 3 and 10 days old (issue 12)
+
+POLLS = (
+    "/",
+    "/ui/arrays/md2",
+    "/ui/boost",
+    "/api/arrays/md2/forecast",
+    "/api/pool/forecast",
+    "/api/runs",
+)
+
+
+def bench_polls(work: Path, rounds: int, ages: tuple[float, ...] = (3.0, 10.0)) -> list[Figure]:
+    """p95 and server CPU per poll of the page's polls, md2's reshape `age` days in, over 30 days
+    of history downsampled as the sampler does; the real server, sampler ticking every 5 s."""
+    figures = []
+    for age in ages:
+        db_path = work / f"polls-{age:g}.db"
+        conn = db.connect(db_path)
+        db.migrate(conn, data_dir("migrations"))
+        conn.execute("PRAGMA synchronous=OFF")  # building the fixture only
+        now = time.time()
+        # Half-way through md2's reshape after `age` days, whatever the age.
+        speed = int(box.RESHAPE_TOTAL_BLOCKS * 0.5 / (age * DAY_S))
+        _, current_done = build_history(conn, now, history_runs(age, speed))
+        rollup.downsample(conn, now - 7 * DAY_S)
+        run_rows = conn.execute(
+            "SELECT COUNT(*) FROM samples "
+            "WHERE run_id = (SELECT id FROM runs WHERE finished IS NULL)"
+        ).fetchone()[0]
+        conn.close()
+        tree = box.Simulator(
+            work / f"polls-tree-{age:g}",
+            start_percent=current_done * 100 / box.RESHAPE_TOTAL_BLOCKS,
+        )
+        env = {
+            "MDBOOST_DB": str(db_path),
+            "MDBOOST_PROC_ROOT": str(tree.root / "proc"),
+            "MDBOOST_SYS_ROOT": str(tree.root / "sys"),
+            "MDBOOST_SAMPLE_SECONDS": "5",
+        }
+        latencies: list[float] = []
+        with Server(["serve"], env=env, log=work / f"polls-{age:g}.log") as server:
+            assert server.process is not None
+            pid = server.process.pid
+
+            def get(path: str) -> float:
+                start = time.perf_counter()
+                with urllib.request.urlopen(server.base + path, timeout=30) as response:
+                    response.read()
+                return (time.perf_counter() - start) * 1000
+
+            for path in POLLS:
+                get(path)
+            before = process_cpu_s(pid)
+            for _ in range(rounds):
+                latencies.extend(get(path) for path in POLLS)
+            cpu_ms = (process_cpu_s(pid) - before) / len(latencies) * 1000
+            rss = proc_status_kib(pid, "VmRSS")
+        how = (
+            f"{len(latencies)} sequential GETs of {', '.join(POLLS)}; md2's reshape {age:g} days "
+            f"in ({run_rows:,} samples of it after downsampling), sampler ticking every 5 s"
+        )
+        figures += [
+            Figure(f"polls p95, run {age:g} days old", percentile(latencies, 95), 50, "ms", how),
+            Figure(
+                f"  server CPU per poll, {age:g} days",
+                cpu_ms,
+                10,
+                "ms",
+                "utime+stime of the server (/proc/PID/stat) over those GETs, its ticks included",
+            ),
+            Figure(f"  server RSS after them, {age:g} days", rss / 1024, 60, "MB", "VmRSS, MiB"),
+        ]
+    return figures
+
+
+# ---- 5. a Prometheus scrape of GET /metrics
 
 
 def bench_metrics(work: Path, scrapes: int = 1000) -> tuple[Figure, Figure]:
@@ -446,8 +528,8 @@ def bench_metrics(work: Path, scrapes: int = 1000) -> tuple[Figure, Figure]:
     ticks of its reshape with the boost preset applied; utime + stime of the server process
     (proc(5) /proc/PID/stat) around `scrapes` sequential GET /metrics."""
     from app.config import Settings
+    from app.live.present import Present
     from app.metrics.exposition import render
-    from app.metrics.present import Present
     from app.tuning.tuner import Tuner
 
     sim = box.Simulator(work / "metrics-tree")
@@ -544,8 +626,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=200, help="requests per samples window")
     parser.add_argument(
         "--only",
-        choices=("metrics", "tick"),
-        help="run one figure: metrics = a /metrics scrape's CPU, tick = the sampler's CPU per tick",
+        choices=("metrics", "tick", "polls"),
+        help="run one figure: metrics = a /metrics scrape's CPU, tick = the sampler's CPU per "
+        "tick, polls = the page's polls over a run 3 and 10 days old",
     )
     args = parser.parse_args()
     print(machine())
@@ -560,6 +643,8 @@ def main() -> int:
         if args.only is None:
             server_figures, notes = bench_server(work, args.rounds)
             figures.extend(server_figures)
+        if args.only in (None, "polls"):
+            figures.extend(bench_polls(work, max(args.rounds // 4, 10)))
         if args.only in (None, "metrics"):
             figures.extend(bench_metrics(work))
     width = max(len(f.name) for f in figures)
