@@ -1,15 +1,16 @@
 # mdboost as a container: watch, forecast and tune Linux md RAID (Synology DSM 7 Container Manager).
 #
-# Base: python:3.11-slim pinned by digest, so a rebuild gets the same bytes. The digest is that of
-# the base image the build machines hold (/work/shared/tools/verify-dockerfile.sh: no container
-# registry is reachable there); where Docker Hub is, put its digest for the tag here instead
-# (`podman pull python:3.11-slim && podman images --digests`).
-#
+# Base: python:3.11-slim pinned by digest (Docker Hub's multi-arch index), so a rebuild gets the
+# same bytes; a newer one is `docker buildx imagetools inspect python:3.11-slim`. PYTHON_IMAGE
+# overrides it where no registry is reachable (tests/test_container.py builds on a local stand-in).
+
 # linux/amd64 and linux/arm64: no compiler in the image and pip takes wheels only. Every pinned
 # dependency is pure Python except pydantic-core and MarkupSafe, which publish manylinux wheels for
 # x86_64 and aarch64 (tests/test_container.py resolves the set for both on PyPI).
 
-FROM python:3.11-slim@sha256:66e5248fad0b6e66e4a8f081cea922cbf64662faec30e91c632f7d386ae52bbd AS build
+ARG PYTHON_IMAGE=python:3.11-slim@sha256:9c900dea9e8fb7e16277c179b555cc72d29a352dbc33cff48ad5a0412fd5bfc7
+
+FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 WORKDIR /app
 # Dependencies first, from the hash-locked list (pip-compile --generate-hashes), so that a source
@@ -27,7 +28,7 @@ RUN /venv/bin/pip wheel --no-deps --wheel-dir /tmp/wheels . \
  && /venv/bin/python -m compileall -q /venv/lib \
  && /venv/bin/python -m pip uninstall --yes --quiet pip setuptools
 
-FROM python:3.11-slim@sha256:66e5248fad0b6e66e4a8f081cea922cbf64662faec30e91c632f7d386ae52bbd
+FROM ${PYTHON_IMAGE}
 # No USER: the app runs as root on purpose. md's sysfs attributes and /proc/sys/dev/raid are
 # root-owned and the kernel wants CAP_SYS_ADMIN for every md attribute write (md_attr_store in
 # drivers/md/md.c), so a non-root user could only ever monitor. Without `privileged: true` (or
