@@ -10,7 +10,7 @@ from pathlib import Path
 
 from app.config import Settings
 from app.forecast import replay
-from app.kernel import mdstat
+from app.kernel import mdstat_parse
 from app.logs import LOG_CONFIG
 from app.resources import MissingDataDir
 from app.simulator import Simulator
@@ -68,7 +68,7 @@ def _parse(file: str | None) -> int:
             print(f"mdboost parse: cannot read {path}: {error.strerror}", file=sys.stderr)
             return 2
     try:
-        parsed = mdstat.parse(text)
+        parsed = mdstat_parse.parse(text)
     except ValueError as error:
         print(f"mdboost parse: {error}", file=sys.stderr)
         return 1
@@ -76,6 +76,9 @@ def _parse(file: str | None) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print(json.dumps(parsed.to_json(), indent=2))
     return 0
+
+
+EFFECT_WINDOW_SAMPLES = 10  # the demo's effect windows hold about this many samples
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -90,10 +93,18 @@ def _demo(args: argparse.Namespace) -> int:
     defaults = Settings()
     if "db" not in defaults.model_fields_set:
         overrides["db"] = state_dir / "mdboost.db"
+    sample_s = defaults.sample_seconds or 0.0
     if defaults.sample_seconds is None and args.speedup > 1:
         # Keep ~5 simulated seconds between samples (at least 0.5 s of real time), so charts
         # and the before/after effect windows get enough points when time runs faster.
-        overrides["sample_seconds"] = max(0.5, defaults.busy_sample_seconds / args.speedup)
+        sample_s = overrides["sample_seconds"] = max(
+            0.5, defaults.busy_sample_seconds / args.speedup
+        )
+    if "effect_minutes" not in defaults.model_fields_set:
+        # Each before/after window must hold samples: at 300x a sample 0.5 s apart is 2.5
+        # simulated minutes, and boost's effect read "not enough samples to measure".
+        window_min = EFFECT_WINDOW_SAMPLES * sample_s * args.speedup / 60
+        overrides["effect_minutes"] = max(defaults.effect_minutes, window_min)
     settings = Settings.model_validate(overrides)
     logging.getLogger("mdboost").info("simulated box in %s (x%s speed)", state_dir, args.speedup)
     return _serve(settings, args.host, args.port, sim)

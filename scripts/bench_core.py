@@ -26,12 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.diagnosis import tracker
-from app.kernel import mdstat
+from app.kernel import mdstat, mdstat_parse
 from app.kernel.host import Host
 from app.live import sampler
 from app.resources import SOURCE_ROOT, data_dir
-from app.simulator import box
+from app.simulator import box, layout
 from app.store import db, rollup
 
 # tests.server: the same child-process server the end-to-end tests use.
@@ -118,19 +117,19 @@ def eight_array_mdstat() -> str:
 
 def bench_parse() -> Figure:
     text = eight_array_mdstat()
-    parsed = mdstat.parse(text)
+    parsed = mdstat_parse.parse(text)
     assert len(parsed.arrays) == 8 and not parsed.warnings, parsed.warnings
     number, repeat = 2000, 15
     per_parse_ms = [
         t / number * 1000
-        for t in timeit.repeat(lambda: mdstat.parse(text), number=number, repeat=repeat)
+        for t in timeit.repeat(lambda: mdstat_parse.parse(text), number=number, repeat=repeat)
     ]
     return Figure(
         "parse, 8-array mdstat",
         statistics.median(per_parse_ms),
         0.2,
         "ms",
-        f"median of {repeat} x timeit({number}) of mdstat.parse() on {len(text)} bytes "
+        f"median of {repeat} x timeit({number}) of mdstat_parse.parse() on {len(text)} bytes "
         "(raid0/1/4/5/6/10/linear, 2 syncing, 3 bitmaps); "
         f"spread {min(per_parse_ms):.3f}-{max(per_parse_ms):.3f} ms",
     )
@@ -210,11 +209,11 @@ def io_scan_figure(rounds: int = 20) -> Figure:
     scan_ms = statistics.median(cpu_ms)
     return Figure(
         "  naming who competes, per tick",
-        scan_ms / (tracker.IO_SCAN_S / TICK_S),
+        scan_ms / (processes.IO_SCAN_S / TICK_S),
         2.0,
         "ms",
         f"one read of every /proc/PID/io of THIS machine ({len(processes)} readable): "
-        f"{scan_ms:.2f} ms (median of {rounds}), once per {tracker.IO_SCAN_S:g} s and only "
+        f"{scan_ms:.2f} ms (median of {rounds}), once per {processes.IO_SCAN_S:g} s and only "
         "while other I/O competes",
     )
 
@@ -250,11 +249,11 @@ def history_runs(reshape_days: float = 3.0, reshape_kb_s: int = 6_000) -> list[H
         HistoryRun("md0", "check", 21.0, 2_490_176, 40_000, "completed"),
         HistoryRun("md1", "check", 20.99, 2_097_088, 40_000, "completed"),
         # 2 TB at ~2.5 MB/s: nine days, finished ten days ago.
-        HistoryRun("md2", "reshape", 19.0, box.PER_DEVICE_BLOCKS, 2_500, "completed"),
+        HistoryRun("md2", "reshape", 19.0, layout.PER_DEVICE_BLOCKS, 2_500, "completed"),
         HistoryRun("md3", "check", 14.0, 976_758_848, 120_000, "completed"),
         HistoryRun("md2", "check", 8.0, 5_860_484_352, 100_000, "interrupted", 5 * 3600),
         HistoryRun(
-            "md2", "reshape", reshape_days, box.RESHAPE_TOTAL_BLOCKS, reshape_kb_s, "running"
+            "md2", "reshape", reshape_days, layout.RESHAPE_TOTAL_BLOCKS, reshape_kb_s, "running"
         ),
     ]
 
@@ -375,7 +374,9 @@ def bench_server(work: Path, rounds: int) -> tuple[list[Figure], list[str]]:
     md2_rows = conn.execute("SELECT COUNT(*) FROM samples WHERE array = 'md2'").fetchone()[0]
     conn.close()
 
-    tree = box.Simulator(work / "tree", start_percent=current_done * 100 / box.RESHAPE_TOTAL_BLOCKS)
+    tree = box.Simulator(
+        work / "tree", start_percent=current_done * 100 / layout.RESHAPE_TOTAL_BLOCKS
+    )
     env = {
         "MDBOOST_DB": str(db_path),
         "MDBOOST_PROC_ROOT": str(tree.root / "proc"),
@@ -466,7 +467,7 @@ def bench_polls(work: Path, rounds: int, ages: tuple[float, ...] = (3.0, 10.0)) 
         conn.execute("PRAGMA synchronous=OFF")  # building the fixture only
         now = time.time()
         # Half-way through md2's reshape after `age` days, whatever the age.
-        speed = int(box.RESHAPE_TOTAL_BLOCKS * 0.5 / (age * DAY_S))
+        speed = int(layout.RESHAPE_TOTAL_BLOCKS * 0.5 / (age * DAY_S))
         _, current_done = build_history(conn, now, history_runs(age, speed))
         rollup.downsample(conn, now - 7 * DAY_S)
         run_rows = conn.execute(
@@ -476,7 +477,7 @@ def bench_polls(work: Path, rounds: int, ages: tuple[float, ...] = (3.0, 10.0)) 
         conn.close()
         tree = box.Simulator(
             work / f"polls-tree-{age:g}",
-            start_percent=current_done * 100 / box.RESHAPE_TOTAL_BLOCKS,
+            start_percent=current_done * 100 / layout.RESHAPE_TOTAL_BLOCKS,
         )
         env = {
             "MDBOOST_DB": str(db_path),

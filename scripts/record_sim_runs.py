@@ -18,12 +18,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.kernel import mdstat
-from app.simulator.box import (
+from app.kernel import mdstat_parse
+from app.simulator.box import Simulator
+from app.simulator.layout import (
     NEW_DATA_DISKS,
     OLD_DATA_DISKS,
     RESHAPE_TOTAL_BLOCKS,
-    Simulator,
     cache_speed_mb_s,
 )
 
@@ -103,7 +103,7 @@ def record(scenario: Scenario, seed: int, out: Path) -> Path:
         pending = list(scenario.steps)
 
         def sample(event: str = "") -> None:
-            parsed = mdstat.parse((root / "proc/mdstat").read_text())
+            parsed = mdstat_parse.parse((root / "proc/mdstat").read_text())
             sync = parsed.array("md2").sync if parsed.array("md2") else None
             finish = sync.finish_min if sync is not None and sync.running else None
             ts = round(sim.state.sim_time - start + EPOCH, 1)

@@ -2,9 +2,11 @@
 
     .venv/bin/python scripts/screenshots.py   # artifacts/screenshots/<scene>-<width>-<scheme>.png
 
-Scenes: first visit, the boost confirmation, boosted with its measured effect, a finished run, the
-sign-in page, an SHR expansion (md2 then md3). Each runs `mdboost demo` and Debian's chromium;
-viewport-sized PNGs (what an owner sees first), so they stay small.
+Scenes: first visit (the sentence and boost on the first screen), the boost confirmation, boosted
+with its measured effect, a finished run's own page (its outcome, chart and changes), the sign-in
+page, an SHR expansion (md2 done, md3 reshaping: the sentence speaks for the pool). Each runs
+`mdboost demo` and Debian's chromium; viewport-sized PNGs (what an owner sees first), so they
+stay small.
 """
 
 import sys
@@ -15,7 +17,7 @@ from pathlib import Path
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.server import Server, wait_for
+from tests.server import Server, forecast_ok, runs_of, wait_for
 
 OUT = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
 SIZES = [(360, 740), (390, 844), (1366, 800)]
@@ -53,15 +55,6 @@ def confirm(page: Page) -> None:
     page.locator("#boost").scroll_into_view_if_needed()
 
 
-def boosted(page: Page) -> None:
-    chart(page)
-    page.locator("#boost").scroll_into_view_if_needed()
-
-
-def runs(page: Page) -> None:
-    page.locator("#runs").scroll_into_view_if_needed()
-
-
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     state = Path(tempfile.mkdtemp(prefix="mdboost-shots-"))
@@ -70,6 +63,8 @@ def main() -> None:
             executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox"]
         )
         with Server(["demo", "--speedup", "300", "--state-dir", str(state / "a")]) as box:
+            wait_for(forecast_ok(box, "md2"), 60, "md2's forecast")
+            # The first screen: the sentence, then boost.
             shoot(browser, "first-visit", box.base + "/", chart)
             shoot(browser, "boost-confirm", box.base + "/", confirm)
             status, _ = box.request("POST", "/api/presets/boost/apply", {})
@@ -80,19 +75,22 @@ def main() -> None:
                 return bool(effects) and all(e["complete"] for e in effects)
 
             wait_for(effect_measured, 120, "the boost's measured effect")
-            shoot(browser, "boosted", box.base + "/", boosted)
-        # Boosted at 3000x, md2's reshape ends within minutes and md3's takes about one.
+            shoot(browser, "boosted", box.base + "/", chart)
+        # At 3000x md2's reshape, boosted once it is two effect windows old (so that its effect
+        # is measured), ends within a minute; then md3 reshapes: the pool's step 2 of 2.
         with Server(["demo", "--speedup", "3000", "--state-dir", str(state / "b")]) as box:
+
+            def old_enough() -> bool:
+                now = box.get("/api/arrays/md2/forecast")["now"]
+                return bool(now - runs_of(box)["md2"]["started"] > 2 * 6000)
+
+            wait_for(old_enough, 60, "two effect windows of md2's reshape")
             status, _ = box.request("POST", "/api/presets/boost/apply", {})
             assert status == 200, status
-
-            def md3_reshaping() -> bool:
-                listed = box.get("/api/runs")["runs"]
-                return any(r["array"] == "md3" and r["outcome"] == "running" for r in listed)
-
-            wait_for(md3_reshaping, 400, "md2 finished and md3 reshaping")
+            wait_for(lambda: "md3" in runs_of(box), 400, "md2 finished and md3 reshaping")
+            wait_for(forecast_ok(box, "md3"), 60, "md3's forecast")
             shoot(browser, "shr-expansion", box.base + "/", chart)
-            shoot(browser, "finished-run", box.base + "/", runs)
+            shoot(browser, "finished-run", f"{box.base}/runs/{runs_of(box)['md2']['id']}", chart)
         locked = ["demo", "--state-dir", str(state / "c")]
         with Server(locked, env={"MDBOOST_PASSWORD": "sofa-and-phone"}) as box:
             shoot(browser, "sign-in", box.base + "/login?next=/%23boost", lambda page: None)

@@ -37,7 +37,10 @@
 
   function localiseTimes(root) {
     if (!zone || document.documentElement.dataset.tz === zone) return;
-    for (const el of within(root, "time[data-ts]")) el.textContent = clock(Number(el.dataset.ts) * 1000);
+    for (const el of within(root, "time[data-ts]")) {
+      const text = clock(Number(el.dataset.ts) * 1000);
+      el.textContent = el.dataset.form === "day" ? text.split(" ").slice(0, 3).join(" ") : text; // templating.DAY_FORMAT
+    }
   }
 
   if (zone) document.cookie = `tz=${zone}; path=/; max-age=31536000; SameSite=Strict`;
@@ -216,6 +219,10 @@
     const fg = cssVar("--muted");
     const grid = cssVar("--grid");
     const spanDays = (d) => (d.length > 1 ? (d[d.length - 1].x - d[0].x) / 864e5 : 0);
+    const markers = markersOf(canvas);
+    // A finished run's last change (the revert when it ended) comes a tick after its last sample.
+    const last = data.progress.length ? data.progress[data.progress.length - 1].x : undefined;
+    const end = last === undefined ? undefined : Math.max(last, ...markers.map((m) => m.x));
     return new Chart(canvas, {
       type: "line",
       data: {
@@ -234,7 +241,7 @@
           x: {
             type: "linear",
             min: data.progress.length ? data.progress[0].x : undefined,
-            max: data.progress.length ? data.progress[data.progress.length - 1].x : undefined,
+            max: end,
             grid: { color: grid },
             ticks: {
               color: fg,
@@ -251,7 +258,7 @@
         plugins: {
           legend: { labels: { color: fg, boxWidth: 12 } },
           tooltip: { callbacks: { title: (items) => (items.length ? localTime(items[0].parsed.x, true) : "") } },
-          mdboostMarkers: { color: cssVar("--fg"), gapColor: cssVar("--grid"), markers: markersOf(canvas), gaps: data.gaps },
+          mdboostMarkers: { color: cssVar("--fg"), gapColor: cssVar("--grid"), markers, gaps: data.gaps },
         },
       },
       plugins: [markerPlugin],

@@ -127,3 +127,13 @@ def tree_server(tree: KernelTree, tmp_path: Path, **env: str) -> Server:
         },
         log=tmp_path / "server.log",
     )
+
+
+def forecast_ok(server: Server, array: str) -> Callable[[], bool]:
+    """For wait_for: the array's running operation has a finish time."""
+    return lambda: server.get(f"/api/arrays/{array}/forecast")["forecast"]["status"] == "ok"
+
+
+def runs_of(server: Server) -> dict[str, dict[str, Any]]:
+    """Each array's newest run, as GET /api/runs lists them."""
+    return {run["array"]: run for run in reversed(server.get("/api/runs")["runs"])}

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.diagnosis.thresholds import threshold
+from app.kernel.mdstat import PARITY_DISKS
 
 # Most specific first: the first verdict shown is the one thing to do.
 VERDICTS = (
@@ -16,7 +17,6 @@ VERDICTS = (
     "stripe_cache",
     "disks_limit",
 )
-PARITY_LEVELS = ("raid4", "raid5", "raid6")
 
 
 @dataclass(frozen=True)
@@ -113,13 +113,13 @@ def judge(obs: Observation) -> Findings:
                 "thread": thread,
                 "cores": round(cores, 2),
                 "group_thread_cnt": obs.group_thread_cnt,
-                "parity": obs.level in PARITY_LEVELS,
+                "parity": obs.level in PARITY_DISKS,
             }
     size, active = obs.stripe_cache_size, obs.stripe_cache_active
     full = (
         size is not None and active is not None and active >= threshold("stripe_cache_full") * size
     )
-    if obs.level in PARITY_LEVELS and size and full:
+    if obs.level in PARITY_DISKS and size and full:
         findings["stripe_cache"] = {
             "active": active,
             "size": size,

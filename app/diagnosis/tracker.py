@@ -8,116 +8,25 @@ it is done when a run starts and then at most once a minute while one is missing
 """
 
 import collections
-import functools
-import re
 from dataclasses import dataclass, field
-from typing import Any
 
-from app.diagnosis import text
-from app.diagnosis.hysteresis import Hysteresis, Shown
-from app.diagnosis.rules import MemberIo, Observation, ProcessIo, competing_io, judge, member_json
+from app.diagnosis.hysteresis import Hysteresis
+from app.diagnosis.processes import MD_THREAD, IoScan
+from app.diagnosis.rules import MemberIo, Observation, competing_io, judge
 from app.diagnosis.thresholds import threshold
+from app.diagnosis.verdicts import Change, Diagnosis, shown_verdict
+from app.diagnosis.window import SECTOR_KIB, Point, effective_limits, kib_s, member_io
 from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, CLOCK_TICKS, ArraySysfs, Host
-from app.kernel.sysfs import DiskStat, parse_int, waited_ms_per_request
+from app.kernel.sysfs import DiskStat, parse_int
 
 THREAD_SCAN_S = 60.0  # list /proc for md threads at most this often while one is missing
-# Read every /proc/PID/io at most this often, and only while other I/O competes: ~15 us per
-# process, so a NAS with 400 processes pays ~6 ms a scan, ~1 ms a tick at 5 s ticks.
-IO_SCAN_S = 30.0
-TOP_PROCESSES = 3
-TOP_MIN_KIB_S = 64.0  # a process moving less than this is not what competes
-MD_THREAD = re.compile(r"^md\d+_")  # md's own threads: the sync's I/O, not competition
-SECTOR_KIB = 0.5
-
-
-@dataclass(frozen=True)
-class Verdict:
-    verdict: str  # one of rules.VERDICTS
-    title: str
-    sentence: str  # the plain sentence under the progress bar
-    finding: str  # the same without the advice
-    since: float  # unix seconds: when it began to hold
-    numbers: dict[str, Any]  # the evidence
-    fading: bool  # stopped holding; leaves after hold_s unless it comes back
-
-    def to_json(self, now: float) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "title": self.title,
-            "sentence": self.sentence,
-            "finding": self.finding,
-            "since": self.since,
-            "held_s": round(now - self.since, 1),
-            "fading": self.fading,
-            "numbers": self.numbers,
-        }
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """One running array's verdicts as of one tick, with the readings behind them."""
-
-    array: str
-    ts: float  # unix seconds of the tick
-    verdicts: tuple[Verdict, ...]  # shown, most specific first
-    pending: dict[str, float]  # holding, not shown yet: seconds until they show
-    observation: Observation  # the window's numbers, whatever the verdicts
-
-    @functools.cached_property
-    def readings(self) -> dict[str, Any]:
-        """The observation as plain numbers; built when asked for, not every tick."""
-        return _readings(self.observation)
-
-    @property
-    def primary(self) -> Verdict | None:
-        return self.verdicts[0] if self.verdicts else None
-
-    def to_json(self) -> dict[str, Any]:
-        primary = self.primary
-        return {
-            "array": self.array,
-            "ts": self.ts,
-            "running": True,
-            "verdict": primary.verdict if primary else None,
-            "sentence": primary.sentence if primary else None,
-            "verdicts": [v.to_json(self.ts) for v in self.verdicts],
-            "pending": {k: round(v, 1) for k, v in self.pending.items()},
-            "readings": self.readings,
-        }
-
-
-@dataclass(frozen=True)
-class Change:
-    """The shown primary verdict of a running array changed: worth an event."""
-
-    array: str
-    ts: float
-    verdict: str | None  # None: nothing holds it back any more
-    previous: str | None
-    sentence: str | None
-    numbers: dict[str, Any]
-
-    def detail(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "previous": self.previous,
-            "sentence": self.sentence,
-            "numbers": self.numbers,
-        }
-
-
-@dataclass
-class _Point:
-    ts: float
-    disks: dict[str, DiskStat]
-    thread_ticks: dict[str, int]  # md thread name -> utime + stime
 
 
 @dataclass
 class _ArrayState:
     hysteresis: Hysteresis
-    points: collections.deque[_Point] = field(default_factory=collections.deque)
+    points: collections.deque[Point] = field(default_factory=collections.deque)
     threads: dict[str, int] = field(default_factory=dict)  # thread name -> pid
     lost_thread: bool = False  # one ended (a sync thread restarts with a new pid): look again
     group_thread_cnt: int | None = None
@@ -135,8 +44,7 @@ class Tracker:
         self.arrays: dict[str, _ArrayState] = {}
         self.whole_disks: dict[str, str | None] = {}
         self.last_thread_scan = float("-inf")
-        self.io_seen: tuple[float, dict[int, tuple[int, int]]] | None = None
-        self.top_io: tuple[float, tuple[ProcessIo, ...]] | None = None
+        self.io_scan = IoScan(host)
         self.last_scan_wanted = False
         self.memory: tuple[float, int | None] | None = None  # (read at, MemAvailable KiB)
 
@@ -162,7 +70,7 @@ class Tracker:
         memory = self._mem_available(now)
         self._find_threads(now, running)
         if self.last_scan_wanted:
-            self._scan_io(now)
+            self.io_scan.scan(now)
         diagnoses, changes = {}, []
         want_scan = False
         for array in running:
@@ -177,7 +85,7 @@ class Tracker:
             diagnosis = Diagnosis(
                 array.name,
                 now,
-                tuple(_verdict(s) for s in shown),
+                tuple(shown_verdict(s) for s in shown),
                 state.hysteresis.pending(now),
                 obs,
             )
@@ -197,7 +105,7 @@ class Tracker:
                 state.primary = primary.verdict if primary else None
         self.last_scan_wanted = want_scan
         if not want_scan:
-            self.io_seen = self.top_io = None
+            self.io_scan.forget()
         return diagnoses, changes
 
     # ---- one array
@@ -220,7 +128,7 @@ class Tracker:
                 state.lost_thread = True
                 continue
             thread_ticks[name] = stat.cpu_ticks
-        point = _Point(now, {d: disks[d] for d in wanted if d in disks}, thread_ticks)
+        point = Point(now, {d: disks[d] for d in wanted if d in disks}, thread_ticks)
         points = state.points
         if points and now < points[-1].ts:
             points.clear()  # the clock stepped back (NTP, a restored VM): rates start again
@@ -237,7 +145,7 @@ class Tracker:
             observed = tuple(
                 io
                 for m in members
-                if (io := _member_io(m, self._whole_disk(m) or m, base, point, span)) is not None
+                if (io := member_io(m, self._whole_disk(m) or m, base, point, span)) is not None
             )
             threads_cpu = {
                 name: (ticks - base.thread_ticks[name]) / CLOCK_TICKS / span
@@ -247,7 +155,7 @@ class Tracker:
             for m in members:
                 disk = self._whole_disk(m)
                 if disk is not None and disk != m:
-                    other = _kib_s(base, point, disk, span) - _kib_s(base, point, m, span)
+                    other = kib_s(base, point, disk, span) - kib_s(base, point, m, span)
                     if m in point.disks:  # a partition diskstats lists: else unknown
                         others[disk] = max(other, 0.0)
             if array.name in base.disks and array.name in point.disks:
@@ -256,11 +164,10 @@ class Tracker:
                     (after.sectors_read - before.sectors_read) * SECTOR_KIB / span,
                     (after.sectors_written - before.sectors_written) * SECTOR_KIB / span,
                 )
-        limits = _limits(sysfs, global_limits)
+        limits = effective_limits(sysfs, global_limits)
         speed = sysfs.sync_speed_kb_s if sysfs is not None else None
         if speed is None and array.sync is not None:
             speed = array.sync.speed_kb_s
-        top = self.top_io[1] if self.top_io is not None else ()
         return Observation(
             now=now,
             array=array.name,
@@ -280,7 +187,7 @@ class Tracker:
             other_partitions_kib_s=others,
             mem_available_kib=memory,
             window_s=span if span > 0 else None,
-            top_io=top,
+            top_io=self.io_scan.busiest(),
         )
 
     def _state(self, array: str) -> _ArrayState:
@@ -334,108 +241,3 @@ class Tracker:
             owner = states.get(comm.split("_", 1)[0]) if comm and MD_THREAD.match(comm) else None
             if comm is not None and owner is not None:
                 owner.threads[comm] = pid
-
-    def _scan_io(self, now: float) -> None:
-        """Rates of every readable /proc/PID/io since the previous scan: who competes."""
-        if self.io_seen is not None and now - self.io_seen[0] < IO_SCAN_S:
-            return
-        seen: dict[int, tuple[int, int]] = {}
-        for pid in self.host.pids():
-            io = self.host.read_pid_io(pid)
-            if io is not None:
-                seen[pid] = (io.read_bytes, io.write_bytes)
-        before = self.io_seen
-        self.io_seen = (now, seen)
-        if before is None or now <= before[0]:
-            return
-        span = now - before[0]
-        rates = []
-        for pid, (read, written) in seen.items():
-            if pid not in before[1]:
-                continue
-            old_read, old_written = before[1][pid]
-            read_kib_s = (read - old_read) / 1024 / span
-            write_kib_s = (written - old_written) / 1024 / span
-            if read_kib_s + write_kib_s >= TOP_MIN_KIB_S:
-                rates.append((read_kib_s + write_kib_s, pid, read_kib_s, write_kib_s))
-        top = []
-        for _, pid, read_kib_s, write_kib_s in sorted(rates, reverse=True):
-            comm = self.host.read_pid_comm(pid)
-            if comm is None or MD_THREAD.match(comm):
-                continue
-            top.append(ProcessIo(pid, comm, read_kib_s, write_kib_s))
-            if len(top) == TOP_PROCESSES:
-                break
-        self.top_io = (now, tuple(top))
-
-
-def _member_io(member: str, disk: str, base: _Point, point: _Point, span: float) -> MemberIo | None:
-    if disk not in base.disks or disk not in point.disks:
-        return None
-    a, b = base.disks[disk], point.disks[disk]
-    ios, wait_ms = waited_ms_per_request(a, b)
-    return MemberIo(
-        member=member,
-        disk=disk,
-        busy=min(max((b.io_ticks_ms - a.io_ticks_ms) / 1000 / span, 0.0), 1.0),
-        read_kib_s=(b.sectors_read - a.sectors_read) * SECTOR_KIB / span,
-        write_kib_s=(b.sectors_written - a.sectors_written) * SECTOR_KIB / span,
-        ios_s=ios / span,
-        wait_ms=wait_ms,
-    )
-
-
-def _kib_s(base: _Point, point: _Point, device: str, span: float) -> float:
-    """KiB/s read and written by one device over the window; 0 when it is not in diskstats."""
-    if device not in base.disks or device not in point.disks:
-        return 0.0
-    a, b = base.disks[device], point.disks[device]
-    return (
-        (b.sectors_read - a.sectors_read + b.sectors_written - a.sectors_written)
-        * SECTOR_KIB
-        / span
-    )
-
-
-def _limits(
-    sysfs: ArraySysfs | None, global_limits: tuple[int | None, int | None]
-) -> tuple[int | None, int | None, bool]:
-    """Effective (min, max) in KiB/s and whether the max is the array's own (md.rst)."""
-    low = sysfs.sync_speed_min if sysfs is not None else None
-    high = sysfs.sync_speed_max if sysfs is not None else None
-    return (
-        low.kb_s if low is not None else global_limits[0],
-        high.kb_s if high is not None else global_limits[1],
-        high is not None and high.source == "local",
-    )
-
-
-def _verdict(shown: Shown) -> Verdict:
-    return Verdict(
-        verdict=shown.verdict,
-        title=text.TITLES[shown.verdict],
-        sentence=text.sentence(shown.verdict, shown.numbers),
-        finding=text.finding(shown.verdict, shown.numbers),
-        since=shown.since,
-        numbers=shown.numbers,
-        fading=shown.fading,
-    )
-
-
-def _readings(obs: Observation) -> dict[str, Any]:
-    return {
-        "speed_kb_s": obs.speed_kb_s,
-        "min_kb_s": obs.min_kb_s,
-        "max_kb_s": obs.max_kb_s,
-        "stripe_cache_size": obs.stripe_cache_size,
-        "stripe_cache_active": obs.stripe_cache_active,
-        "threads_cpu": {k: round(v, 3) for k, v in obs.threads_cpu.items()},
-        "mem_available_kib": obs.mem_available_kib,
-        "window_s": None if obs.window_s is None else round(obs.window_s, 1),
-        "members": [member_json(m) for m in obs.members],
-        "array_read_kib_s": None if obs.array_read_kib_s is None else round(obs.array_read_kib_s),
-        "array_write_kib_s": None
-        if obs.array_write_kib_s is None
-        else round(obs.array_write_kib_s),
-        "other_partitions_kib_s": {k: round(v) for k, v in obs.other_partitions_kib_s.items()},
-    }

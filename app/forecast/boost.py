@@ -34,11 +34,13 @@ def boost_forecast(
     current: Forecast,
     measured_ratio: float | None = None,
     boost_max: float | None = None,
+    measured_on: str = "this array",
 ) -> BoostEstimate | None:
     """The forecast if the boost preset were applied now.
 
-    From this array's measured effect of past boosts when there is one (speed with the boost /
-    speed without, from the tuning journal); otherwise from the physics: a run held by its max
+    From the measured effect of past boosts when there is one (this array's, or, named by
+    `measured_on`, a sibling's in the same SHR pool; speed with the boost / speed without, from
+    the tuning journal); otherwise from the physics: a run held by its max
     goes at most up to the boost's new max (`boost_max`, KiB/s), a disk-bound one by the real
     kernel's stripe-cache figure. None when the current forecast has no number to scale.
     """
@@ -52,7 +54,7 @@ def boost_forecast(
     if measured_ratio is not None and measured_ratio > 0:
         ratio, source = measured_ratio, "measured"
         slow, fast = ratio / (1 + MEASURED_BOOST_SPREAD), ratio * (1 + MEASURED_BOOST_SPREAD)
-        why = f"measured on this array: x{ratio:.1f}"
+        why = f"measured on {measured_on}: x{ratio:.1f}"
     elif current.bound == "max limit" and boost_max is not None and boost_max > speed:
         ceiling = min(boost_max / speed, LIMIT_BOOST_CAP)
         ratio, source = min(FREED_SPEEDUP, ceiling), "limit"

@@ -19,7 +19,7 @@ sampler keeps one of these per open run and a poll costs the same on day 9 as on
 
 import math
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from app.forecast.physics import (
@@ -33,6 +33,7 @@ from app.forecast.physics import (
     known,
     seconds_left,
 )
+from app.forecast.regime import Point, Regime
 from app.forecast.trend import falling_trend
 
 Sample = tuple[float, int, int]  # (unix seconds, done blocks, total blocks)
@@ -44,23 +45,9 @@ Status = Literal["ok", "done", "stalled", "settling", "insufficient"]
 
 # A restart: progress falls back by more than this fraction of the total.
 RESTART_DROP = 0.10
-# A regime is measured once it holds this many samples AND this many seconds: md's own speed is
-# an average over ~30 s (10 marks x 3 s in md.c), and at low limits progress arrives in jumps.
-MIN_SAMPLES = 6
-MIN_SPAN_S = 20.0
 STALL_S = 120.0  # no progress for this long while running: stalled
-# The speed is the average over this later share of the regime's samples (1.0: all of it).
-WINDOW_SHARE = 0.67
 # Right after a regime starts md averages its speed over the last ~30 s: skip that transient.
 TRANSIENT_S = 30.0
-# Checkpoints for the range: spread evenly over a regime's samples, at most this many.
-MAX_CHECKPOINTS = 64
-# Relative error prior, as log(true time / forecast time): 10 % and 90 % quantiles. Tuned on the
-# training recordings only (tests/fixtures/runs README), then frozen.
-PRIOR_LOW = -0.2
-PRIOR_HIGH = 0.3
-PRIOR_WEIGHT = 8.0
-MODEL_FLOOR = 0.04  # what the model leaves out, on both sides
 
 
 @dataclass(frozen=True)
@@ -102,29 +89,6 @@ def forecast(
     return run.forecast()
 
 
-@dataclass(frozen=True)
-class _Point:
-    ts: float  # unix seconds
-    done: float  # blocks
-    count: int  # samples of the run before this one
-
-
-@dataclass
-class _Regime:
-    """A stretch of the run in which nothing that can change the speed changed."""
-
-    first: _Point
-    kind: str  # "start", "knee", or the change that began it
-    settle_speed: float | None = None  # blocks/s guessed from the change, until measured
-    settle_range: tuple[float, float] = (1.0, 1.0)  # factors on settle_speed: fast, slow
-    # md's 30 s average remembers the previous regime for a while: measure from here once the
-    # rest is long enough (the first sample TRANSIENT_S after the change).
-    settled: _Point | None = None
-    checkpoints: list[tuple[float, float, float]] = field(default_factory=list)  # ts, done, v
-    marks: list[_Point] = field(default_factory=list)  # samples spread evenly over the regime
-    next_checkpoint: int = 0  # sample count at the next checkpoint
-
-
 class RunProgress:
     """One run's progress since its last restart, kept as samples arrive: O(1) time and memory
     per sample, so the sampler can keep one per open run for days."""
@@ -134,12 +98,12 @@ class RunProgress:
         self._restart()
 
     def _restart(self) -> None:
-        self.last: _Point | None = None
+        self.last: Point | None = None
         self.total = 0
         self.last_progress_ts = 0.0
         self.finished_ts: float | None = None
         self.limits = Limits()
-        self.regime = _Regime(_Point(0.0, 0.0, 0), "start")
+        self.regime = Regime(Point(0.0, 0.0, 0), "start")
         self.knee_passed = False
 
     def add(
@@ -165,9 +129,9 @@ class RunProgress:
             self._restart()
             last = None
         limits = limits if limits is not None else Limits()
-        point = _Point(ts, float(done), last.count + 1 if last is not None else 0)
+        point = Point(ts, float(done), last.count + 1 if last is not None else 0)
         if last is None:
-            self.regime = _Regime(point, "start")
+            self.regime = Regime(point, "start")
         else:
             self._on_change(point, limits, event)
         if last is None or done > last.done:
@@ -182,11 +146,11 @@ class RunProgress:
         self.last = point
         self.total = total
         self.limits = limits
-        self._checkpoint()
+        self.regime.checkpoint(point)
 
     # ---- regimes
 
-    def _on_change(self, point: _Point, new: Limits, event: str | None) -> None:
+    def _on_change(self, point: Point, new: Limits, event: str | None) -> None:
         old = self.limits
         if new == old and not event:
             return
@@ -205,7 +169,7 @@ class RunProgress:
         if guess is not None:
             self._begin(point, event or "limits", *guess)
 
-    def _on_knee(self, point: _Point) -> None:
+    def _on_knee(self, point: Point) -> None:
         self.knee_passed = True
         speed = self._current_speed()
         if speed is None or speed <= 0 or held_by_max(speed, self.limits):
@@ -219,85 +183,17 @@ class RunProgress:
 
     def _begin(
         self,
-        point: _Point,
+        point: Point,
         kind: str,
         settle: float | None = None,
         spread: tuple[float, float] = (1.0, 1.0),
     ) -> None:
-        self.regime = _Regime(point, kind, settle, spread)
+        self.regime = Regime(point, kind, settle, spread)
 
     def _current_speed(self) -> float | None:
         """The pace now: the current regime's measured speed, else its settling guess."""
-        measured = self._measure(self.regime)
+        measured = self.regime.measure(self.last)
         return measured if measured is not None else self.regime.settle_speed
-
-    # ---- measuring
-
-    def _window_start(self, regime: _Regime) -> _Point | None:
-        """Where the regime's measuring window starts; None while it is too short to judge."""
-        last = self.last
-        if last is None or not _long_enough(regime.first, last):
-            return None
-        start = regime.first
-        settled = regime.settled
-        if regime.kind != "start" and settled is not None and _long_enough(settled, last):
-            start = settled
-        # The later WINDOW_SHARE of the regime: bursts count in proportion, a drift as it is now.
-        since = last.count - WINDOW_SHARE * (last.count - start.count)
-        for mark in reversed(regime.marks):
-            if mark.count <= since:
-                if mark.count > start.count and _long_enough(mark, last):
-                    start = mark
-                break
-        return start
-
-    def _measure(self, regime: _Regime) -> float | None:
-        start = self._window_start(regime)
-        if start is None or self.last is None:
-            return None
-        return (self.last.done - start.done) / (self.last.ts - start.ts)
-
-    def _checkpoint(self) -> None:
-        """Remember the pace now, to judge later how far it missed (the range's evidence)."""
-        regime, last = self.regime, self.last
-        if last is None or last.count < regime.next_checkpoint:
-            return
-        regime.marks.append(last)
-        if len(regime.marks) > MAX_CHECKPOINTS:
-            regime.marks = regime.marks[::2]
-        step = max(1, (last.count - regime.first.count) // (MAX_CHECKPOINTS // 2))
-        regime.next_checkpoint = last.count + step
-        speed = self._measure(regime)
-        if speed is None or speed <= 0:
-            return
-        regime.checkpoints.append((last.ts, last.done, speed))
-        if len(regime.checkpoints) > MAX_CHECKPOINTS:
-            regime.checkpoints = regime.checkpoints[::2]
-
-    def _error_quantiles(self, regime: _Regime, remaining_s: float) -> tuple[float, float]:
-        """10 % and 90 % quantiles of log(true time / forecast time) for this regime, from the
-        errors of its earlier checkpoints over horizons like the one ahead, blended with the
-        prior while there are few."""
-        assert self.last is not None
-        now, done_now = self.last.ts, self.last.done
-        judged: list[tuple[float, float]] = []  # (horizon s, log error)
-        for ts, done, speed in regime.checkpoints:
-            horizon = now - ts
-            if horizon >= MIN_SPAN_S and done_now > done:
-                judged.append((horizon, math.log(horizon * speed / (done_now - done))))
-        if judged:
-            keep = min(remaining_s, max(h for h, _ in judged)) / 2
-            judged = [j for j in judged if j[0] >= keep] or judged
-        errors = [e for _, e in judged]
-        n = len(errors)
-        low, high = PRIOR_LOW, PRIOR_HIGH
-        if n:
-            errors.sort()
-            emp_low = errors[int(0.1 * (n - 1))]
-            emp_high = errors[math.ceil(0.9 * (n - 1))]
-            low = (n * emp_low + PRIOR_WEIGHT * PRIOR_LOW) / (n + PRIOR_WEIGHT)
-            high = (n * emp_high + PRIOR_WEIGHT * PRIOR_HIGH) / (n + PRIOR_WEIGHT)
-        return min(low, 0.0) - MODEL_FLOOR, max(high, 0.0) + MODEL_FLOOR
 
     # ---- the forecast
 
@@ -323,7 +219,7 @@ class RunProgress:
             return replace(base, status="stalled", reason=f"no progress for {minutes:.0f} min")
         regime = self.regime
         base = replace(base, regime_start=regime.first.ts, regime=regime.kind)
-        measured = self._measure(regime)
+        measured = regime.measure(last)
         settling = measured is None
         speed = measured if measured is not None else regime.settle_speed
         if speed is None:
@@ -338,7 +234,7 @@ class RunProgress:
             knee_ahead = None
         trend = 0.0 if settling or held else falling_trend(regime.checkpoints, total)
         if trend > 0:
-            speed = _speed_at(regime, trend, progress, total, now)
+            speed = regime.speed_at(trend, progress, total, now)
         remaining = seconds_left(speed, progress, knee_ahead, KNEE_SPEEDUP, limits, total, trend)
         fast_speed, slow_speed = speed, speed
         if settling:
@@ -350,7 +246,7 @@ class RunProgress:
         slowest = seconds_left(
             slow_speed, progress, knee_ahead, KNEE_SPEEDUP_RANGE[0], limits, total, trend
         )
-        q_low, q_high = self._error_quantiles(regime, remaining)
+        q_low, q_high = regime.error_quantiles(last, remaining)
         return replace(
             base,
             status="settling" if settling else "ok",
@@ -371,15 +267,3 @@ class RunProgress:
         if knee is not None and self.knee_passed:
             speed /= KNEE_SPEEDUP  # the pace before the knee
         return seconds_left(speed, 0.0, knee, KNEE_SPEEDUP, self.limits, self.total)
-
-
-def _long_enough(start: _Point, end: _Point) -> bool:
-    return end.count - start.count + 1 >= MIN_SAMPLES and end.ts - start.ts >= MIN_SPAN_S
-
-
-def _speed_at(regime: _Regime, trend: float, progress: float, total: int, now: float) -> float:
-    """The speed now on the trend line, scaled so the regime's own time comes out right."""
-    ts0, done0, _ = regime.checkpoints[0]
-    p0, a = done0 / total, trend
-    scale = total * (math.log(1 - a * p0) - math.log(1 - a * progress)) / (a * (now - ts0))
-    return scale * (1 - a * progress)

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from app.forecast.trend import zone_seconds
+from app.kernel.mdstat import PARITY_DISKS
 
 # md overshoots its max a little (three real reshapes held by it ran at 1.03-1.07x).
 MAX_OVERSHOOT = 1.07
@@ -42,9 +43,6 @@ def grow_knee(level: str | None, raid_disks: tuple[int, int | None] | None) -> f
     if old_data < 1 or new_data <= old_data:
         return None
     return old_data / new_data
-
-
-PARITY_DISKS = {"raid4": 1, "raid5": 1, "raid6": 2}
 
 
 def known(limits: Limits) -> bool:

@@ -45,14 +45,25 @@ def array_eta(box: BoxNow, conn: sqlite3.Connection, name: str, now: float) -> d
         return _view(name, None, idle, None, now)
     fc = state.forecast or model.Forecast("insufficient", "no samples of this run yet")
     boosted = journal.open_session(conn) is not None
-    estimate = (
-        None
-        if boosted
-        else boost.boost_forecast(fc, effects.latest_ratio(conn, BOOST_PRESET, name))
-    )
+    estimate = None if boosted else _boost_estimate(box, conn, name, fc)
     view = _view(name, run, fc, estimate, now)
     view["boost_active"] = boosted
     return view
+
+
+def _boost_estimate(
+    box: BoxNow, conn: sqlite3.Connection, name: str, fc: model.Forecast
+) -> boost.BoostEstimate | None:
+    """From this array's measured boost; else from another array of the same SHR pool, which
+    sits on the same disks (md2's x5 says more about md3 than any model); else the physics."""
+    ratio = effects.latest_ratio(conn, BOOST_PRESET, name)
+    if ratio is not None:
+        return boost.boost_forecast(fc, ratio)
+    for sibling in (m.name for m in box.pool_members if m.name != name):
+        ratio = effects.latest_ratio(conn, BOOST_PRESET, sibling)
+        if ratio is not None:
+            return boost.boost_forecast(fc, ratio, measured_on=f"{sibling}, on the same disks")
+    return boost.boost_forecast(fc)
 
 
 def pool_eta(box: BoxNow, now: float) -> dict[str, Any]:

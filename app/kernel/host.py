@@ -87,12 +87,6 @@ class Host:
             self._md_attr_paths[(array, attr)] = path
         return path
 
-    def md_queue_path(self, array: str, attr: str) -> Path:
-        return self.sys_root / "block" / check_array_name(array) / "queue" / _plain(attr)
-
-    def disk_path(self, disk: str, *parts: str) -> Path:
-        return self.sys_root.joinpath("block", check_disk_name(disk), *map(_plain, parts))
-
     def knob_path(self, template: str, target: str | None) -> Path:
         """A catalogue path template ("sys:block/{array}/md/x") for a validated target."""
         root_name, _, relative = template.partition(":")
@@ -120,9 +114,6 @@ class Host:
 
     def read_mdstat(self) -> str | None:
         return self.read(self.proc_root / "mdstat", MDSTAT_READ_LIMIT)
-
-    def has_mdstat(self) -> bool:
-        return (self.proc_root / "mdstat").is_file()
 
     def has_block_device(self, name: str) -> bool:
         """Whether /sys/block lists this disk or array (a pulled disk leaves it)."""

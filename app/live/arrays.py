@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
-from app.kernel import mdstat
+from app.kernel import mdstat, mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
 
 if TYPE_CHECKING:  # the snapshot imports the diagnosis, which imports tuning.plan, which this
@@ -79,4 +79,4 @@ def array_view(state: "ArrayNow") -> dict[str, Any]:
 def current(host: Host) -> mdstat.MdStat:
     """The arrays as the kernel shows them now (no mdstat: no arrays)."""
     text = host.read_mdstat()
-    return mdstat.parse(text) if text is not None else mdstat.MdStat(None, ())
+    return mdstat_parse.parse(text) if text is not None else mdstat.MdStat(None, ())

@@ -14,40 +14,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.diagnosis.tracker import Change, Diagnosis, Tracker
-from app.kernel import mdstat
+from app.diagnosis.tracker import Tracker
+from app.diagnosis.verdicts import Change, Diagnosis
+from app.kernel import mdstat, mdstat_parse
 from app.kernel.host import ARRAY_NAME, ArraySysfs, Host
+from app.live import runs
+from app.live.runs import FinishedRun
 from app.store import db, rollup
+from app.store.history import SAMPLE_FIELDS
 from app.tuning.journal import add_event
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
-# A restart: progress falls back by more than this fraction of the total.
-RESTART_DROP = 0.10
 # Ticks kept in memory while the database cannot be written (about a day at 5 s).
 MAX_PENDING_TICKS = 17_280
 DOWNSAMPLE_EVERY_S = 3600.0
 
-_SAMPLE_COLUMNS = (
-    "ts",
-    "array",
-    "run_id",
-    "state",
-    "status",
-    "degraded",
-    "action",
-    "percent",
-    "done_blocks",
-    "total_blocks",
-    "speed_kb_s",
-    "finish_min",
-    "sync_speed_kb_s",
-    "mismatch_cnt",
-    "stripe_cache_size",
-    "speed_min_kb_s",
-    "speed_max_kb_s",
-)
+# What a sample stores: what the API shows of it (history.SAMPLE_FIELDS), plus these.
+_SAMPLE_COLUMNS = ("array", "state", "status", "mismatch_cnt", *SAMPLE_FIELDS)
 _INSERT_SAMPLE = (
     f"INSERT INTO samples ({', '.join(_SAMPLE_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(_SAMPLE_COLUMNS))})"
@@ -62,14 +47,6 @@ _ADD_TO_RUN = """
         last_percent = COALESCE(MAX(last_percent, :percent), last_percent, :percent)
     WHERE id = :run_id
 """
-
-
-@dataclass(frozen=True)
-class FinishedRun:
-    run_id: int
-    array: str
-    action: str
-    outcome: str
 
 
 @dataclass(frozen=True)
@@ -123,7 +100,7 @@ class Sampler:
         tick = Tick(ts=now)
         try:
             text = self.host.read_mdstat()
-            parsed = mdstat.parse(text) if text is not None else mdstat.MdStat(None, ())
+            parsed = mdstat_parse.parse(text) if text is not None else mdstat.MdStat(None, ())
             tick.found_mdstat = text is not None
         except (OSError, ValueError) as error:
             log.warning("cannot read mdstat: %s", error)
@@ -214,8 +191,8 @@ class Sampler:
                 run_ids = {}
                 for array, row in zip(pending.parsed.arrays, pending.rows, strict=True):
                     run = open_runs.pop(array.name, None)
-                    row["run_id"] = run_ids[array.name] = self._track_run(
-                        array, row, run, pending.now, tick
+                    row["run_id"] = run_ids[array.name] = runs.track(
+                        conn, self.host, array, row, run, pending.now, tick.finished_runs
                     )
                     conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
                     if row["run_id"] is not None:
@@ -225,88 +202,9 @@ class Sampler:
                     run_id = run_ids.get(change.array)
                     add_event(conn, change.ts, change.array, run_id, "diagnosis", change.detail())
                 for run in open_runs.values():
-                    self._finish(run, "vanished", pending.now, tick)
+                    runs.finish(conn, run, "vanished", pending.now, tick.finished_runs)
         tick.written = sum(len(p.rows) for p in self.pending)
         self.pending.clear()
-
-    def _track_run(
-        self,
-        array: mdstat.Array,
-        row: dict[str, Any],
-        run: sqlite3.Row | None,
-        now: float,
-        tick: Tick,
-    ) -> int | None:
-        sync = array.sync if array.sync is not None and array.sync.running else None
-        if sync is None:
-            if run is not None:
-                outcome = _outcome_when_idle(self.conn, self.host, run, row, now)
-                self._finish(run, outcome, now, tick)
-            return None
-        if run is not None:
-            if run["action"] != sync.action:
-                self._finish(run, "interrupted", now, tick)
-            elif _restarted(self.conn, run, sync):
-                self._finish(run, "restarted", now, tick)
-            else:
-                return int(run["id"])
-        cursor = self.conn.execute(
-            "INSERT INTO runs (array, action, started, total_blocks) VALUES (?, ?, ?, ?)",
-            (array.name, sync.action, now, sync.total_blocks),
-        )
-        log.info("%s: %s started (run %s)", array.name, sync.action, cursor.lastrowid)
-        return cursor.lastrowid
-
-    def _finish(self, run: sqlite3.Row, outcome: str, now: float, tick: Tick) -> None:
-        self.conn.execute(
-            "UPDATE runs SET finished = ?, outcome = ? WHERE id = ?", (now, outcome, run["id"])
-        )
-        log.info("%s: %s run %s ended: %s", run["array"], run["action"], run["id"], outcome)
-        tick.finished_runs.append(FinishedRun(run["id"], run["array"], run["action"], outcome))
-
-
-def _last_sample(conn: sqlite3.Connection, run_id: int) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = conn.execute(
-        "SELECT done_blocks, total_blocks FROM samples WHERE run_id = ? ORDER BY ts DESC LIMIT 1",
-        (run_id,),
-    ).fetchone()
-    return row
-
-
-def _restarted(conn: sqlite3.Connection, run: sqlite3.Row, sync: mdstat.Sync) -> bool:
-    last = _last_sample(conn, run["id"])
-    if last is None or last["done_blocks"] is None or sync.done_blocks is None:
-        return False
-    total = sync.total_blocks or last["total_blocks"] or 0
-    return bool(total) and last["done_blocks"] - sync.done_blocks > RESTART_DROP * total
-
-
-def _outcome_when_idle(
-    conn: sqlite3.Connection, host: Host, run: sqlite3.Row, row: dict[str, Any], now: float
-) -> str:
-    """Completed or interrupted. md has no "finished" flag: ask what md keeps per action, else
-    judge from the last sample, which on a real kernel can be far below 100 % when a short
-    check or resync ends between two ticks (tests/realkernel, issue 8)."""
-    action, array = run["action"], run["array"]
-    if action == "recovery" and row["degraded"] is not None:
-        return "completed" if row["degraded"] == 0 else "interrupted"
-    if action in ("resync", "reshape") and ARRAY_NAME.fullmatch(array):
-        # resync_start and reshape_position read "none" once the job is done (md.rst).
-        attr = "resync_start" if action == "resync" else "reshape_position"
-        text = host.read(host.md_attr_path(array, attr))
-        if text is not None:
-            return "completed" if text.strip() == "none" else "interrupted"
-    last = conn.execute(
-        "SELECT ts, done_blocks, total_blocks, speed_kb_s FROM samples "
-        "WHERE run_id = ? AND done_blocks IS NOT NULL ORDER BY ts DESC LIMIT 1",
-        (run["id"],),
-    ).fetchone()
-    if last is None or not last["total_blocks"]:
-        return "completed"
-    remaining = last["total_blocks"] - last["done_blocks"]
-    reachable = (last["speed_kb_s"] or 0) * max(now - last["ts"], 0.0)
-    done = remaining <= 0.01 * last["total_blocks"] or reachable >= remaining
-    return "completed" if done else "interrupted"
 
 
 def interval_seconds(tick: Tick, fixed: float | None, busy: float, idle: float) -> float:

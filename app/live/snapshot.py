@@ -9,7 +9,7 @@ views be tested on captured kernel trees without a server.
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.diagnosis.tracker import Diagnosis
+from app.diagnosis.verdicts import Diagnosis
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast, PoolMember
 from app.kernel.host import ArraySysfs

@@ -9,94 +9,10 @@ SpareActive) plus what mdadm cannot know: reshapes across an SHR pool, stalls, a
 
 import copy
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
-from app.forecast.service import POOL_CHAIN_S
-
-# After an SHR member's reshape ends, wait this long (sampler clock) for the next one to start
-# before calling the expansion finished: DSM starts the next array within seconds.
-POOL_SETTLE_S = 120.0
-# mismatch_cnt on raid1/raid10 counts harmless differences (md.rst: swap, memory-mapped writes).
-NOISY_MISMATCH_LEVELS = ("raid1", "raid10")
-
-State = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Rules:
-    milestone_percent: float = 25.0
-    stall_s: float = 600.0
-    mismatch_threshold: int = 0
-    sampler_failures: int = 3
-
-
-@dataclass(frozen=True)
-class ArrayNow:
-    """One array this tick: mdstat plus the newest stored sample."""
-
-    name: str
-    state: str  # active | inactive | broken
-    level: str | None
-    role: str  # data | system | swap
-    status: str | None  # "UU_U"
-    degraded: int  # missing members: sysfs degraded, else the '_' in the status
-    devices: dict[str, str]  # member -> mdstat flags ("F", "S", ...)
-    run_id: int | None  # the open run
-    action: str | None  # the running operation
-    done_blocks: int | None
-    total_blocks: int | None
-    percent: float | None  # as printed
-    mismatch_cnt: int | None
-    queued: bool  # resync=DELAYED / PENDING
-    # What holds the run back, as shown on the page (app/diagnosis): verdict, since, sentence.
-    verdict: tuple[str, float, str] | None = None
-
-    @property
-    def progress(self) -> float | None:
-        """0..100, our own from done/total, else the kernel's printed percent."""
-        if self.done_blocks is not None and self.total_blocks:
-            return 100.0 * self.done_blocks / self.total_blocks
-        return self.percent
-
-
-@dataclass(frozen=True)
-class RunEnd:
-    run_id: int
-    array: str
-    action: str
-    outcome: str  # completed | interrupted | restarted | vanished
-    started: float
-    finished: float
-
-
-@dataclass(frozen=True)
-class Drift:
-    event_id: int
-    array: str | None
-    key: str
-    desired: str | None
-    current: str | None
-
-
-@dataclass(frozen=True)
-class Observation:
-    now: float  # the sampler's clock
-    arrays: tuple[ArrayNow, ...] | None  # None: this tick could not sample
-    error: str | None = None
-    ended: dict[int, RunEnd] = field(default_factory=dict)  # runs open last time, ended since
-    boost_session: tuple[int, tuple[str, ...]] | None = None  # open session: id, tuned arrays
-    drift: tuple[Drift, ...] = ()  # drift events newer than the state's drift_seen
-    last_event_id: int = 0  # newest tuning event id (the baseline on a first start)
-
-
-@dataclass(frozen=True)
-class Event:
-    kind: str
-    key: str
-    array: str | None = None
-    run_id: int | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
+from app.notify.observation import ArrayNow, Event, Observation, Rules, State
+from app.notify.runs import pool_finished, run_ended, run_started
 
 
 def detect(prev: State | None, obs: Observation, rules: Rules) -> tuple[State, list[Event]]:
@@ -128,9 +44,9 @@ def detect(prev: State | None, obs: Observation, rules: Rules) -> tuple[State, l
         before = old_arrays.get(array.name)
         new_arrays[array.name] = _array(array, before, obs, rules, state, events)
     for name in sorted(set(old_arrays) - set(new_arrays)):
-        _run_ended(old_arrays[name], None, obs, rules, state, events)
+        run_ended(old_arrays[name], None, obs, rules, state, events)
     state["arrays"] = new_arrays
-    _pool_finished(obs, state, events)
+    pool_finished(obs, state, events)
     _boost_left_on(obs, state, events)
     if not first:
         for drift in obs.drift:
@@ -196,7 +112,7 @@ def _array(
         )
 
     if was["run_id"] is not None and was["run_id"] != array.run_id:
-        _run_ended(was, array, obs, rules, state, events)
+        run_ended(was, array, obs, rules, state, events)
     memory: dict[str, Any] = {
         "state": array.state,
         "degraded": array.degraded,
@@ -216,7 +132,7 @@ def _array(
     step = rules.milestone_percent
     reached = math.floor(progress / step) if progress is not None and step > 0 else None
     if was["run_id"] != array.run_id:
-        _run_started(array, obs, state, events)
+        run_started(array, obs, state, events)
         # Watched while idle last tick: the run began since, so every milestone it passed is new.
         # First seen already running: the milestones before now are history.
         memory["milestone"] = reached if before is None or reached is None else 0
@@ -291,92 +207,6 @@ def _slow_reason(
             {"action": array.action, "verdict": verdict, "since": since, "sentence": sentence},
         )
     )
-
-
-def _run_started(array: ArrayNow, obs: Observation, state: State, events: list[Event]) -> None:
-    detail: dict[str, Any] = {"action": array.action, "percent": array.progress}
-    if array.action == "reshape" and array.role == "data":
-        pool = state["pool"]
-        chained = pool is not None and (
-            pool["running"]
-            or (pool["last_end"] is not None and obs.now - pool["last_end"] <= POOL_CHAIN_S)
-        )
-        if pool is not None and chained:
-            if array.name not in pool["members"]:
-                pool["members"].append(array.name)
-        else:
-            pool = state["pool"] = {"id": array.run_id, "members": [array.name], "last_end": None}
-        pool["running"] = True
-        queued = [a.name for a in obs.arrays or () if a.queued and a.role == "data"]
-        detail |= {"pool_phase": pool["members"].index(array.name) + 1, "pool_queued": queued}
-        detail["pool_members"] = list(pool["members"])
-    events.append(Event("started", f"run:{array.run_id}:started", array.name, array.run_id, detail))
-
-
-def _run_ended(
-    was: dict[str, Any],
-    array: ArrayNow | None,
-    obs: Observation,
-    rules: Rules,
-    state: State,
-    events: list[Event],
-) -> None:
-    run_id = was["run_id"]
-    if run_id is None:
-        return
-    end = obs.ended.get(run_id)
-    name = end.array if end else (array.name if array else "?")
-    action = end.action if end else was.get("action")
-    outcome = end.outcome if end else "ended"
-    detail = {
-        "action": action,
-        "outcome": outcome,
-        "started": end.started if end else None,
-        "finished": end.finished if end else obs.now,
-    }
-    pool = state["pool"]
-    if pool is not None and name in pool["members"] and action == "reshape":
-        pool["last_end"] = detail["finished"]
-        pool["running"] = False
-        detail["pool_members"] = list(pool["members"])
-    events.append(Event("finished", f"run:{run_id}:finished", name, run_id, detail))
-    mismatch = array.mismatch_cnt if array is not None else None
-    level = array.level if array is not None else None
-    if (
-        action == "check"
-        and outcome == "completed"
-        and mismatch is not None
-        and mismatch > rules.mismatch_threshold
-        and level not in NOISY_MISMATCH_LEVELS
-    ):
-        events.append(
-            Event(
-                "mismatch",
-                f"run:{run_id}:mismatch",
-                name,
-                run_id,
-                {"mismatch_cnt": mismatch, "level": level},
-            )
-        )
-
-
-def _pool_finished(obs: Observation, state: State, events: list[Event]) -> None:
-    """One message for a whole SHR expansion, once no member reshapes or waits to."""
-    pool = state["pool"]
-    if pool is None or pool["running"] or pool["last_end"] is None:
-        return
-    busy = [a for a in obs.arrays or () if a.role == "data" and (a.queued or a.action == "reshape")]
-    if busy or obs.now - pool["last_end"] < POOL_SETTLE_S:
-        return
-    if len(pool["members"]) >= 2:
-        events.append(
-            Event(
-                "pool_finished",
-                f"pool:{pool['id']}:finished",
-                detail={"members": pool["members"], "finished": pool["last_end"]},
-            )
-        )
-    state["pool"] = None
 
 
 def _boost_left_on(obs: Observation, state: State, events: list[Event]) -> None:

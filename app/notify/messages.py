@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.diagnosis.text import TITLES
-from app.notify.events import Event
+from app.notify.observation import Event
 from app.notify.senders import Message, Priority
 from app.web.templating import ACTION_LABELS, clock, duration
 

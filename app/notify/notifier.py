@@ -19,7 +19,7 @@ from app.kernel.host import Host
 from app.live import arrays
 from app.live.present import Present
 from app.live.sampler import Tick
-from app.notify import destinations, events, messages, outbox
+from app.notify import destinations, events, messages, observation, outbox
 from app.notify.senders import Message
 from app.store import db
 from app.tuning import journal
@@ -27,8 +27,8 @@ from app.tuning import journal
 log = logging.getLogger(__name__)
 
 
-def rules_from(settings: Settings) -> events.Rules:
-    return events.Rules(
+def rules_from(settings: Settings) -> observation.Rules:
+    return observation.Rules(
         milestone_percent=settings.notify_milestone_percent,
         stall_s=settings.notify_stall_minutes * 60,
         mismatch_threshold=settings.notify_mismatch_threshold,
@@ -59,7 +59,7 @@ class Notifier:
         self.rules = rules_from(settings)
         self.page_url = settings.page_url
         row = conn.execute("SELECT state FROM notify_state WHERE id = 1").fetchone()
-        self.state: events.State | None = json.loads(row[0]) if row else None
+        self.state: observation.State | None = json.loads(row[0]) if row else None
 
     @classmethod
     def open(
@@ -103,10 +103,13 @@ class Notifier:
             log.info("notify: queued %s for %d destination(s)", message.key, len(targets))
         return composed
 
-    def observe(self, tick: Tick) -> events.Observation:
-        now = self.clock()
+    def observe(self, tick: Tick) -> observation.Observation:
+        # The tick's own time, not the clock's now: the runs it ended carry that time, and a late
+        # hook (a busy box, or the demo's sped-up clock) must not make md2's end and md3's start
+        # in the same tick look an hour apart and split one SHR expansion into two.
+        now = tick.ts if tick.ts is not None else self.clock()
         if tick.parsed is None or tick.error is not None:
-            return events.Observation(now, None, tick.error or "no data")
+            return observation.Observation(now, None, tick.error or "no data")
         conn = self.conn
         seen = [_array_now(conn, array, tick) for array in tick.parsed.arrays]
         open_ids = {a.run_id for a in seen if a.run_id is not None}
@@ -118,7 +121,7 @@ class Notifier:
                 "SELECT * FROM runs WHERE id = ? AND finished IS NOT NULL", (run_id,)
             ).fetchone()
             if row is not None:
-                ended[run_id] = events.RunEnd(
+                ended[run_id] = observation.RunEnd(
                     row["id"],
                     row["array"],
                     row["action"],
@@ -130,7 +133,9 @@ class Notifier:
         boost = (session["id"], tuple(json.loads(session["arrays"]))) if session else None
         drift_seen = (self.state or {}).get("drift_seen", 0)
         drift = tuple(
-            events.Drift(r["id"], r["array"], d.get("key", "?"), d.get("desired"), d.get("current"))
+            observation.Drift(
+                r["id"], r["array"], d.get("key", "?"), d.get("desired"), d.get("current")
+            )
             for r in conn.execute(
                 "SELECT id, array, detail FROM events WHERE kind = 'drift' AND id > ? ORDER BY id",
                 (drift_seen,),
@@ -138,9 +143,9 @@ class Notifier:
             for d in [json.loads(r["detail"])]
         )
         last_event = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
-        return events.Observation(now, tuple(seen), None, ended, boost, drift, last_event)
+        return observation.Observation(now, tuple(seen), None, ended, boost, drift, last_event)
 
-    def _compose(self, event: events.Event, now: float) -> Message:
+    def _compose(self, event: observation.Event, now: float) -> Message:
         ctx = messages.Context(self.page_url, self._eta(now), self._pool(now))
         try:
             return messages.compose(event, ctx)
@@ -161,7 +166,7 @@ class Notifier:
         return lambda: service.pool_eta(self.present.box, now)
 
 
-def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> events.ArrayNow:
+def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> observation.ArrayNow:
     sample = conn.execute(
         "SELECT run_id, action, done_blocks, total_blocks, percent, degraded, mismatch_cnt"
         " FROM samples WHERE array = ? ORDER BY ts DESC LIMIT 1",
@@ -171,7 +176,7 @@ def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> eve
     missing = row.get("degraded")
     if missing is None:
         missing = (array.status or "").count("_")
-    return events.ArrayNow(
+    return observation.ArrayNow(
         name=array.name,
         state=array.state,
         level=array.level,

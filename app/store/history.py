@@ -186,6 +186,16 @@ def run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
     return detail
 
 
+def measured_ratios(conn: sqlite3.Connection, run_id: int) -> dict[str, float]:
+    """Each preset's latest measured effect during a run (speed after / before), by preset."""
+    rows = conn.execute(
+        "SELECT preset, ratio FROM tuning_effects WHERE run_id = ? AND measured_at IS NOT NULL "
+        "AND ratio > 0 ORDER BY applied_at",
+        (run_id,),
+    ).fetchall()
+    return {row["preset"]: float(row["ratio"]) for row in rows}
+
+
 def open_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
     row = conn.execute(
         f"SELECT {RUN_COLUMNS} FROM runs WHERE array = ? AND finished IS NULL", (array,)

@@ -11,16 +11,15 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from app.config import Settings
-from app.kernel import mdstat
 from app.kernel.host import Host
-from app.live import arrays
 from app.tuning import journal
-from app.tuning.catalogue import CATALOGUE, SYSTEM, Knob, md_floor, read_knob
+from app.tuning.catalogue import CATALOGUE, SYSTEM, read_knob
 from app.tuning.plan import Change, Plan
+from app.tuning.revert import UnrecordedRevert, record_revert, revert_steps, unrecorded_message
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +36,6 @@ class JournalUnavailable(Exception):
 
 
 @dataclass
-class UnrecordedRevert:
-    """A revert the kernel has seen but the journal has not yet: written when the disk has room."""
-
-    session_id: int
-    op_id: int | None  # None: even the revert's start could not be journaled
-    reason: str
-    restored: list[dict[str, Any]]
-    gone: list[str]
-    started: float
-    finished: float
-
-
-@dataclass
 class TuningFailed(Exception):
     """A kernel write or read-back failed; what this operation wrote was put back."""
 
@@ -62,10 +48,7 @@ class TuningFailed(Exception):
     rollback_errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "message": self.message,
-            **{k: v for k, v in self.__dict__.items() if k != "message"},
-        }
+        return asdict(self)
 
 
 def write_order(changes: list[Change]) -> list[Change]:
@@ -130,22 +113,8 @@ class Applier:
     def record_unrecorded(self) -> None:
         """Journal a revert that found the disk full, once it has room; the caller holds `lock`."""
         pending = self.unrecorded
-        if pending is None:
-            return
-        try:
-            journal.finish_revert(
-                self.conn,
-                pending.session_id,
-                pending.op_id,
-                pending.reason,
-                pending.restored,
-                [],
-                pending.started,
-                pending.finished,
-                pending.gone,
-            )
-        except sqlite3.Error:
-            return  # still no room: the next tick tries again
+        if pending is None or not record_revert(self.conn, pending):
+            return  # nothing waits, or still no room: the next tick tries again
         self.unrecorded = None
         log.info(
             "journaled the revert of session %d, which waited for disk space", pending.session_id
@@ -260,7 +229,7 @@ class Applier:
         if session is None:
             return {"ok": True, "restored": [], "detail": "nothing to revert"}
         if self.awaiting_record(session["id"]):
-            raise JournalUnavailable(_unrecorded_message(self.unrecorded, "still"))
+            raise JournalUnavailable(unrecorded_message(self.unrecorded, "still"))
         started = self.clock()
         op_id: int | None
         try:
@@ -272,24 +241,7 @@ class Applier:
             )
             op_id = None
         self._crash_point("revert_after_journal")
-        try:
-            md = arrays.current(self.host)
-        except (OSError, ValueError) as error:  # no floors then, but the originals still go back
-            log.warning("revert without md's geometry: %s", error)
-            md = mdstat.MdStat(None, ())
-        steps: list[Change] = []
-        gone: list[str] = []
-        errors: list[str] = []
-        for row in journal.session_knobs(self.conn, session["id"]):
-            try:
-                step = self._revert_step(row, md)
-            except (OSError, ValueError) as error:  # one knob never stops the others
-                errors.append(f"{row['key']}: cannot revert: {error}")
-                continue
-            if step is None:
-                gone.append(row["key"])
-            else:
-                steps.append(step)
+        steps, gone, errors = revert_steps(self.host, self.conn, session["id"])
         restored: list[dict[str, Any]] = []
         for change in write_order(steps):
             try:
@@ -330,7 +282,7 @@ class Applier:
                     session["id"], op_id, reason, restored, gone, started, self.clock()
                 )
                 log.error("reverted %d knobs, but cannot journal it: %s", len(restored), error)
-                raise JournalUnavailable(_unrecorded_message(self.unrecorded, str(error))) from None
+                raise JournalUnavailable(unrecorded_message(self.unrecorded, str(error))) from None
         if errors:
             log.error(
                 "revert (%s) incomplete; the session stays open: %s", reason, "; ".join(errors)
@@ -339,62 +291,8 @@ class Applier:
         log.info("reverted %d knobs to their originals (%s)", len(restored), reason)
         return {"ok": True, "op_id": op_id, "restored": restored, "gone": gone, "reason": reason}
 
-    def _target_gone(self, knob: Knob, target: str | None, md: mdstat.MdStat) -> bool:
-        """Whether the array (no longer in mdstat) or disk (no longer in /sys/block) is gone."""
-        if knob.scope == "array":
-            return md.array(target or "") is None
-        if knob.scope == "member":
-            return not self.host.has_block_device(target or "")
-        return False
-
-    def _revert_step(self, row: sqlite3.Row, md: mdstat.MdStat) -> Change | None:
-        """The write that puts one journaled knob back, from what the kernel shows now; None
-        when its array or disk is gone."""
-        if row["knob"] not in CATALOGUE:
-            raise ValueError(f"{row['knob']!r} is not in this version's catalogue")
-        knob = CATALOGUE[row["knob"]]
-        current = read_knob(self.host, knob, row["target"])
-        if current is None and self._target_gone(knob, row["target"], md):
-            return None
-        return Change(
-            row["key"],
-            row["knob"],
-            row["target"],
-            knob.unit,
-            row["desired"] if current is None else current,
-            self._revert_target(row, md),
-            "",
-        )
-
-    def _revert_target(self, row: sqlite3.Row, md: mdstat.MdStat) -> str:
-        """The journaled original, unless md itself needs more now (new geometry, a reshape)."""
-        original: str = row["original"]
-        array = md.array(row["target"]) if row["target"] else None
-        if array is None or not original.isdigit():
-            return original
-        reshaping = array.sync is not None and array.sync.action == "reshape"
-        floor = md_floor(row["knob"], array.level, array.chunk_kb, array.raid_disks, reshaping)
-        if floor is None or floor <= int(original):
-            return original
-        log.info(
-            "%s: keeping %d, not the original %s: md needs at least that on %s now",
-            row["key"],
-            floor,
-            original,
-            array.name,
-        )
-        return str(floor)
-
     def _crash_point(self, where: str) -> None:
         """Tests kill the real server here (MDBOOST_TEST_CRASH_AT) to prove crash safety."""
         if self.settings.test_crash_at == where:
             log.warning("MDBOOST_TEST_CRASH_AT=%s: killing this process now", where)
             os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _unrecorded_message(pending: UnrecordedRevert | None, why: str) -> str:
-    count = len(pending.restored) if pending else 0
-    return (
-        f"the kernel holds the original values again ({count} knobs), but the tuning journal "
-        f"cannot record that revert ({why}): mdboost records it as soon as the disk has room"
-    )

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 from app.kernel import sysfs
 from app.kernel.host import Host
+from app.kernel.mdstat import PARITY_DISKS
 
-RAID_WITH_STRIPE_CACHE = frozenset({"raid4", "raid5", "raid6"})
+RAID_WITH_STRIPE_CACHE = frozenset(PARITY_DISKS)
 STRIPE_ENTRY_KIB = 4  # one stripe-cache entry holds one 4 KiB page per member disk
 SYSTEM = "system"  # per-array speed limits: follow /proc/sys/dev/raid
 
@@ -187,9 +188,6 @@ LIMIT_PAIRS = (("speed_limit_min", "speed_limit_max"), ("sync_speed_min", "sync_
 def stripe_cache_mib(entries: int, member_disks: int) -> float:
     """RAM a stripe cache of `entries` costs on an array of `member_disks` disks."""
     return entries * STRIPE_ENTRY_KIB * member_disks / 1024
-
-
-PARITY_DISKS = {"raid4": 1, "raid5": 1, "raid6": 2}
 
 
 def md_floor(

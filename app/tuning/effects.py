@@ -128,15 +128,6 @@ def recent(
     return [measure(conn, row, window_s, now) for row in rows]
 
 
-def for_run(
-    conn: sqlite3.Connection, run_id: int, window_s: float, now: float
-) -> list[dict[str, Any]]:
-    rows = conn.execute(
-        "SELECT * FROM tuning_effects WHERE run_id = ? ORDER BY applied_at", (run_id,)
-    ).fetchall()
-    return [measure(conn, row, window_s, now) for row in rows]
-
-
 def latest_ratio(conn: sqlite3.Connection, preset: str, array: str) -> float | None:
     """This array's latest fully measured effect of a preset (speed after / before)."""
     row = conn.execute(

@@ -9,7 +9,7 @@ from typing import Any
 
 from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, Host
-from app.live.arrays import failed_names, role_of
+from app.live.arrays import failed_names
 from app.tuning.catalogue import (
     CATALOGUE,
     LIMIT_PAIRS,
@@ -19,25 +19,12 @@ from app.tuning.catalogue import (
     stripe_cache_mib,
 )
 from app.tuning.presets import AUTO, Preset
+from app.tuning.targets import PlanError, knob_targets, target_arrays
 
 AUTO_STRIPE_CACHE_MAX = 16384  # seeds: 16384 fastest; 32768 slower
 DEFAULT_BUDGET_SHARE = 0.25  # of MemAvailable
 
-
-class PlanError(ValueError):
-    """The request cannot be planned (unknown array, min above max, ...); nothing was written."""
-
-
-class ArrayFailed(Exception):
-    """The arrays to tune have failed (md gave up on them): mdboost never tunes those (issue 19)."""
-
-    def __init__(self, arrays: list[str]) -> None:
-        self.arrays = arrays
-        have, its = ("has", "its") if len(arrays) == 1 else ("have", "their")
-        super().__init__(
-            f"{' and '.join(arrays)} {have} failed and {its} data is not available: mdboost "
-            "never tunes a failed array. Check the disks first."
-        )
+Wanted = dict[str, tuple[Knob, str | None, str, str, str]]  # key -> knob, target, from, to, why
 
 
 @dataclass(frozen=True)
@@ -98,35 +85,6 @@ def knob_key(knob: str, target: str | None) -> str:
     return f"{knob}@{target}" if target else knob
 
 
-def target_arrays(
-    md: mdstat.MdStat, requested: list[str] | None, failed_arrays: list[str]
-) -> list[mdstat.Array]:
-    """The arrays a preset applies to: those asked for, else those syncing, else the data arrays;
-    never a failed one (ArrayFailed when one is asked for, or when nothing else is left)."""
-    if requested:
-        chosen = []
-        for name in requested:
-            array = md.array(name) if ARRAY_NAME.fullmatch(name) else None
-            if array is None:
-                raise PlanError(f"no array named {name[:40]!r} in /proc/mdstat")
-            chosen.append(array)
-        if refused := [a.name for a in chosen if a.name in failed_arrays]:
-            raise ArrayFailed(refused)
-        return chosen
-    candidates = [
-        a
-        for a in md.arrays
-        if ARRAY_NAME.fullmatch(a.name) and a.state == "active" and a.name not in failed_arrays
-    ]
-    syncing = [a for a in candidates if a.sync is not None and a.sync.running]
-    if syncing:
-        return syncing
-    data = [a for a in candidates if role_of(a) == "data"]
-    if not data and failed_arrays:
-        raise ArrayFailed(failed_arrays)
-    return data
-
-
 def budget_mib(host: Host, max_cache_mb: float | None) -> float:
     if max_cache_mb is not None:
         return max_cache_mb
@@ -156,26 +114,24 @@ def make_plan(
     arrays = target_arrays(md, requested_arrays, failed_arrays)
     syncing = {a.name for a in arrays if a.sync is not None and a.sync.running}
     budget = budget_mib(host, max_cache_mb)
-    wanted: dict[
-        str, tuple[Knob, str | None, str, str, str]
-    ] = {}  # key -> knob, target, from, to, why
+    wanted: Wanted = {}
     skipped: list[Skipped] = []
     notes = [f"{name} has failed: mdboost leaves it alone" for name in failed_arrays]
     for setting in preset.settings:
         knob = CATALOGUE[setting.knob]
-        for target, skip in _targets(knob, arrays, host):
+        for target, skip in knob_targets(knob, arrays, host):
             if skip:
                 skipped.append(Skipped(knob.name, target, skip))
                 continue
-            raw = host.read(host.knob_path(knob.path, target))
-            if raw is None:
+            current = read_knob(host, knob, target)
+            if current is None:
                 skipped.append(Skipped(knob.name, target, "not supported on this kernel"))
                 continue
             if not knob.safe_while_syncing and (target in syncing or knob.scope != "array"):
                 skipped.append(Skipped(knob.name, target, "never changed while a sync runs"))
                 continue
             key = knob_key(knob.name, target)
-            wanted[key] = (knob, target, knob.normalise(raw), setting.value, setting.reason)
+            wanted[key] = (knob, target, current, setting.value, setting.reason)
     cost = _fit_stripe_caches(wanted, md, host, budget, notes)
     _check_limits(wanted, host)
     changes, unchanged = [], []
@@ -200,36 +156,8 @@ def make_plan(
     )
 
 
-def _targets(
-    knob: Knob, arrays: list[mdstat.Array], host: Host
-) -> list[tuple[str | None, str | None]]:
-    """(target, reason to skip or None) for each place this knob would be written."""
-    if knob.scope == "global":
-        return [(None, None)]
-    if knob.scope == "array":
-        return [
-            (
-                a.name,
-                None
-                if knob.applies_to(a.level)
-                else f"only for {'/'.join(sorted(knob.levels or ()))}",
-            )
-            for a in arrays
-        ]
-    disks: list[str] = []
-    for array in arrays:
-        for device in array.devices:
-            try:
-                disk = host.whole_disk(device.name)
-            except ValueError:
-                disk = None
-            if disk is not None and disk not in disks:
-                disks.append(disk)
-    return [(disk, None) for disk in disks]
-
-
 def _fit_stripe_caches(
-    wanted: dict[str, tuple[Knob, str | None, str, str, str]],
+    wanted: Wanted,
     md: mdstat.MdStat,
     host: Host,
     budget: float,
@@ -279,7 +207,7 @@ def stripe_cache_total_mib(
     return total
 
 
-def _check_limits(wanted: dict[str, tuple[Knob, str | None, str, str, str]], host: Host) -> None:
+def _check_limits(wanted: Wanted, host: Host) -> None:
     """Refuse a plan that leaves any minimum above its maximum."""
 
     def value(name: str, target: str | None) -> str | None:

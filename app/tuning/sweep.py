@@ -1,46 +1,71 @@
 """The measuring half of auto-tune, pure: which settings to try, in what order, when a step has
 measured enough, and which setting to keep.
 
-A phase sweeps one knob: reference, candidate, reference, candidate, ..., reference. Each
-candidate's score is its speed over the mean speed of the reference steps either side of it, so
-a slow drift (inner tracks, other I/O coming and going) cancels out. The setting kept is the
-smallest whose score is within WITHIN_BEST of the best: more stripe cache costs RAM for nothing
-when it buys less than the noise (seeds: 16384 fastest, 32768 slower).
+The stripe cache is swept as a ladder that only climbs: the value found, then each larger
+candidate, never back down. Since Linux 4.1 stripe_cache_size is a floor (conf->min_nr_stripes,
+drivers/md/raid5.c): raising it allocates the stripes at once, but lowering it frees only the
+stripes idle at that moment (raid5_set_cache_size stops at the first hash bucket with none free),
+so during a busy sync the cache stays large and a step down measures the larger cache it left
+behind; the surplus goes back only when the kernel's shrinker asks for memory or the array stops.
+Each ladder step is therefore measured on its own, as long as the noise needs.
+
+Read-ahead moves both ways at once, so its phase returns to a reference between candidates:
+reference, candidate, reference, ... Each candidate's speed is taken over the mean of the
+references either side of it, so a slow drift (inner tracks, other I/O coming and going) cancels
+out; and its first reference, measured with the stripe cache the ladder ended on, re-checks the
+ladder's last step: when the two disagree the load moved during the ladder, and the sweep says so.
+
+Scores are shares of the best; the setting kept is the smallest within WITHIN_BEST of it: more
+stripe cache costs RAM for nothing when it buys less than the noise (seeds: 16384 fastest, 32768
+slower).
 """
 
+import itertools
 import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-# Stripe cache entries tried (powers of four, up to the kernel's maximum) and the reference the
-# sweep returns to between them: the value boost would pick (plan.AUTO_STRIPE_CACHE_MAX), so the
-# time spent measuring runs mostly at a good speed.
-STRIPE_CACHE_LADDER = (256, 1024, 4096, 16384, 32768)
-STRIPE_CACHE_REFERENCE = 16384
+# Stripe cache entries tried above the value found. Each rung costs a step of a minute or so on a
+# real sync (its progress comes in bursts), and a rung once reached stays for the rest of a busy
+# sync (the floor: on the real kernel, writing a lower value after 32768 freed none of its
+# 512 MiB). So the ladder ends at 16384, the seeds' best and boost's (plan.AUTO_STRIPE_CACHE_MAX):
+# 32768 was slower there and on the real kernel (0.94 of 16384's speed, 2 GiB HDD-like disks).
+# 1024 is tried only where 4096 does not fit in RAM: elsewhere it is never near the best (real
+# kernel: 1.06x of 256 where 16384 gave 1.40x).
+STRIPE_CACHE_LADDER = (4096, 16384)
+STRIPE_CACHE_SMALL = 1024
 # Read-ahead of the md device, KiB (seeds: 192 KiB -> 32 MiB "helped a little").
 READ_AHEAD_LADDER = (4096, 32768)
 WITHIN_BEST = 0.95
 NOISE = 0.03  # a step may end early once the standard error of its speed is under this share
 MIN_POINTS = 3  # ticks in a measured span, at least
+BLOCKS = 4  # a step's window is also judged by the spread of its quarters' speeds
 AT_MIN = 0.10  # a speed this close to the min limit is md holding the sync there for other I/O
 HOLD_STEPS = 10  # ... and is measured again for up to this many longest steps
 HELD = "held at the minimum limit by other I/O"
-REFERENCE_AGREES = 0.10  # the references around a candidate may differ this much (share)
-MAX_RETRIES = 2  # times a candidate is measured again when they differ more
+REFERENCE_AGREES = 0.10  # two measurements of one setting may differ this much (share)
+MAX_RETRIES = 2  # times a candidate is measured again when its references differ more
+# In a ladder: the box's own I/O on the array moving by more than this share of the sync's
+# speed between two steps means the load changed under the ladder: the step is measured again.
+OWN_IO_MOVES = 0.10
 
 
 @dataclass(frozen=True)
 class Phase:
     knob: str  # stripe_cache_size | read_ahead_kb
-    reference: int
+    reference: int  # the value found: measured first
     candidates: tuple[int, ...]  # in measuring order, the reference not among them
+    climbs: bool = False  # a ladder (never back down) rather than a return to the reference
 
     def steps(self) -> list[tuple[int, str]]:
-        """(value, role) in order: R c1 R c2 ... cn R."""
-        order: list[tuple[int, str]] = [(self.reference, "reference")]
+        """(value, role) in order: S c1 c2 ... cn for a ladder (S: its start, the value found),
+        else R c1 R c2 ... cn R."""
+        order: list[tuple[int, str]] = [(self.reference, "start" if self.climbs else "reference")]
         for candidate in self.candidates:
-            order += [(candidate, "candidate"), (self.reference, "reference")]
+            order.append((candidate, "candidate"))
+            if not self.climbs:
+                order.append((self.reference, "reference"))
         return order
 
     def to_json(self) -> dict[str, object]:
@@ -48,17 +73,16 @@ class Phase:
             "knob": self.knob,
             "reference": self.reference,
             "candidates": list(self.candidates),
+            "climbs": self.climbs,
         }
 
 
 def stripe_cache_phase(start: int, floor: int | None, fits: Callable[[int], bool]) -> Phase:
-    """Candidates from the ladder and the value found, above md's floor and within the RAM
-    budget (`fits`); the reference is the largest of them up to STRIPE_CACHE_REFERENCE."""
-    values = {v for v in (*STRIPE_CACHE_LADDER, start) if v >= (floor or 17) and fits(v)}
-    values.add(start)  # what is there already always counts: it costs nothing new
-    ordered = sorted(values)
-    reference = max((v for v in ordered if v <= STRIPE_CACHE_REFERENCE), default=ordered[0])
-    return Phase("stripe_cache_size", reference, tuple(v for v in ordered if v != reference))
+    """The value found, then the ladder's larger values above md's floor and within the RAM
+    budget (`fits`), ascending: a ladder that never steps down (see the module's docstring)."""
+    rungs = STRIPE_CACHE_LADDER if fits(STRIPE_CACHE_LADDER[0]) else (STRIPE_CACHE_SMALL,)
+    above = sorted(v for v in rungs if v > start and v >= (floor or 17) and fits(v))
+    return Phase("stripe_cache_size", start, tuple(above), climbs=True)
 
 
 def read_ahead_phase(start: int) -> Phase:
@@ -106,11 +130,31 @@ class Window:
         return max(fit[0], 0.0) if fit else None
 
     def noise(self) -> float:
-        """The speed's standard error as a share of it (inf until it can be told)."""
+        """The speed's standard error as a share of it (inf until it can be told): the line's,
+        or, when larger, the spread of the speeds of the window's quarters. The line's alone
+        assumes each tick's error stands alone; on the real kernel a big stripe cache makes
+        progress come in bursts and stalls of ~10 s (8 s steps read 1 to 11 MB/s at one
+        setting), and only the quarters see that."""
         fit = self._fit()
         if fit is None or fit[0] <= 0:
             return math.inf
-        return fit[1] / fit[0]
+        quarters = self._block_speeds(BLOCKS)
+        if len(quarters) < BLOCKS:
+            return math.inf
+        spread = statistics.stdev(quarters) / math.sqrt(BLOCKS) / fit[0]
+        return max(fit[1] / fit[0], spread)
+
+    def _block_speeds(self, blocks: int) -> list[float]:
+        """The speed over each of `blocks` equal spans of the window, between the ticks nearest
+        their edges (fewer when two edges fall on one tick)."""
+        start, span = self.points[0][0], self.span_s
+        edges = [
+            min(self.points, key=lambda p: abs(p[0] - (start + span * i / blocks)))
+            for i in range(blocks + 1)
+        ]
+        return [
+            (d1 - d0) / (t1 - t0) for (t0, d0), (t1, d1) in itertools.pairwise(edges) if t1 > t0
+        ]
 
     def complete(self) -> bool:
         if len(self.points) < MIN_POINTS or self.span_s < self.min_s:
@@ -141,18 +185,28 @@ def reference_moved(measured: list[Measured]) -> float | None:
     before, candidate, after = measured[-3:]
     if (before.role, candidate.role, after.role) != ("reference", "candidate", "reference"):
         return None
-    mean = (before.speed_kb_s + after.speed_kb_s) / 2
+    return moved(before.speed_kb_s, after.speed_kb_s)
+
+
+def moved(before: float, after: float) -> float | None:
+    """How far apart two measurements of one setting are (a share of their mean), when more than
+    REFERENCE_AGREES; else None."""
+    mean = (before + after) / 2
     if mean <= 0:
         return None
-    moved = abs(after.speed_kb_s - before.speed_kb_s) / mean
-    return moved if moved > REFERENCE_AGREES else None
+    apart = abs(after - before) / mean
+    return apart if apart > REFERENCE_AGREES else None
 
 
-def scores(measured: list[Measured]) -> dict[int, float]:
-    """Each value's speed relative to the reference steps around it (the reference: 1.0); a
-    candidate measured twice gets the mean of its scores."""
+def scores(measured: list[Measured], climbs: bool) -> dict[int, float]:
+    """Each value's speed as a share of the best value's (the best: 1.0). In a ladder a step
+    counts as measured; around a reference, as its speed over the references either side of it.
+    A value measured twice gets the mean."""
     found: dict[int, list[float]] = {}
     for i, step in enumerate(measured):
+        if climbs:
+            found.setdefault(step.value, []).append(step.speed_kb_s)
+            continue
         if step.role == "reference":
             found.setdefault(step.value, []).append(1.0)
             continue
@@ -163,7 +217,9 @@ def scores(measured: list[Measured]) -> dict[int, float]:
         ]
         if around:
             found.setdefault(step.value, []).append(step.speed_kb_s / statistics.fmean(around))
-    return {value: statistics.fmean(s) for value, s in found.items()}
+    means = {value: statistics.fmean(s) for value, s in found.items()}
+    best = max(means.values(), default=0.0)
+    return {value: (mean / best if best > 0 else 0.0) for value, mean in means.items()}
 
 
 def _nearest(measured: list[Measured], i: int, direction: int) -> Measured | None:

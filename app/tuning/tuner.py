@@ -12,11 +12,13 @@ from app.store import db
 from app.tuning import presets
 from app.tuning.apply import Applier
 from app.tuning.autotune import AutoTuner
-from app.tuning.plan import Plan, PlanError, make_plan
+from app.tuning.daily import local_zone
+from app.tuning.plan import Plan, make_plan
 from app.tuning.policy import Policy
 from app.tuning.presets import Preset, PresetError, UnknownPreset
 from app.tuning.reconcile import reconcile
-from app.tuning.schedule import Scheduler, local_zone
+from app.tuning.schedule import Scheduler
+from app.tuning.targets import PlanError
 
 
 class Tuner:

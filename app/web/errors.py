@@ -17,9 +17,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
 from app.tuning.apply import Busy, JournalUnavailable, TuningFailed
-from app.tuning.autotune import AutoTuneRefused
-from app.tuning.plan import ArrayFailed, PlanError
+from app.tuning.autotune_plan import AutoTuneRefused
 from app.tuning.presets import UnknownPreset
+from app.tuning.targets import ArrayFailed, PlanError
 
 log = logging.getLogger(__name__)
 

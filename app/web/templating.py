@@ -48,6 +48,7 @@ def duration(seconds: float | None) -> str:
 # form and never rewritten on the page (issue 14 item 4).
 ZONE_COOKIE = "tz"
 CLOCK_FORMAT = "%a %d %b %H:%M"  # static/app.js formats the same way, for its first page only
+DAY_FORMAT = "%a %d %b"
 
 
 @lru_cache(maxsize=64)
@@ -71,13 +72,13 @@ def zone_name(request: Request) -> str:
     return str(zone) if zone is not None else ""
 
 
-def clock(ts: float | None, zone: tzinfo | None = None) -> str:
+def clock(ts: float | None, zone: tzinfo | None = None, form: str = CLOCK_FORMAT) -> str:
     """Wall time in `zone` (else the server's local time), in the page's one format."""
     if ts is None:
         return "–"
     if zone is None:
-        return time.strftime(CLOCK_FORMAT, time.localtime(ts))
-    return datetime.fromtimestamp(ts, zone).strftime(CLOCK_FORMAT)
+        return time.strftime(form, time.localtime(ts))
+    return datetime.fromtimestamp(ts, zone).strftime(form)
 
 
 @pass_context
@@ -87,6 +88,18 @@ def _page_clock(context: Context, ts: float | None) -> str:
     return clock(ts, zone_of(request) if request is not None else None)
 
 
+@pass_context
+def _page_day(context: Context, ts: float | None) -> str:
+    """The `day` filter: "Sat 28 Nov" in the browser's zone."""
+    request = context.get("request")
+    return clock(ts, zone_of(request) if request is not None else None, DAY_FORMAT)
+
+
+def ratio(value: float) -> str:
+    """A speed ratio as people say it: 5, 4.5 (one decimal, none when it is whole)."""
+    return f"{value:.1f}".removesuffix(".0")
+
+
 def iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
@@ -94,7 +107,9 @@ def iso(ts: float) -> str:
 @lru_cache
 def _templates(directory: Path) -> Jinja2Templates:
     templates = Jinja2Templates(directory=directory)
-    templates.env.filters.update(mb_s=mb_s, duration=duration, clock=_page_clock, iso=iso)
+    templates.env.filters.update(
+        mb_s=mb_s, duration=duration, clock=_page_clock, day=_page_day, iso=iso, ratio=ratio
+    )
     templates.env.globals.update(
         ROLE_LABELS=ROLE_LABELS, ACTION_LABELS=ACTION_LABELS, zone_name=zone_name
     )

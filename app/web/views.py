@@ -111,11 +111,31 @@ def cards(
 
 
 def past_runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    past = []
-    for run in history.runs(conn, limit=PAST_RUNS):
-        presets = [e["detail"].get("preset") for e in history.events(conn, run["id"], ("apply",))]
-        past.append({**run, "presets": [p for p in presets if p]})
-    return past
+    """The newest runs, each with the presets applied during it and their measured effect."""
+    return [_with_tuning(conn, run) for run in history.runs(conn, limit=PAST_RUNS)]
+
+
+def _with_tuning(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any]:
+    presets = [e["detail"].get("preset") for e in history.events(conn, run["id"], ("apply",))]
+    named = list(dict.fromkeys(p for p in presets if p))
+    return {**run, "presets": named, "ratios": history.measured_ratios(conn, run["id"])}
+
+
+def past_run(
+    conn: sqlite3.Connection, run_id: int, summaries: dict[int, str]
+) -> dict[str, Any] | None:
+    """One run's page: the run, its chart's card-shaped context, its markers."""
+    run = history.run(conn, run_id)
+    if run is None:
+        return None
+    run = _with_tuning(conn, run)
+    return {
+        "run": run,
+        "card": {
+            "array": {"name": run["array"], "run": run},
+            "markers": _markers(conn, run_id, summaries),
+        },
+    }
 
 
 def boost_panel(
@@ -129,6 +149,9 @@ def boost_panel(
     open_demo = request.app.state.settings.demo and not security.password_configured(request, conn)
     return {
         "tuning": tuning_view.status(tuner, conn, box),
+        "running": any(
+            state.array.sync is not None and state.array.sync.running for state in box.arrays
+        ),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
         "open_demo": open_demo,

@@ -9,7 +9,7 @@ import pytest
 
 from app.diagnosis.rules import judge
 from app.diagnosis.tracker import Tracker
-from app.kernel import mdstat
+from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from tests import PROJECT_ROOT
 
@@ -32,7 +32,7 @@ def test_the_rules_find_it_between_two_captures(verdict: str, tmp_path: Path) ->
         shutil.copytree(capture, tree)
         now = float((capture / "captured_at").read_text())
         host = tracker.host
-        parsed = mdstat.parse((tree / "proc" / "mdstat").read_text())
+        parsed = mdstat_parse.parse((tree / "proc" / "mdstat").read_text())
         sysfs = {a.name: host.read_array_sysfs(a.name) for a in parsed.arrays}
         diagnoses, _ = tracker.tick(now, parsed, sysfs, host.read_global_speed_limits())
     diagnosis = diagnoses["md0"]

@@ -15,8 +15,8 @@ from app.live import sampler
 from app.live.present import Present
 from app.main import create_app
 from app.notify import destinations, messages
-from app.notify.events import Event
 from app.notify.notifier import Notifier
+from app.notify.observation import Event
 from app.store import db
 from tests.diagnosis.moving_box import Box
 from tests.kernel_tree import KernelTree

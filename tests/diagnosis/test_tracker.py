@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from app.diagnosis.tracker import Tracker
-from app.kernel import mdstat
+from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from tests.diagnosis.moving_box import DISKS, T0, Box, Disk
 from tests.kernel_tree import KernelTree, mdstat_text, progress, raid1, raid5
@@ -24,7 +24,7 @@ def run(tracker: Tracker, box: Box, seconds: float) -> list[tuple[float, str | N
     end = box.now + seconds
     while box.now < end:
         box.step()
-        parsed = mdstat.parse(box.tree.read("proc/mdstat"))
+        parsed = mdstat_parse.parse(box.tree.read("proc/mdstat"))
         host = tracker.host
         sysfs = {a.name: host.read_array_sysfs(a.name) for a in parsed.arrays}
         _, found = tracker.tick(box.now, parsed, sysfs, host.read_global_speed_limits())
@@ -33,7 +33,7 @@ def run(tracker: Tracker, box: Box, seconds: float) -> list[tuple[float, str | N
 
 
 def diagnose(tracker: Tracker, box: Box) -> dict[str, Any]:
-    parsed = mdstat.parse(box.tree.read("proc/mdstat"))
+    parsed = mdstat_parse.parse(box.tree.read("proc/mdstat"))
     host = tracker.host
     sysfs = {a.name: host.read_array_sysfs(a.name) for a in parsed.arrays}
     diagnoses, _ = tracker.tick(box.now, parsed, sysfs, host.read_global_speed_limits())
@@ -178,5 +178,7 @@ def test_an_idle_box_reads_nothing_and_forgets_ended_runs(box: Box) -> None:
     box.write()
     assert (
         "md2"
-        in tracker.tick(box.now, mdstat.parse(box.tree.read("proc/mdstat")), {}, (1000, 200000))[0]
+        in tracker.tick(
+            box.now, mdstat_parse.parse(box.tree.read("proc/mdstat")), {}, (1000, 200000)
+        )[0]
     )

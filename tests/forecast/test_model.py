@@ -6,8 +6,9 @@ import random
 import pytest
 
 from app.forecast.boost import MODEL_BOOST_RATIO, boost_forecast
-from app.forecast.model import MAX_CHECKPOINTS, STALL_S, Forecast, RunProgress, Sample, forecast
+from app.forecast.model import STALL_S, Forecast, RunProgress, Sample, forecast
 from app.forecast.physics import KNEE_SPEEDUP, Limits, grow_knee
+from app.forecast.regime import MAX_CHECKPOINTS
 
 T0 = 1_700_000_000.0
 TOTAL = 10_000_000

@@ -1,5 +1,6 @@
 """The forecast API on the simulated box: one array's ETA with "what if I boost", and the pool."""
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,24 +14,35 @@ from app.simulator import Simulator
 from app.store import db
 
 
-def test_forecast_api_on_the_simulator(tmp_path: Path) -> None:
-    sim = Simulator(tmp_path / "tree", seed=3, start_percent=20.0)
+def simulated_box(tmp_path: Path, sim: Simulator) -> tuple[Settings, sqlite3.Connection]:
+    """Settings over the simulator's tree and a migrated database; the app's own tick runs once
+    an hour, so the present reads the samples a test took."""
     settings = Settings(
         proc_root=tmp_path / "tree" / "proc",
         sys_root=tmp_path / "tree" / "sys",
         db=tmp_path / "mdboost.db",
-        sample_seconds=3600,  # the start-up tick only: the present then reads these 40 samples
+        sample_seconds=3600,  # the start-up tick only: the present then reads these samples
     )
     conn = db.connect(settings.db)
     db.migrate(conn, settings.migrations_dir)
+    return settings, conn
+
+
+def served(settings: Settings, sim: Simulator) -> TestClient:
+    app = create_app(settings)
+    app.state.clock = lambda: sim.state.sim_time
+    return TestClient(app)
+
+
+def test_forecast_api_on_the_simulator(tmp_path: Path) -> None:
+    sim = Simulator(tmp_path / "tree", seed=3, start_percent=20.0)
+    settings, conn = simulated_box(tmp_path, sim)
     sampler = Sampler(Host(settings.proc_root, settings.sys_root), conn, lambda: sim.state.sim_time)
     for _ in range(40):
         sim.advance(30)
         sampler.sample_once()
     conn.close()
-    app = create_app(settings)
-    app.state.clock = lambda: sim.state.sim_time
-    with TestClient(app) as client:
+    with served(settings, sim) as client:
         check_forecasts(client, sim)
 
 
@@ -51,3 +63,40 @@ def check_forecasts(client: TestClient, sim: Simulator) -> None:
     pool = client.get("/api/pool/forecast").json()
     assert pool["pool"]["status"] == "ok" and pool["pool"]["phase"] == 1
     assert pool["pool"]["eta"] == pytest.approx(fc["eta"])
+
+
+def test_md3_of_an_shr_expansion_is_offered_md2s_measured_boost(tmp_path: Path) -> None:
+    """Issue 14 item 7: md3 sits on the same disks as md2, so md2's measured x5.2 is md3's best
+    estimate, not the model's x1.4 (which is what md3 showed before)."""
+    sim = Simulator(tmp_path / "tree", seed=3, start_percent=90.0)
+    settings, conn = simulated_box(tmp_path, sim)
+    t = sim.state.sim_time
+    with conn:  # a boost of md2 that was applied, measured at x5.2, and reverted
+        conn.execute(
+            "INSERT INTO tuning_sessions (id, started, preset, arrays, ended, end_reason) "
+            "VALUES (1, ?, 'boost', '[\"md2\"]', ?, 'requested')",
+            (t, t + 600),
+        )
+        conn.execute(
+            "INSERT INTO tuning_ops (id, session_id, kind, preset, started, finished, state) "
+            "VALUES (1, 1, 'apply', 'boost', ?, ?, 'done')",
+            (t, t),
+        )
+        conn.execute(
+            "INSERT INTO tuning_effects (op_id, array, preset, applied_at, before_kb_s, "
+            "after_kb_s, ratio, measured_at) VALUES (1, 'md2', 'boost', ?, 6000, 31200, 5.2, ?)",
+            (t, t + 300),
+        )
+    sampler = Sampler(Host(settings.proc_root, settings.sys_root), conn, lambda: sim.state.sim_time)
+    while sim.reshaping != "md3" or sim.state.done_blocks < 0.1 * sim.total_blocks:
+        sim.advance(600)
+        sampler.sample_once()
+    for _ in range(40):
+        sim.advance(30)
+        sampler.sample_once()
+    conn.close()
+    with served(settings, sim) as client:
+        md3 = client.get("/api/arrays/md3/forecast").json()
+    assert md3["forecast"]["status"] == "ok"
+    assert md3["boost"]["source"] == "measured" and md3["boost"]["ratio"] == pytest.approx(5.2)
+    assert md3["boost"]["why"] == "measured on md2, on the same disks: x5.2"

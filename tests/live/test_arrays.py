@@ -4,7 +4,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from app.kernel import mdstat
+from app.kernel import mdstat, mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import arrays
 from app.live.snapshot import ArrayNow
@@ -76,4 +76,4 @@ def test_severity_of_each_kind_of_array(tree: KernelTree, conn: sqlite3.Connecti
         "md4": "critical",  # failed, even without any sysfs (no /sys/block/md4 here)
     }
     assert arrays.failed_names(parsed, host) == ["md4"]
-    assert arrays.is_failed(mdstat.parse(ACTIVE_BUT_FAILED).arrays[0], None) is False
+    assert arrays.is_failed(mdstat_parse.parse(ACTIVE_BUT_FAILED).arrays[0], None) is False

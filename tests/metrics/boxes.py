@@ -1,6 +1,6 @@
 """Boxes for the /metrics tests: captured kernel states as the sampler would hold them."""
 
-from app.kernel import mdstat
+from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from app.live.snapshot import ArrayNow, BoxNow
 from tests import PROJECT_ROOT
@@ -13,6 +13,6 @@ KERNEL_STATES = sorted(p.name for p in KERNEL.iterdir() if p.is_dir())
 def kernel_box(state: str) -> BoxNow:
     """tests/fixtures/kernel/<state>: its mdstat, each array's sysfs and the global limits."""
     host = Host(KERNEL / state / "proc", KERNEL / state / "sys")
-    parsed = mdstat.parse(host.read_mdstat() or "")
+    parsed = mdstat_parse.parse(host.read_mdstat() or "")
     arrays = tuple(ArrayNow(a, host.read_array_sysfs(a.name)) for a in parsed.arrays)
     return BoxNow(arrays, *host.read_global_speed_limits())

@@ -5,7 +5,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
-from app.kernel import mdstat
+from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from app.live.snapshot import ArrayNow, BoxNow, KnobNow, MemberIO
 from app.metrics.exposition import render
@@ -102,7 +102,7 @@ def test_degraded_and_local_limits(tree: KernelTree):
 def test_kernels_without_per_array_limits_follow_the_global_ones(tree: KernelTree):
     tree.mdstat(mdstat_text(raid1()))
     host = Host(tree.proc, tree.sys)
-    array = mdstat.parse(host.read_mdstat() or "").arrays[0]
+    array = mdstat_parse.parse(host.read_mdstat() or "").arrays[0]
     box = BoxNow((ArrayNow(array, host.read_array_sysfs("md0")),), 10000, 200000)
     found = samples(box)
     assert found['mdboost_md_speed_limit_min_bytes_per_second{device="md0",source="system"}'] == (
@@ -123,7 +123,7 @@ def test_repair_is_told_apart_from_resync(tree: KernelTree):
 
 def box_of(tree: KernelTree, **fields: object) -> BoxNow:
     host = Host(tree.proc, tree.sys)
-    parsed = mdstat.parse(host.read_mdstat() or "")
+    parsed = mdstat_parse.parse(host.read_mdstat() or "")
     arrays = tuple(ArrayNow(a, host.read_array_sysfs(a.name)) for a in parsed.arrays)
     return BoxNow(arrays, *host.read_global_speed_limits(), **fields)  # type: ignore[arg-type]
 

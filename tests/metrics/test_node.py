@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.kernel import mdstat
+from app.kernel import mdstat, mdstat_parse
 from app.kernel.host import Host
 from app.live.snapshot import ArrayNow, BoxNow
 from app.metrics import node
@@ -40,7 +40,7 @@ def expected_lines(path: Path, keep: Callable[[str], bool]) -> dict[str, float]:
 
 
 def test_mdstat_series_equal_node_exporters_end_to_end_output():
-    parsed = mdstat.parse((NODE_EXPORTER / "proc" / "mdstat").read_text())
+    parsed = mdstat_parse.parse((NODE_EXPORTER / "proc" / "mdstat").read_text())
     assert parsed.warnings == ()
     ours = node_samples(BoxNow(tuple(ArrayNow(a, None) for a in parsed.arrays)))
     theirs = expected_lines(

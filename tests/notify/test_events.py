@@ -3,7 +3,9 @@
 import json
 from dataclasses import replace
 
-from app.notify.events import POOL_SETTLE_S, ArrayNow, Drift, Observation, Rules, RunEnd, detect
+from app.notify.events import detect
+from app.notify.observation import ArrayNow, Drift, Observation, Rules, RunEnd
+from app.notify.runs import POOL_SETTLE_S
 
 RULES = Rules(milestone_percent=25, stall_s=600, mismatch_threshold=0, sampler_failures=3)
 

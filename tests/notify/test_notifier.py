@@ -87,6 +87,32 @@ def test_an_shr_expansion_on_the_simulator_tells_the_owner_each_step(tmp_path: P
     assert len(set(keys)) == len(keys)
 
 
+def test_a_hook_that_runs_late_still_sees_one_expansion(tmp_path: Path):
+    """The notifier judges a tick by the tick's own time. Its clock here runs two hours behind
+    the sampler's ticks (a busy box; the demo at 50000x): md2's end and md3's start in one tick
+    must still be one SHR expansion, with one message for the whole pool."""
+    sim = Simulator(tmp_path / "tree", seed=3)
+    settings = Settings(
+        proc_root=tmp_path / "tree/proc", sys_root=tmp_path / "tree/sys", db=tmp_path / "m.db"
+    )
+    conn = db.connect(settings.db)
+    db.migrate(conn, settings.migrations_dir)
+    sampler = Sampler(Host(settings.proc_root, settings.sys_root), conn, lambda: sim.state.sim_time)
+    late = lambda: sim.state.sim_time + 7200  # noqa: E731
+    notifier = Notifier(db.connect(settings.db), sampler.host, late, settings)
+    kinds = []
+    for _ in range(4000):
+        sim.advance(1800)
+        kinds += [(m.array, m.kind) for m in notifier.on_tick(sampler.sample_once())]
+        if sim.reshaping == "md3" and sim.finished:
+            break
+    for _ in range(3):
+        sim.advance(120)
+        kinds += [(m.array, m.kind) for m in notifier.on_tick(sampler.sample_once())]
+    assert ("md3", "started") in kinds and ("md3", "finished") in kinds
+    assert kinds[-1] == (None, "pool_finished")
+
+
 def _run_ids(conn) -> tuple[int, int]:
     rows = conn.execute("SELECT id, array FROM runs ORDER BY id").fetchall()
     return next(r["id"] for r in rows if r["array"] == "md2"), next(

@@ -109,8 +109,13 @@ def test_kill_9_with_messages_in_the_outbox_delivers_them_after_the_restart_none
     db = tmp_path / "mdboost.db"
     first = demo(tmp_path, 20000, receiver).start()
     try:
-        queued = wait_for(lambda: len(outbox(db)) >= 3 and outbox(db), 60, "3 queued messages")
-        assert all(row["state"] == "pending" and row["attempts"] >= 0 for row in queued)
+        queued = wait_for(
+            lambda: len(rows := outbox(db)) >= 3 and any(r["attempts"] for r in rows) and rows,
+            60,
+            "3 queued messages, one tried",
+        )
+        assert all(row["state"] == "pending" for row in queued)  # 503: none delivered
+        assert any(row["attempts"] >= 1 and row["last_error"] for row in queued)
     finally:
         first.kill()
     before = [row["dedup_key"] for row in outbox(db)]
@@ -127,31 +132,29 @@ def test_kill_9_with_messages_in_the_outbox_delivers_them_after_the_restart_none
 
 
 def test_a_simulated_shr_expansion_at_high_speed_up_with_a_stall(tmp_path, receiver):
-    def seen(pattern: str) -> bool:
-        return any(re.fullmatch(pattern, key) for key in keys_of(receiver))
+    def kinds() -> list[tuple[str | None, str]]:
+        return [(m["array"], m["kind"]) for m in (r.json() for r in receiver.taken())]
 
+    # The simulated disks stand still from the start, so the stall comes first however late a
+    # loaded machine runs the first tick; at 50000x md3 takes about two wall seconds, too short
+    # to stop it on cue.
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "freeze").touch()
     # Days of simulated time pass each second: more than the flood limit of a real minute.
     with demo(tmp_path, 50000, receiver, MDBOOST_NOTIFY_MAX_PER_MINUTE="100"):
-        wait_for(lambda: seen(r"run:\d+:milestone:75"), 60, "md2 at 75 %")
-        wait_for(lambda: seen(r"run:\d+:started") and len(keys_of(receiver)) >= 6, 60, "md3 starts")
-        (tmp_path / "tree" / "freeze").touch()  # the simulated disks stop
-        wait_for(lambda: seen(r"run:\d+:stalled:\d+"), 60, "the stall")
+        wait_for(lambda: ("md2", "stalled") in kinds(), 60, "md2's stall")
         (tmp_path / "tree" / "freeze").unlink()
-        wait_for(lambda: seen(r"pool:\d+:finished"), 60, "the whole expansion")
+        wait_for(lambda: (None, "pool_finished") in kinds(), 60, "the whole expansion")
     messages = [r.json() for r in receiver.taken()]
     summary = [(m["array"], m["kind"]) for m in messages]
-    assert summary[:6] == [
-        ("md2", "started"),
-        ("md2", "milestone"),
-        ("md2", "milestone"),
-        ("md2", "milestone"),
-        ("md2", "finished"),
-        ("md3", "started"),
-    ]
-    rest = [kind for array, kind in summary[6:] if array == "md3"]
+    md2 = [kind for array, kind in summary if array == "md2"]
+    md3 = [kind for array, kind in summary if array == "md3"]
+    assert md2[:3] == ["started", "stalled", "resumed"] and md2[-1] == "finished"
+    assert set(md2[3:-1]) == {"milestone"}
     # After the knee a tick covers ~45 % of md3: "finished" may come before a 75 % message.
-    assert "milestone" in rest and rest[-1] == "finished"
-    assert rest.index("stalled") < rest.index("resumed")
+    assert md3[0] == "started" and "milestone" in md3 and md3[-1] == "finished"
+    assert summary.index(("md2", "finished")) < summary.index(("md3", "started"))
     assert summary[-1] == (None, "pool_finished")
     assert len({m["key"] for m in messages}) == len(messages)
-    assert messages[5]["title"] == "md3: reshape started (SHR expansion, array 2)"
+    md3_started = messages[summary.index(("md3", "started"))]
+    assert md3_started["title"] == "md3: reshape started (SHR expansion, array 2)"

@@ -1,4 +1,4 @@
-"""Check a captured array state: does app.kernel.mdstat.parse() see what `mdadm --detail` and sysfs see?
+"""Check a captured array state: does app.kernel.mdstat_parse.parse() see what `mdadm --detail` and sysfs see?
 
 A state directory (tests/fixtures/kernel/<state>/, or one fresh from the VM) holds proc/mdstat,
 sys/block/mdX/md/*, and mdadm-detail/mdX.txt for each array, all read at the same moment.
@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.kernel.mdstat import Array, parse
+from app.kernel.mdstat import Array
+from app.kernel.mdstat_parse import parse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kernel"
 RENDERED = "RENDERED.md"  # marks a state folder rendered from md.c's format, not captured

@@ -14,7 +14,7 @@ from kernel_states import (
     state_dirs,
 )
 
-from app.kernel.mdstat import parse
+from app.kernel.mdstat_parse import parse
 
 STATES = state_dirs()
 RENDERED = rendered_dirs()

@@ -530,7 +530,7 @@ tests/realkernel/guest/capture_formats.py. Regenerate (as root, ~3 minutes):
 Each folder is one moment, read at once: `proc/mdstat` (byte for byte as the kernel printed it),
 `proc/sys/dev/raid/speed_limit_*`, `sys/block/<md>/md/*` and `sys/block/*/queue/read_ahead_kb`
 (a root for MDBOOST_PROC_ROOT / MDBOOST_SYS_ROOT), and `mdadm-detail/<md>.txt`, the reference
-tests/realkernel/test_kernel_fixtures.py holds app.kernel.mdstat.parse() to (level, raid devices,
+tests/realkernel/test_kernel_fixtures.py holds app.kernel.mdstat_parse.parse() to (level, raid devices,
 state, sync action, members, slots, F/S flags, read-only).
 Progress states were held at a crawl with speed_limit_min = speed_limit_max = 1000 KiB/s, so the
 speed limits in those folders are not the defaults (1000 / 200000).

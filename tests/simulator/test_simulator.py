@@ -2,8 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from app.kernel import mdstat
-from app.simulator.box import Simulator, cache_speed_mb_s
+from app.kernel import mdstat_parse
+from app.simulator.box import Simulator
+from app.simulator.layout import cache_speed_mb_s
 
 
 def mb_s(kb_s: float) -> float:
@@ -28,7 +29,7 @@ def test_the_seed_figures_of_the_speed_model():
 def test_the_tree_is_a_kernel_tree_that_parses(tmp_path: Path):
     sim = Simulator(tmp_path, seed=3)
     sim.advance(120)
-    parsed = mdstat.parse((tmp_path / "proc/mdstat").read_text())
+    parsed = mdstat_parse.parse((tmp_path / "proc/mdstat").read_text())
     assert parsed.warnings == ()
     md2 = parsed.array("md2")
     assert md2 is not None and md2.sync is not None and md2.sync.action == "reshape"
@@ -68,7 +69,7 @@ def test_competing_io_holds_the_sync_at_speed_limit_min(tmp_path: Path):
 def test_the_reshape_finishes_and_the_array_grows(tmp_path: Path):
     sim = Simulator(tmp_path, seed=3, start_percent=99.99)
     sim.advance(3600)
-    md2 = mdstat.parse((tmp_path / "proc/mdstat").read_text()).array("md2")
+    md2 = mdstat_parse.parse((tmp_path / "proc/mdstat").read_text()).array("md2")
     assert md2 is not None and md2.sync is None and md2.blocks == 1953494784 * 3
     assert (tmp_path / "sys/block/md2/md/sync_action").read_text() == "idle\n"
     # md raises read-ahead to two stripes of the new geometry when the grow is done.
@@ -85,7 +86,7 @@ def test_a_restarted_simulator_continues_where_it_was(tmp_path: Path):
 def test_an_shr_expansion_reshapes_md2_then_md3(tmp_path: Path):
     sim = Simulator(tmp_path, seed=3, start_percent=99.99)
     sim.advance(600)
-    parsed = mdstat.parse((tmp_path / "proc/mdstat").read_text())
+    parsed = mdstat_parse.parse((tmp_path / "proc/mdstat").read_text())
     md2, md3 = parsed.array("md2"), parsed.array("md3")
     assert md2 is not None and md2.sync is None and md2.blocks == 1953494784 * 3
     assert md3 is not None and md3.level == "raid5" and md3.sync is not None
@@ -97,7 +98,7 @@ def test_an_shr_expansion_reshapes_md2_then_md3(tmp_path: Path):
     assert (tmp_path / "sys/block/md3/md/raid_disks").read_text() == "3 (2)\n"
     assert (tmp_path / "sys/block/md2/md/sync_action").read_text() == "idle\n"
     sim.advance(10 * 86400)
-    md3 = mdstat.parse((tmp_path / "proc/mdstat").read_text()).array("md3")
+    md3 = mdstat_parse.parse((tmp_path / "proc/mdstat").read_text()).array("md3")
     assert md3 is not None and md3.sync is None and md3.blocks == 976_758_848 * 2
     assert (tmp_path / "sys/block/md3/md/sync_action").read_text() == "idle\n"
 
@@ -105,7 +106,7 @@ def test_an_shr_expansion_reshapes_md2_then_md3(tmp_path: Path):
 def test_without_expansion_md3_stays_an_idle_raid1(tmp_path: Path):
     sim = Simulator(tmp_path, seed=3, start_percent=99.99, expansion=False)
     sim.advance(600)
-    md3 = mdstat.parse((tmp_path / "proc/mdstat").read_text()).array("md3")
+    md3 = mdstat_parse.parse((tmp_path / "proc/mdstat").read_text()).array("md3")
     assert md3 is not None and md3.level == "raid1" and md3.sync is None
 
 

@@ -43,19 +43,20 @@ def test_on_the_simulator_a_sweep_finds_the_field_reports_best_stripe_cache(tmp_
         status, body = server.request("POST", "/api/autotune", {})
         assert status == 409 and "running already" in body["detail"]["message"]
         assert "measuring…" in server_page(server)  # the panel polls while it measures
+        # A deadline, not a pace: a loaded machine stretches the demo's simulated seconds.
         sweep = wait_for(
-            lambda: (s := sweep_of(server))["state"] != "running" and s, 120, "the sweep to end"
+            lambda: (s := sweep_of(server))["state"] != "running" and s, 600, "the sweep to end"
         )
         assert sweep["state"] == "done", sweep["reason"]
-        # The simulator answers like the seeds: 16384 fastest, 32768 slower, 4096 at 4/5.
+        # The simulator answers like the seeds: 16384 fastest, 4096 at 4/5; the ladder climbs
+        # from the value found and never steps down.
         assert sweep["chosen"]["stripe_cache_size"] == 16384
         assert (tmp_path / STRIPE_CACHE).read_text() == "16384\n"
-        scores = {
-            s["value"]: s["score"]
-            for s in sweep["steps"]
-            if s["role"] == "candidate" and s["knob"] == "stripe_cache_size" and s["score"]
-        }
-        assert scores[256] < 0.4 and scores[4096] < 0.9 and scores[32768] < 1.0
+        ladder = [s for s in sweep["steps"] if s["knob"] == "stripe_cache_size"]
+        values = [s["value"] for s in ladder]
+        assert values == sorted(values) and values[0] == 256 and values[-1] == 16384
+        scores = {s["value"]: s["score"] for s in ladder if s["score"] is not None}
+        assert scores[256] < 0.4 and scores[4096] < 0.9 and scores[16384] == 1.0
         page = server_page(server)
         assert "Auto-tune on md2: done" in page and "kept stripe cache 16384" in page
         # The chart's marks: a line per step, named in the list below it.
@@ -84,10 +85,12 @@ def frozen_on_a_candidate(server: Server, tmp_path: Path) -> bool:
 
 def test_kill_9_mid_sweep_puts_back_the_values_found_at_the_next_start(tmp_path):
     first = demo(tmp_path).start()
-    start_sweep(first)
-    wait_for(lambda: len(sweep_of(first)["steps"]) >= 2, 60, "two measured steps")
-    wait_for(lambda: frozen_on_a_candidate(first, tmp_path), 60, "a candidate in the kernel")
-    first.kill()
+    try:
+        start_sweep(first)
+        wait_for(lambda: len(sweep_of(first)["steps"]) >= 2, 120, "two measured steps")
+        wait_for(lambda: frozen_on_a_candidate(first, tmp_path), 120, "a candidate in the kernel")
+    finally:
+        first.kill()  # SIGKILL also ends a stopped process
     with demo(tmp_path) as again:
         sweep = sweep_of(again)
         assert sweep["state"] == "interrupted"
@@ -100,10 +103,12 @@ def test_kill_9_mid_sweep_puts_back_the_values_found_at_the_next_start(tmp_path)
 @pytest.mark.parametrize("crash_at", ["after_journal", "mid_write"])
 def test_kill_9_inside_a_sweep_write_is_reconciled_like_any_apply(tmp_path, crash_at):
     first = demo(tmp_path, MDBOOST_TEST_CRASH_AT=crash_at).start()
-    wait_for(lambda: first.get("/api/runs")["runs"], 30, "the sampler to open md2's run")
-    with pytest.raises(OSError):  # the server dies under the request, in the sweep's first write
-        first.request("POST", "/api/autotune", {})
-    assert first.process is not None and first.process.wait(timeout=10) == -9
+    try:
+        start_sweep(first)  # holds the value found: the first write comes with the next step
+        assert first.process is not None
+        assert first.process.wait(timeout=120) == -9  # killed in the sweep's first write
+    finally:
+        first.kill()
     with demo(tmp_path) as again:
         assert sweep_of(again)["state"] == "interrupted"
         assert again.get("/api/tuning")["active"] is False

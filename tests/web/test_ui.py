@@ -2,15 +2,9 @@
 
 import gzip
 import re
-import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 
-from app.config import Settings
-from app.main import create_app
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
 from tests.server import wait_for
 
@@ -19,36 +13,6 @@ RESHAPE = (
     "finish=2130.5min speed=11704K/sec"
 )
 POLLING = 'hx-trigger="every 5s"'
-
-
-@pytest.fixture
-def client(
-    tree: KernelTree, tmp_path: Path, request: pytest.FixtureRequest
-) -> Iterator[TestClient]:
-    for name in ("md0", "md1", "md2"):
-        tree.md(name)
-    # demo: changes need no login while no password is set (app/web/security.py)
-    settings = Settings(
-        proc_root=tree.proc,
-        sys_root=tree.sys,
-        db=tmp_path / "db.sqlite",
-        sample_seconds=0.2,
-        demo=True,
-        **getattr(request, "param", {}),
-    )
-    with TestClient(create_app(settings)) as test_client:
-        get = test_client.get
-
-        def get_after_a_tick(*args, **kwargs):
-            """The page shows the sampler's present: GET once a tick has read the tree as the
-            test left it (issue 12)."""
-            since = time.time()
-            present = test_client.app.state.present
-            wait_for(lambda: (present.box.ts or 0) > since, 10, "a sampler tick")
-            return get(*args, **kwargs)
-
-        test_client.get = get_after_a_tick  # type: ignore[method-assign]
-        yield test_client
 
 
 def boxes(tree: KernelTree, md2: str) -> None:
@@ -176,15 +140,18 @@ def test_with_a_password_the_page_asks_to_sign_in_and_posts_need_a_login(tree: K
     assert tree.snapshot() == before
 
 
+# md3 of an SHR pool, queued behind md2 (md prints resync=DELAYED whatever the queued job is).
+DELAYED_MD3 = (
+    "md3 : active raid5 sda6[0] sdb6[1] sdc6[2]\n"
+    "      976758848 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/3] [UUU]\n"
+    "\tresync=DELAYED\n"
+)
+
+
 def test_an_shr_expansion_shows_the_pool_as_one_job(tree: KernelTree, client):
     """md2 reshaping now, md3 queued behind it (resync=DELAYED): one pool, phase 1 of 2."""
-    md3 = (
-        "md3 : active raid5 sda6[0] sdb6[1] sdc6[2]\n"
-        "      976758848 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/3] [UUU]\n"
-        "\tresync=DELAYED\n"
-    )
     tree.md("md3")
-    boxes(tree, raid5("md2", RESHAPE) + md3)
+    boxes(tree, raid5("md2", RESHAPE) + DELAYED_MD3)
     wait_for(lambda: client.get("/api/runs").json()["runs"], 10, "the sampler to open a run")
     html = client.get("/").text
     assert 'id="pool"' in html and "Storage pool" in html

@@ -1,96 +1,25 @@
 """The dashboard in Debian's headless chromium (Playwright) against the real server on the simulator."""
 
-import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Request, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Request, expect
 
-from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
-from tests.server import Server, tree_server
+from tests.server import Server, forecast_ok, tree_server, wait_for
+from tests.web.browsing import (
+    DESKTOP,
+    FIRST_LOAD_BUDGET,
+    NARROW,
+    PHONE,
+    Console,
+    open_page,
+    screenshot,
+    small_tap_targets,
+    wait_for_chart,
+)
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-# Each test's own pictures; the curated set in artifacts/screenshots comes from scripts/screenshots.py.
-SCREENSHOTS = PROJECT_ROOT / "artifacts" / "test-screenshots"
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 900}
-FIRST_LOAD_BUDGET = 300_000  # bytes on the wire (issue 4)
-# Functions, not expressions: Playwright evals expression strings, which the page's CSP refuses.
-CHART_READY = "() => { const c = document.querySelector('canvas[data-series]'); const chart = c && Chart.getChart(c); return !!chart && chart.data.datasets[0].data.length > 0; }"
-
-
-@pytest.fixture(scope="session")
-def chromium() -> str:
-    """Debian's chromium; installed with apt-get in CI or as root, never downloaded by Playwright."""
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI") == "true" or os.geteuid() == 0:
-            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-            subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
-            subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True, env=env)
-        else:
-            pytest.skip(f"{CHROMIUM} is missing: as root, `apt-get install chromium` (not in CI)")
-    return CHROMIUM
-
-
-@pytest.fixture(scope="module")
-def browser(chromium: str) -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=chromium, headless=True, args=CHROMIUM_ARGS
-        )
-        yield launched
-        launched.close()
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    state = tmp_path_factory.mktemp("ui-demo")
-    args = ["demo", "--speedup", "300", "--state-dir", str(state)]
-    with Server(args, log=state / "server.log") as running:
-        yield running
-
-
-class Console:
-    """Errors the page printed or threw."""
-
-    def __init__(self, page: Page) -> None:
-        self.errors: list[str] = []
-        page.on("console", self.on_console)
-        page.on("pageerror", lambda error: self.errors.append(f"pageerror: {error}"))
-
-    def on_console(self, message: ConsoleMessage) -> None:
-        if message.type == "error":
-            self.errors.append(f"console: {message.text}")
-
-
-def open_page(browser: Browser, viewport: dict[str, int], scheme: Any) -> Page:
-    context = browser.new_context(viewport=viewport, color_scheme=scheme)
-    return context.new_page()
-
-
-def wait_for_chart(page: Page) -> None:
-    page.wait_for_function(CHART_READY)
-
-
-def screenshot(page: Page, name: str) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / name
-    page.screenshot(path=path, full_page=True)
-    return path
 
 
 def test_phone_first_load_no_errors_no_overflow_under_budget(browser: Browser, server: Server):
@@ -189,9 +118,6 @@ def test_boost_confirm_raises_speed_on_the_chart_and_revert_restores(
     page.context.close()
 
 
-NARROW = {"width": 360, "height": 740}
-
-
 def overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
     return (
         a["x"] < b["x"] + b["width"]
@@ -270,7 +196,9 @@ POLL_MD2 = (
 def test_a_minute_of_polls_keeps_sections_open_times_final_and_nothing_moving(
     browser: Browser, server: Server
 ):
-    """Issue 14 item 4: twelve polls of the md2 card (a minute at every 5 s), driven directly."""
+    """Issue 14 item 4: twelve polls of the md2 card (a minute at every 5 s), driven directly;
+    each brings the sentence at the top too (item 6), which must not move anything either."""
+    wait_for(forecast_ok(server, "md2"), 60, "md2's forecast")  # then the sentence keeps its shape
     page = open_page(browser, PHONE, "light")
     console = Console(page)
     page.goto(server.base + "/")  # the first visit tells the server the browser's zone
@@ -284,7 +212,7 @@ def test_a_minute_of_polls_keeps_sections_open_times_final_and_nothing_moving(
     page.locator("#array-md3 summary").click()
     asof = page.locator("#asof time")
     first_asof = asof.get_attribute("data-ts")
-    layout = "() => ['#array-md2', '#boost', '.chart-box', '#array-md3'].map((s) => { const r = document.querySelector(s).getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })"
+    layout = "() => ['#headline', '#array-md2', '#boost', '.chart-box', '#array-md3'].map((s) => { const r = document.querySelector(s).getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })"
     page.evaluate(WATCH_SHIFTS_AND_TIMES)
     before = page.evaluate(layout)
     for _ in range(12):
@@ -300,25 +228,6 @@ def test_a_minute_of_polls_keeps_sections_open_times_final_and_nothing_moving(
         assert len(text.split()) == 4 and ":" in text, text  # "Mon 23 Nov 09:40", final form
     assert console.errors == []
     page.context.close()
-
-
-TAP_TARGETS = "a[href], button, input:not([type=hidden]), select, textarea, summary, [role=switch]"
-
-
-def small_tap_targets(page: Page) -> list[str]:
-    """Every visible interactive element smaller than 44x44 CSS px (WCAG 2.5.5), by its text."""
-    small = []
-    for target in page.locator(TAP_TARGETS).all():
-        box = target.bounding_box()
-        if box is None or not target.is_visible():
-            continue
-        if box["width"] < 44 or box["height"] < 44:
-            name = target.evaluate("e => e.outerHTML.slice(0, 80)")
-            small.append(f"{box['width']:.0f}x{box['height']:.0f} {name}")
-    width = page.evaluate("document.documentElement.scrollWidth")
-    if width > page.viewport_size["width"]:
-        small.append(f"the page is {width} px wide")
-    return small
 
 
 def test_every_tap_target_is_at_least_44_px_on_every_page(

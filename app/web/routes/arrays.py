@@ -9,11 +9,13 @@ from fastapi.responses import Response
 from app.live import arrays
 from app.store import history
 from app.web.deps import BoxDep, DbDep
+from app.web.schemas import documents
+from app.web.schemas.arrays import ArrayList, Diagnosis, Samples
 
 router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 
 
-@router.get("")
+@router.get("", responses=documents(ArrayList))
 def list_arrays(box: BoxDep) -> dict[str, Any]:
     """The arrays as the sampler's last tick read them (`as_of`, unix seconds)."""
     views = [arrays.array_view(state) for state in box.arrays]
@@ -26,7 +28,7 @@ def list_arrays(box: BoxDep) -> dict[str, Any]:
     }
 
 
-@router.get("/{name}/samples")
+@router.get("/{name}/samples", responses=documents(Samples))
 def array_samples(
     name: str,
     box: BoxDep,
@@ -46,7 +48,7 @@ def array_samples(
     return Response(json.dumps(body), media_type="application/json")
 
 
-@router.get("/{name}/diagnosis")
+@router.get("/{name}/diagnosis", responses=documents(Diagnosis))
 def array_diagnosis(name: str, box: BoxDep) -> dict[str, Any]:
     """What holds the array's sync back, with the evidence, as of the sampler's last tick."""
     state = box.array(name)

@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.web import auth
 from app.web.account import render_account
 from app.web.deps import ClockDep, DbDep, RowId
+from app.web.schemas import documents
+from app.web.schemas.tuning import Tokens
 from app.web.security import AdminDep, login_session, password_configured, same_origin
 from app.web.templating import render_page
 
@@ -181,7 +183,7 @@ class NewToken(BaseModel):
     name: str = Field(min_length=1, max_length=60)
 
 
-@router.get("/api/tokens")
+@router.get("/api/tokens", responses=documents(Tokens))
 def list_tokens(conn: DbDep, admin: AdminDep) -> dict[str, Any]:
     return {"tokens": auth.list_api_tokens(conn)}
 

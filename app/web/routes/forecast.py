@@ -7,17 +7,19 @@ from fastapi import APIRouter, HTTPException
 from app.forecast import service
 from app.store import history
 from app.web.deps import BoxDep, ClockDep, DbDep
+from app.web.schemas import documents
+from app.web.schemas.forecast import ArrayForecast, PoolForecastBody
 
 router = APIRouter(prefix="/api", tags=["forecast"])
 
 
-@router.get("/arrays/{name}/forecast")
+@router.get("/arrays/{name}/forecast", responses=documents(ArrayForecast))
 def array_forecast(name: str, box: BoxDep, conn: DbDep, clock: ClockDep) -> dict[str, Any]:
     if box.array(name) is None and not history.array_known(conn, name):
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     return service.array_eta(box, conn, name, clock())
 
 
-@router.get("/pool/forecast")
+@router.get("/pool/forecast", responses=documents(PoolForecastBody))
 def pool_forecast(box: BoxDep, clock: ClockDep) -> dict[str, Any]:
     return service.pool_eta(box, clock())

@@ -7,11 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app.live import arrays
 from app.live.snapshot import BoxNow
 from app.web import security, views
-from app.web.deps import BoxDep, ClockDep, DbDep, TunerDep
+from app.web.deps import BoxDep, ClockDep, DbDep, RowId, TunerDep
 from app.web.errors import call_tuning, message_of
+from app.web.headline import headline
 from app.web.templating import Static, render_page
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
@@ -26,22 +26,36 @@ def _page(
     context = {
         "now": now,
         "demo": request.app.state.settings.demo,
-        "cards": views.cards(box, conn, now, views.summaries(boost)),
-        "pool": views.pool(box, now),
-        "runs": views.past_runs(conn),
-        "boost": boost,
         "diagnoses": views.diagnoses(box),
     }
-    return render_page(request, "index.html", context)
+    return render_page(request, "index.html", {**context, **_regions(box, conn, now, boost)})
+
+
+def _regions(
+    box: BoxNow,
+    conn: sqlite3.Connection,
+    now: float,
+    boost: dict[str, Any],
+    all_runs: bool = True,
+) -> dict[str, Any]:
+    """The cards, the pool, past runs, the boost panel and the sentence that sums them up.
+    Without `all_runs` (a card's poll), past runs are read only when nothing runs: then the
+    sentence names the last one."""
+    cards = views.cards(box, conn, now, views.summaries(boost))
+    idle = not any(c["running"] for c in cards)
+    pool, runs = views.pool(box, now), views.past_runs(conn) if all_runs or idle else []
+    found = {"cards": cards, "pool": pool, "runs": runs, "boost": boost}
+    return {**found, "headline": headline(cards, pool, boost, runs)}
 
 
 def _boost_fragment(
     request: Request, box: BoxNow, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
 ) -> Response:
-    """The panel, plus out-of-band the chart markers and past runs that an apply or revert moves."""
-    cards = [c for c in views.cards(box, conn, now, views.summaries(boost)) if c["array"]["run"]]
-    context = {"boost": boost, "oob_cards": cards, "runs": views.past_runs(conn)}
-    return render_page(request, "_boost.html", context)
+    """The panel, plus out-of-band the chart markers, past runs and the sentence that an apply
+    or revert changes."""
+    regions = _regions(box, conn, now, boost)
+    cards = [c for c in regions.pop("cards") if c["array"]["run"]]
+    return render_page(request, "_boost.html", {**regions, "oob_cards": cards})
 
 
 def _after_post(
@@ -73,13 +87,25 @@ def array_card(
     name: str, request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> HTMLResponse:
     """The polled card of one array: it carries its own hx-trigger only while an operation runs."""
-    state = box.array(name)
-    if state is None:
+    if box.array(name) is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
-    summaries = views.summaries(views.boost_panel(request, tuner, conn, box))
-    card = views.card(arrays.array_view(state), box, conn, clock(), summaries)
-    context = {"card": card, "diagnoses": views.diagnoses(box)}
+    boost = views.boost_panel(request, tuner, conn, box)
+    regions = _regions(box, conn, clock(), boost, all_runs=False)
+    card = next(c for c in regions["cards"] if c["array"]["name"] == name)
+    context = {"card": card, "diagnoses": views.diagnoses(box), "headline": regions["headline"]}
     return render_page(request, "_array.html", context)
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def past_run(
+    run_id: RowId, request: Request, box: BoxDep, conn: DbDep, tuner: TunerDep
+) -> HTMLResponse:
+    """One run: how it ended, its chart and its tuning changes (issue 14 item 9)."""
+    summaries = views.summaries(views.boost_panel(request, tuner, conn, box))
+    found = views.past_run(conn, run_id, summaries)
+    if found is None:
+        raise HTTPException(status_code=404, detail=f"no run {run_id}")
+    return render_page(request, "run.html", found)
 
 
 @router.get("/ui/boost", response_class=HTMLResponse)

@@ -6,11 +6,13 @@ from fastapi import APIRouter, HTTPException, Query
 
 from app.store import history
 from app.web.deps import DbDep, RowId
+from app.web.schemas import documents
+from app.web.schemas.arrays import RunDetail, Runs
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 
 
-@router.get("")
+@router.get("", responses=documents(Runs))
 def list_runs(
     conn: DbDep,
     array: Annotated[str | None, Query(pattern=r"^md\d+$")] = None,
@@ -19,7 +21,7 @@ def list_runs(
     return {"runs": history.runs(conn, array, limit)}
 
 
-@router.get("/{run_id}")
+@router.get("/{run_id}", responses=documents(RunDetail))
 def get_run(run_id: RowId, conn: DbDep) -> dict[str, Any]:
     detail = history.run(conn, run_id)
     if detail is None:

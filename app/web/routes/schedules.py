@@ -8,10 +8,13 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.tuning import schedule
+from app.tuning.daily import ScheduleError
 from app.tuning.tuner import Tuner
 from app.web import security, views
 from app.web.deps import ClockDep, DbDep, RowId, TunerDep
 from app.web.errors import error_page, message_of
+from app.web.schemas import documents
+from app.web.schemas.tuning import Schedules
 from app.web.templating import render_page
 
 router = APIRouter(tags=["schedules"])
@@ -41,12 +44,12 @@ def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody)
         added = schedule.add(conn, body.preset, body.start, body.end, now)
     except schedule.ScheduleOverlap as error:
         raise HTTPException(409, detail={"message": str(error)}) from None
-    except schedule.ScheduleError as error:
+    except ScheduleError as error:
         raise HTTPException(422, detail={"message": str(error)}) from None
     return {"id": added.id, "preset": added.preset, "start": body.start, "end": body.end}
 
 
-@router.get("/api/schedules")
+@router.get("/api/schedules", responses=documents(Schedules))
 def list_schedules(tuner: TunerDep, conn: DbDep, clock: ClockDep) -> dict[str, Any]:
     """Every schedule, whether its window is open, and the next change in the box's time zone."""
     return tuner.scheduler.view(conn, clock())

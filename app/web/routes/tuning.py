@@ -8,6 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.tuning import view as tuning_view
 from app.web.deps import BoxDep, DbDep, TunerDep
 from app.web.errors import call_tuning
+from app.web.schemas import documents
+from app.web.schemas.tuning import Presets, TuningStatus
 from app.web.security import AdminDep
 
 router = APIRouter(prefix="/api", tags=["tuning"])
@@ -32,12 +34,12 @@ class BoostBody(BaseModel):
     on: bool
 
 
-@router.get("/tuning")
+@router.get("/tuning", responses=documents(TuningStatus))
 def tuning_status(tuner: TunerDep, conn: DbDep, box: BoxDep) -> dict[str, Any]:
     return tuning_view.status(tuner, conn, box)
 
 
-@router.get("/presets")
+@router.get("/presets", responses=documents(Presets))
 def list_presets(tuner: TunerDep) -> dict[str, Any]:
     return {
         "presets": [

@@ -38,7 +38,7 @@ from mdguest import (
     wipe,
 )
 
-from app.kernel.mdstat import parse
+from app.kernel.mdstat_parse import parse
 
 REPO = Path(os.environ["REPO"])
 PORT = 8080

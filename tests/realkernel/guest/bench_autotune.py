@@ -2,71 +2,99 @@
 RAID5 3->4 reshapes with HDD-like throttled disks and DSM-like defaults (issue 18).
 
 Runs as root in the VM. Each trial builds a fresh 3-disk RAID5 (64 KiB chunks, --assume-clean),
-sets DSM-like knobs and grows it to 4 disks. A "fixed" trial sets one stripe_cache_size right
-after the grow starts (the manual sweep; 256 is DSM's own value); an "autotune" trial presses
+sets DSM-like knobs and grows it to 4 disks. A "defaults" trial leaves the stripe cache as mdadm
+left it when the grow started (DSM's 256, raised to 513 by mdadm itself); a "fixed" trial writes
+one stripe_cache_size right after the grow starts (the manual sweep); an "autotune" trial presses
 mdboost's auto-tune over HTTP instead, once the sampler has seen the reshape, and lets the sweep
-pick. Rounds repeat the whole set, in a rotated order. Results go to $OUT/bench.json.
+pick. mdboost runs only for the auto-tune trials. Each trial records its whole time and its time
+to the grow's knee (2/3: from there it only writes). Results go to $OUT/bench.json.
 """
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 from api_scenarios import Server, api, api_action
 from bench_reshape import Reader, dsm_array_with_a_new_disk
-from mdguest import OUT, main, md_path, read, say, sh, wait_for, wait_idle
+from mdguest import OUT, main, md_path, read, running_action, say, sh, wait_for
 
 ROUNDS = int(os.environ.get("ROUNDS", "1"))
 READER = os.environ.get("READER", "0") == "1"
-CANDIDATES = [int(v) for v in os.environ.get("CANDIDATES", "256 1024 4096 16384 32768").split()]
+# "defaults", stripe cache values, and "autotune", in the order they run.
+PLAN = os.environ.get("PLAN", "defaults 1024 4096 16384 32768 autotune").split()
 # Auto-tune's step lengths, scaled to a reshape of minutes (a NAS's takes days: the defaults
 # there are 30 s settle, 60-300 s measure); the sampler ticks every second.
 AUTOTUNE_ENV = {
-    "MDBOOST_AUTOTUNE_SETTLE_SECONDS": os.environ.get("SETTLE", "2"),
-    "MDBOOST_AUTOTUNE_MEASURE_SECONDS": os.environ.get("MEASURE", "5"),
-    "MDBOOST_AUTOTUNE_MAX_MEASURE_SECONDS": os.environ.get("MAX_MEASURE", "10"),
+    "MDBOOST_AUTOTUNE_SETTLE_SECONDS": os.environ.get("SETTLE", "5"),
+    "MDBOOST_AUTOTUNE_MEASURE_SECONDS": os.environ.get("MEASURE", "40"),
+    "MDBOOST_AUTOTUNE_MAX_MEASURE_SECONDS": os.environ.get("MAX_MEASURE", "60"),
 }
+KNEE = 2 / 3  # RAID5 3->4: old data disks / new data disks
 
 
-def trial(kind: str, value: int | None, number: int) -> dict[str, Any]:
+def done_share() -> float | None:
+    """The reshape's progress as a share (sync_completed "done / total"), None when idle."""
+    text = read(md_path("md0", "sync_completed"))
+    if "/" not in text:
+        return None
+    done, total = (int(v) for v in text.split("/"))
+    return done / total if total else None
+
+
+def trial(kind: str, server: Server | None, number: int) -> dict[str, Any]:
     dsm_array_with_a_new_disk()
     reader = Reader("/dev/md0")
     if READER:
         reader.start()
     started = time.monotonic()
     sh("mdadm", "--grow", "/dev/md0", "--raid-devices=4")
+    at_grow = read(md_path("md0", "stripe_cache_size"))
     sweep: Any = None
-    if kind == "fixed":
-        md_path("md0", "stripe_cache_size").write_text(f"{value}\n")
-    else:
+    if kind == "autotune":
+        assert server is not None
         wait_for(lambda: api_action("md0") == "reshape", "the sampler to see the reshape", 60, 0.2)
         api("POST", "/api/autotune", {"array": "md0"})
-    during = read(md_path("md0", "stripe_cache_size"))
-    if kind == "autotune":
-        sweep = wait_for(_sweep_over, "the sweep to end", 1800, 0.5)
-        sweep_s = time.monotonic() - started
-    wait_idle("md0", 3600)
+    elif kind != "defaults":
+        md_path("md0", "stripe_cache_size").write_text(f"{kind}\n")
+    knee_s = sweep_s = sweep_share = None
+    while running_action("md0") != "idle":
+        share = done_share()
+        if knee_s is None and share is not None and share >= KNEE:
+            knee_s = time.monotonic() - started
+        if kind == "autotune" and sweep is None and (sweep := _sweep_over()) is not None:
+            sweep_s, sweep_share = time.monotonic() - started, share
+        time.sleep(0.5)  # a sampling interval: the loop's condition is md going idle
     seconds = time.monotonic() - started
     reader.stop.set()
     if READER:
         reader.join()
     per_device_kib = int(Path("/sys/block/md0/md/component_size").read_text())
     if kind == "autotune":  # mdboost reverts by itself when the reshape ends
+        sweep = sweep or _sweep_over()
         wait_for(lambda: not api("GET", "/api/tuning")["active"], "the revert", 60, 0.5)
     result: dict[str, Any] = {
         "trial": number,
-        "kind": kind,
-        "stripe_cache": value,
+        "kind": "fixed" if kind.isdigit() else kind,
+        "stripe_cache": int(kind) if kind.isdigit() else int(at_grow),
         "seconds": round(seconds, 1),
+        "knee_s": round(knee_s, 1) if knee_s is not None else None,
         "per_device_mib": per_device_kib / 1024,
         "reshape_mb_s": round(per_device_kib * 1024 / seconds / 1e6, 2),
+        "before_knee_mb_s": (
+            round(per_device_kib * 1024 * KNEE / knee_s / 1e6, 2) if knee_s else None
+        ),
         "reader_mb_s": round(reader.bytes / seconds / 1e6, 2) if READER else None,
-        "stripe_cache_during": during,
+        "stripe_cache_at_grow": at_grow,
     }
     if sweep is not None:
-        result |= {"sweep": sweep, "sweep_s": round(sweep_s, 1)}
+        result |= {
+            "sweep": sweep,
+            "sweep_s": round(sweep_s, 1) if sweep_s is not None else None,
+            "sweep_done_share": round(sweep_share, 3) if sweep_share is not None else None,
+        }
     say(json.dumps({k: v for k, v in result.items() if k != "sweep"}))
     return result
 
@@ -81,18 +109,21 @@ def _sweep_over() -> dict[str, Any] | None:
 def scenario() -> None:
     Path("/tmp/mdboost").mkdir(exist_ok=True)
     os.environ.update(AUTOTUNE_ENV)
-    server = Server()
-    server.start()
-    plan: list[tuple[str, int | None]] = [("fixed", v) for v in CANDIDATES] + [("autotune", None)]
+    server = Server() if "autotune" in PLAN else None
+    if server is not None:
+        server.start()
     results: list[dict[str, Any]] = []
     try:
         for round_number in range(ROUNDS):
-            shift = round_number % len(plan)
-            for kind, value in plan[shift:] + plan[:shift]:
-                results.append(trial(kind, value, len(results) + 1))
+            shift = round_number % len(PLAN)
+            for kind in PLAN[shift:] + PLAN[:shift]:
+                results.append(trial(kind, server, len(results) + 1))
                 (OUT / "bench.json").write_text(json.dumps(results, indent=1))
     finally:
-        server.stop()
+        if server is not None:
+            server.stop()
+            # the per-second samples behind each step, for a look at the noise afterwards
+            shutil.copy("/tmp/mdboost/mdboost.db", OUT / "mdboost.db")
 
 
 if __name__ == "__main__":

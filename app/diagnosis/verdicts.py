@@ -1,0 +1,118 @@
+"""A running array's diagnosis as of one tick: the verdicts shown, the readings behind them, and
+the change of the primary verdict that is worth an event."""
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from app.diagnosis import text
+from app.diagnosis.hysteresis import Shown
+from app.diagnosis.rules import Observation, member_json
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # one of rules.VERDICTS
+    title: str
+    sentence: str  # the plain sentence under the progress bar
+    finding: str  # the same without the advice
+    since: float  # unix seconds: when it began to hold
+    numbers: dict[str, Any]  # the evidence
+    fading: bool  # stopped holding; leaves after hold_s unless it comes back
+
+    def to_json(self, now: float) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "title": self.title,
+            "sentence": self.sentence,
+            "finding": self.finding,
+            "since": self.since,
+            "held_s": round(now - self.since, 1),
+            "fading": self.fading,
+            "numbers": self.numbers,
+        }
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """One running array's verdicts as of one tick, with the readings behind them."""
+
+    array: str
+    ts: float  # unix seconds of the tick
+    verdicts: tuple[Verdict, ...]  # shown, most specific first
+    pending: dict[str, float]  # holding, not shown yet: seconds until they show
+    observation: Observation  # the window's numbers, whatever the verdicts
+
+    @functools.cached_property
+    def readings(self) -> dict[str, Any]:
+        """The observation as plain numbers; built when asked for, not every tick."""
+        return readings(self.observation)
+
+    @property
+    def primary(self) -> Verdict | None:
+        return self.verdicts[0] if self.verdicts else None
+
+    def to_json(self) -> dict[str, Any]:
+        primary = self.primary
+        return {
+            "array": self.array,
+            "ts": self.ts,
+            "running": True,
+            "verdict": primary.verdict if primary else None,
+            "sentence": primary.sentence if primary else None,
+            "verdicts": [v.to_json(self.ts) for v in self.verdicts],
+            "pending": {k: round(v, 1) for k, v in self.pending.items()},
+            "readings": self.readings,
+        }
+
+
+@dataclass(frozen=True)
+class Change:
+    """The shown primary verdict of a running array changed: worth an event."""
+
+    array: str
+    ts: float
+    verdict: str | None  # None: nothing holds it back any more
+    previous: str | None
+    sentence: str | None
+    numbers: dict[str, Any]
+
+    def detail(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "previous": self.previous,
+            "sentence": self.sentence,
+            "numbers": self.numbers,
+        }
+
+
+def shown_verdict(shown: Shown) -> Verdict:
+    return Verdict(
+        verdict=shown.verdict,
+        title=text.TITLES[shown.verdict],
+        sentence=text.sentence(shown.verdict, shown.numbers),
+        finding=text.finding(shown.verdict, shown.numbers),
+        since=shown.since,
+        numbers=shown.numbers,
+        fading=shown.fading,
+    )
+
+
+def readings(obs: Observation) -> dict[str, Any]:
+    """The observation as plain, rounded numbers for JSON."""
+    return {
+        "speed_kb_s": obs.speed_kb_s,
+        "min_kb_s": obs.min_kb_s,
+        "max_kb_s": obs.max_kb_s,
+        "stripe_cache_size": obs.stripe_cache_size,
+        "stripe_cache_active": obs.stripe_cache_active,
+        "threads_cpu": {k: round(v, 3) for k, v in obs.threads_cpu.items()},
+        "mem_available_kib": obs.mem_available_kib,
+        "window_s": None if obs.window_s is None else round(obs.window_s, 1),
+        "members": [member_json(m) for m in obs.members],
+        "array_read_kib_s": None if obs.array_read_kib_s is None else round(obs.array_read_kib_s),
+        "array_write_kib_s": None
+        if obs.array_write_kib_s is None
+        else round(obs.array_write_kib_s),
+        "other_partitions_kib_s": {k: round(v) for k, v in obs.other_partitions_kib_s.items()},
+    }

@@ -1,0 +1,83 @@
+"""What the event detector is given each tick (arrays, ended runs, the open boost, drift), its
+rules, and the events it gives back (pure data)."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+State = dict[str, Any]  # the detector's memory between ticks, saved as JSON with the outbox
+
+
+@dataclass(frozen=True)
+class Rules:
+    milestone_percent: float = 25.0
+    stall_s: float = 600.0
+    mismatch_threshold: int = 0
+    sampler_failures: int = 3
+
+
+@dataclass(frozen=True)
+class ArrayNow:
+    """One array this tick: mdstat plus the newest stored sample."""
+
+    name: str
+    state: str  # active | inactive | broken
+    level: str | None
+    role: str  # data | system | swap
+    status: str | None  # "UU_U"
+    degraded: int  # missing members: sysfs degraded, else the '_' in the status
+    devices: dict[str, str]  # member -> mdstat flags ("F", "S", ...)
+    run_id: int | None  # the open run
+    action: str | None  # the running operation
+    done_blocks: int | None
+    total_blocks: int | None
+    percent: float | None  # as printed
+    mismatch_cnt: int | None
+    queued: bool  # resync=DELAYED / PENDING
+    # What holds the run back, as shown on the page (app/diagnosis): verdict, since, sentence.
+    verdict: tuple[str, float, str] | None = None
+
+    @property
+    def progress(self) -> float | None:
+        """0..100, our own from done/total, else the kernel's printed percent."""
+        if self.done_blocks is not None and self.total_blocks:
+            return 100.0 * self.done_blocks / self.total_blocks
+        return self.percent
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    run_id: int
+    array: str
+    action: str
+    outcome: str  # completed | interrupted | restarted | vanished
+    started: float
+    finished: float
+
+
+@dataclass(frozen=True)
+class Drift:
+    event_id: int
+    array: str | None
+    key: str
+    desired: str | None
+    current: str | None
+
+
+@dataclass(frozen=True)
+class Observation:
+    now: float  # the sampler's clock
+    arrays: tuple[ArrayNow, ...] | None  # None: this tick could not sample
+    error: str | None = None
+    ended: dict[int, RunEnd] = field(default_factory=dict)  # runs open last time, ended since
+    boost_session: tuple[int, tuple[str, ...]] | None = None  # open session: id, tuned arrays
+    drift: tuple[Drift, ...] = ()  # drift events newer than the state's drift_seen
+    last_event_id: int = 0  # newest tuning event id (the baseline on a first start)
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    key: str
+    array: str | None = None
+    run_id: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,77 @@
+"""Auto-tune's kernel writes, each an ordinary journaled apply (preset "auto-tune"), and the two
+ways back: put back the values a sweep found, or revert the session it opened."""
+
+import json
+import logging
+import sqlite3
+
+from app.tuning import autotune_record, journal
+from app.tuning.apply import Applier, JournalUnavailable, TuningFailed
+from app.tuning.catalogue import CATALOGUE, read_knob
+from app.tuning.plan import Change, Plan
+
+log = logging.getLogger(__name__)
+
+PRESET = "auto-tune"
+
+
+def write(applier: Applier, array: str, wanted: dict[str, int], label: str) -> int | None:
+    """One journaled apply of the knobs that differ from `wanted`: its op id, or None when every
+    knob already holds its value."""
+    changes = []
+    for name, value in wanted.items():
+        knob = CATALOGUE[name]
+        current = read_knob(applier.host, knob, array)
+        if current is None or current == str(value):
+            continue
+        key, reason = f"{name}@{array}", "a step of auto-tune's sweep"
+        changes.append(Change(key, name, array, knob.unit, current, str(value), reason))
+    if not changes:
+        return None
+    plan = Plan(PRESET, (array,), tuple(changes), (), (), 0.0, 0.0, ())
+    op_id: int = applier.apply(PRESET, plan, step=label)["op_id"]
+    return op_id
+
+
+def restore(
+    applier: Applier, sweep_id: int, start_values: dict[str, int], array: str, why: str
+) -> str | None:
+    """Put the sweep's knobs back as they were when it began; a problem in words, or None. A
+    session the sweep opened is reverted; in one it joined (boost was on), only its knobs go
+    back to the values found."""
+    conn = applier.conn
+    row = autotune_record.sweep_row(conn, sweep_id)
+    session = journal.open_session(conn)
+    if session is None:
+        return None
+    opened = bool(row["opened_session"]) or (
+        row["session_id"] is None and session["started"] >= row["started"]
+    )
+    try:
+        if opened:
+            applier.revert_locked(f"auto-tune stopped: {why}")
+        else:
+            write(applier, array, start_values, "auto-tune put back the values it found")
+    except TuningFailed as failure:
+        return f"putting the values back failed: {failure.message}"
+    except JournalUnavailable as error:
+        return str(error)
+    return None
+
+
+def recover(applier: Applier) -> None:
+    """At start-up: a sweep a crash cut short puts back the values it found."""
+    conn = applier.conn
+    row = autotune_record.interrupted(conn)
+    if row is None:
+        return
+    why = "mdboost stopped during the sweep"
+    problem = restore(applier, row["id"], json.loads(row["start_values"]), row["array"], why)
+    reason = why if problem is None else f"{why}; {problem}"
+    autotune_record.finish_sweep(conn, row["id"], "interrupted", reason, applier.clock(), None)
+    log.warning("auto-tune sweep %d on %s: %s; its values are back", row["id"], row["array"], why)
+
+
+def newest_op(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT MAX(id) FROM tuning_ops").fetchone()
+    return int(row[0] or 0)

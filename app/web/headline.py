@@ -1,0 +1,106 @@
+"""The first screen's one sentence (issue 14 item 6): what is happening, how far, when it
+finishes, whether the data is safe; then the boost it offers or the effect boost measured."""
+
+from typing import Any
+
+from app.kernel.mdstat import PARITY_DISKS
+
+# What md is doing, in the owner's words (the kernel's names are on the card below).
+DOING = {
+    "reshape": "is growing onto the new disk",
+    "recovery": "is rebuilding onto the replacement disk",
+    "resync": "is bringing its disks back in step",
+    "check": "is being checked for errors",
+}
+
+
+def headline(
+    cards: list[dict[str, Any]],
+    pool: dict[str, Any] | None,
+    boost: dict[str, Any],
+    runs: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The sentence's parts for templates/_headline.html, from what the page shows below it."""
+    failed = [c for c in cards if c["failed"]]
+    running = [c for c in cards if c["running"]]
+    focus = _focus(running, pool)
+    found: dict[str, Any] = {
+        "failed": [c["array"]["name"] for c in failed],
+        "focus": focus,
+        "safety": _safety(cards),
+        "boost": _boost(focus, boost),
+        "last": next((r for r in runs if r["finished"] is not None), None),
+    }
+    if focus is None:
+        return found
+    fc = focus["eta"]["forecast"] if focus["eta"] else None
+    in_pool = pool is not None and focus["array"]["name"] in {m["name"] for m in pool["arrays"]}
+    if in_pool and pool is not None:
+        job = pool["pool"]
+        found.update(subject="Your storage pool", phase=(job["phase"], job["phases"]))
+        fc = job
+    else:
+        found.update(subject=focus["array"]["name"], phase=None)
+    action = focus["sync"].get("action")
+    found.update(
+        doing=DOING.get(action, f"is running a {action}"),
+        percent=focus["sync"]["percent"],
+        forecast=fc if fc is not None and fc.get("status") == "ok" else None,
+        no_forecast=(fc or {}).get("reason") or "measuring the pace",
+    )
+    return found
+
+
+def _focus(running: list[dict[str, Any]], pool: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The job the owner cares about: the pool's running array, else the first running data
+    array, else whatever runs (DSM's own arrays resync too)."""
+    if pool is not None:
+        names = {m["name"] for m in pool["arrays"] if m["state"] == "running"}
+        for card in running:
+            if card["array"]["name"] in names:
+                return card
+    data = [c for c in running if c["array"]["role"] == "data"]
+    return next(iter(data or running), None)
+
+
+def _safety(cards: list[dict[str, Any]]) -> tuple[str, str]:
+    """("ok" | "warn" | "bad", the words): is the data safe, from the worst array."""
+    for card in cards:
+        name = card["array"]["name"]
+        if card["failed"]:
+            return "bad", f"{name} has failed and the data on it is not available: see below."
+    for card in cards:
+        if not card["degraded"] or card["array"]["role"] != "data":
+            continue
+        name, level = card["array"]["name"], card["array"]["level"] or ""
+        disks = card["array"]["raid_disks"] or len(card["array"]["status"] or "")
+        spare = _redundancy(level, disks) - card["missing"]
+        if spare <= 0:
+            return "bad", (
+                f"Your data is readable, but {name} has no redundancy left: one more failed disk "
+                "would lose it until the rebuild ends."
+            )
+        return "warn", f"Your data is safe, but {name} is degraded: it survives {spare} more."
+    return "ok", "Your data is safe: every disk is working."
+
+
+def _redundancy(level: str, disks: int) -> int:
+    """Members an array can lose and keep its data (raid10: one per mirror, counted once)."""
+    if level in PARITY_DISKS:
+        return PARITY_DISKS[level]
+    return {"raid1": max(disks - 1, 0), "raid10": 1}.get(level, 0)
+
+
+def _boost(focus: dict[str, Any] | None, boost: dict[str, Any]) -> dict[str, Any]:
+    """Boost as the sentence says it: on, with its measured effect; off, with what it would give."""
+    tuning = boost["tuning"]
+    on = bool(tuning["active"] and tuning["preset"] == "boost")
+    name = focus["array"]["name"] if focus else None
+    effects = [e for e in tuning["effects"] if e["preset"] == "boost"]
+    effect = next((e for e in effects if e["array"] == name), effects[0] if effects else None)
+    estimate = focus["eta"]["boost"] if focus and focus["eta"] and not on else None
+    return {
+        "on": on,
+        "effect": effect if on else None,
+        "estimate": estimate if estimate and estimate.get("eta") else None,
+    }

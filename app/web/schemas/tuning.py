@@ -1,0 +1,125 @@
+"""Bodies of /api/tuning, /api/presets, /api/schedules and /api/tokens."""
+
+from typing import Any
+
+from app.web.schemas import Body
+
+
+class Session(Body):
+    id: int
+    started: float  # unix seconds
+    preset: str  # the preset applied last
+    arrays: list[str]
+    ended: float | None
+    end_reason: str | None
+
+
+class SessionKnob(Body):
+    key: str  # "stripe_cache_size@md2", or the knob's name for a global one
+    knob: str
+    target: str | None
+    unit: str
+    original: str  # found before mdboost's first write; revert puts it back
+    desired: str
+    current: str | None  # as the last tick read it
+    drift: bool  # someone else changed it since
+
+
+class Effect(Body):
+    op_id: int
+    array: str
+    run_id: int | None
+    preset: str
+    applied_at: float
+    before_kb_s: float | None
+    after_kb_s: float | None
+    ratio: float | None  # after / before
+    complete: bool
+    summary: str
+
+
+class Ram(Body):
+    budget_mib: float
+    cost_mib: float
+
+
+class Capability(Body):
+    knob: str
+    target: str | None
+    supported: bool
+    writable: bool
+
+
+class PresetError(Body):
+    file: str
+    key: str
+    message: str
+
+
+class TuningStatus(Body):
+    active: bool
+    preset: str | None
+    session: Session | None
+    busy: bool
+    unrecorded_revert: bool
+    knobs: list[SessionKnob]
+    effects: list[Effect]
+    ram: Ram
+    capabilities: list[Capability]
+    preset_errors: list[PresetError]
+    autotune: dict[str, Any] | None  # the latest sweep and its steps (app/tuning/autotune.py)
+
+
+class PresetKnob(Body):
+    knob: str
+    value: str
+    reason: str
+
+
+class Preset(Body):
+    name: str
+    summary: str
+    source: str  # built-in, or the preset file
+    restore_originals: bool
+    knobs: list[PresetKnob]
+
+
+class Presets(Body):
+    presets: list[Preset]
+    errors: list[PresetError]
+
+
+class Schedule(Body):
+    id: int
+    preset: str
+    start: str  # HH:MM in the box's zone
+    end: str
+    open: bool  # its window is open now
+    applied: bool
+    overridden: bool  # a person's apply or revert won
+    error: str | None
+
+
+class NextChange(Body):
+    ts: float
+    local: str  # "Tue 01:00"
+    what: str
+    in_s: float
+
+
+class Schedules(Body):
+    zone: str
+    schedules: list[Schedule]
+    next: NextChange | None
+
+
+class Token(Body):
+    id: int
+    name: str
+    created: float
+    revoked: float | None
+    parent_id: int | None  # the page-made token that made it
+
+
+class Tokens(Body):
+    tokens: list[Token]

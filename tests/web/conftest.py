@@ -1,0 +1,80 @@
+"""The web suites' fixtures: Debian's chromium (never one Playwright downloads), a demo box per
+browser module, and a TestClient over a temporary kernel tree."""
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from playwright.sync_api import Browser, sync_playwright
+
+from app.config import Settings
+from app.main import create_app
+from tests.kernel_tree import KernelTree
+from tests.server import Server, wait_for
+from tests.web.browsing import CHROMIUM, CHROMIUM_ARGS
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium; installed with apt-get in CI or as root, never downloaded by Playwright."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI") == "true" or os.geteuid() == 0:
+            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+            subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
+            subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True, env=env)
+        else:
+            pytest.skip(f"{CHROMIUM} is missing: as root, `apt-get install chromium` (not in CI)")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: str) -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=chromium, headless=True, args=CHROMIUM_ARGS
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One demo box at 300x per browser test module."""
+    state = tmp_path_factory.mktemp("ui-demo")
+    args = ["demo", "--speedup", "300", "--state-dir", str(state)]
+    with Server(args, log=state / "server.log") as running:
+        yield running
+
+
+@pytest.fixture
+def client(
+    tree: KernelTree, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[TestClient]:
+    for name in ("md0", "md1", "md2"):
+        tree.md(name)
+    # demo: changes need no login while no password is set (app/web/security.py)
+    settings = Settings(
+        proc_root=tree.proc,
+        sys_root=tree.sys,
+        db=tmp_path / "db.sqlite",
+        sample_seconds=0.2,
+        demo=True,
+        **getattr(request, "param", {}),
+    )
+    with TestClient(create_app(settings)) as test_client:
+        get = test_client.get
+
+        def get_after_a_tick(*args, **kwargs):
+            """The page shows the sampler's present: GET once a tick has read the tree as the
+            test left it (issue 12)."""
+            since = time.time()
+            present = test_client.app.state.present
+            wait_for(lambda: (present.box.ts or 0) > since, 10, "a sampler tick")
+            return get(*args, **kwargs)
+
+        test_client.get = get_after_a_tick  # type: ignore[method-assign]
+        yield test_client
