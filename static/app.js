@@ -344,6 +344,39 @@
     button.textContent = "Copied";
   });
 
+  // An answer to a request sent before the one that drew a region, or before one still on its
+  // way to it, is older than what the page shows or will show. Seen in CI: the boost panel's
+  // poll left, the owner tapped revert, the poll's "boost on" came back first and replaced the
+  // panel the revert was aimed at, so the revert's answer went nowhere. Requests are numbered
+  // as they leave; a region remembers the newest number aimed at it and the one that drew it.
+  let sent = 0;
+  let answering = 0; // the number of the answer being swapped in now
+  const newest = new Map(); // region id -> newest request number aimed at it or drawing it
+
+  function claim(target, number) {
+    if (!target || !target.id) return true;
+    if ((newest.get(target.id) || 0) > number) return false;
+    newest.set(target.id, number);
+    return true;
+  }
+
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const { xhr, target } = event.detail;
+    const number = ++sent;
+    claim(target, number);
+    // readystatechange comes before load, where htmx swaps, even when the element that sent
+    // the request has left the page (its own events then reach no listener here).
+    xhr.addEventListener("readystatechange", () => {
+      if (xhr.readyState === XMLHttpRequest.DONE) answering = number;
+    });
+  });
+
+  for (const name of ["htmx:beforeSwap", "htmx:oobBeforeSwap"]) {
+    document.addEventListener(name, (event) => {
+      if (event.detail.shouldSwap && !claim(event.detail.target, answering)) event.detail.shouldSwap = false;
+    });
+  }
+
   htmx.onLoad(function (root) {
     keepDetails(root);
     localiseTimes(root);

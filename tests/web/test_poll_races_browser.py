@@ -1,0 +1,115 @@
+"""A poll answered late must not undo what a tap did (seen in CI: the switch stayed "on" after
+revert). Playwright holds chosen responses so the orders a loaded box produces happen every time."""
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, Route, expect
+
+from tests.server import Server, forecast_ok, wait_for
+from tests.web.browsing import PHONE, Console, open_page, wait_for_chart
+
+pytestmark = pytest.mark.browser
+
+
+def pump_until(page: Page, condition: Callable[[], Any], what: str, timeout: float = 20) -> None:
+    """Let Playwright run route handlers until `condition` holds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        page.wait_for_timeout(20)
+
+
+class Held:
+    """Requests to one path answered by the server at once but handed to the page only when
+    the test says: each keeps the response the server gave when it arrived."""
+
+    def __init__(self, page: Page, path: str, method: str) -> None:
+        self.waiting: list[tuple[Route, Any]] = []
+        self.method = method
+        page.route("**" + path, self.on_route)
+
+    def on_route(self, route: Route) -> None:
+        if route.request.method != self.method:
+            route.continue_()
+            return
+        self.waiting.append((route, route.fetch()))
+
+    def release(self) -> None:
+        route, response = self.waiting.pop(0)
+        route.fulfill(response=response)
+
+
+@pytest.fixture
+def page(browser: Browser, server: Server) -> Iterator[Page]:
+    """A phone page; held requests are let go and boost is off again, whatever the test did."""
+    opened = open_page(browser, PHONE, "light")
+    yield opened
+    opened.unroute_all(behavior="ignoreErrors")
+    opened.context.close()
+    if server.get("/api/tuning")["active"]:
+        server.request("POST", "/api/revert", {})
+
+
+def boosted_and_polling(page: Page, server: Server) -> Console:
+    wait_for(forecast_ok(server, "md2"), 60, "md2's forecast")
+    console = Console(page)
+    page.goto(server.base + "/")
+    wait_for_chart(page)
+    page.get_by_role("switch").click()
+    page.get_by_role("button", name="Apply boost").click()
+    switch = page.get_by_role("switch")
+    expect(switch).to_have_attribute("aria-checked", "true")
+    # While boost's effect is measured the panel polls itself.
+    expect(page.locator("#boost")).to_have_attribute("hx-trigger", "every 5s")
+    return console
+
+
+def test_a_poll_answered_while_a_revert_runs_does_not_bring_boost_back(page: Page, server: Server):
+    """The panel's poll leaves while boost is on, the owner taps revert, the poll's answer
+    (boost on) lands first, then the revert's. Before the fix the poll's panel replaced the one
+    the revert was aimed at, the revert's answer went nowhere and the switch said "on" until
+    the next poll; with polls held, forever."""
+    console = boosted_and_polling(page, server)
+    polls = Held(page, "/ui/boost", "GET")
+    pump_until(page, lambda: polls.waiting, "the panel's poll")
+    reverts = Held(page, "/ui/revert", "POST")
+    page.get_by_role("button", name="Revert to the original values").click()
+    pump_until(page, lambda: reverts.waiting, "the revert to reach the server")
+    assert server.get("/api/tuning")["active"] is False
+    assert 'aria-checked="true"' in polls.waiting[0][1].text()  # the held answer is stale
+    polls.release()
+    reverts.release()
+    switch = page.get_by_role("switch")
+    expect(switch).to_have_attribute("aria-checked", "false")
+    expect(page.locator("#headline .boost-line")).to_contain_text("Boost could finish md2")
+    assert console.errors == []
+
+
+def test_a_card_poll_answered_after_a_revert_does_not_bring_the_boosted_sentence_back(
+    page: Page, server: Server
+):
+    """The card's poll carries the sentence at the top out of band. One that left before the
+    revert and is answered after it must not put "Boosted" back."""
+    console = boosted_and_polling(page, server)
+    cards = Held(page, "/ui/arrays/md2", "GET")
+    pump_until(page, lambda: cards.waiting, "md2's card poll")
+    page.get_by_role("button", name="Revert to the original values").click()
+    line = page.locator("#headline .boost-line")
+    expect(line).to_contain_text("Boost could finish md2")
+    assert "Boosted" in cards.waiting[0][1].text()  # the held answer really is stale
+    page.evaluate(
+        """() => {
+            window.cardAnswered = false;
+            document.addEventListener("htmx:afterOnLoad", (e) => {
+                if (e.detail.pathInfo.requestPath.endsWith("/ui/arrays/md2")) window.cardAnswered = true;
+            });
+        }"""
+    )
+    cards.release()
+    page.wait_for_function("() => window.cardAnswered", timeout=10_000)
+    assert "Boost could finish md2" in line.inner_text()  # as drawn once the answer was handled
+    expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
+    assert console.errors == []
