@@ -47,6 +47,11 @@ def main() -> int:
     parser.add_argument("--disk-mib", type=int, default=2048, help="size of each member disk")
     parser.add_argument("--mb-s", type=int, default=60, help="throttle per disk, MB/s (r+w)")
     parser.add_argument("--iops", type=int, default=120, help="throttle per disk, I/O per s")
+    parser.add_argument(
+        "--spinning",
+        action="store_true",
+        help="disks with a moving head (tests/realkernel/hddsim.py) instead of QEMU's throttle",
+    )
     parser.add_argument("--reader", action="store_true", help="a competing O_DIRECT reader")
     parser.add_argument("--plan", default=PLAN, help="trials in order: defaults, values, autotune")
     parser.add_argument("--merge", type=Path, help="an earlier bench.json to report with")
@@ -71,7 +76,8 @@ def main() -> int:
         guest_env + vmharness.guest_python("bench_autotune.py"),
         disks=4,
         disk_size_mib=args.disk_mib,
-        drive_opts=throttle,
+        drive_opts="" if args.spinning else throttle,
+        spinning=args.spinning,
         timeout_s=trials * args.disk_mib * 0.5 + 600,
     )
     load.stop.set()

@@ -370,6 +370,25 @@ def _accelerator() -> list[str]:
     return ["-accel", "tcg,thread=multi,tb-size=512", "-cpu", "max"]
 
 
+def _start_disk_server(directory: Path, images: Sequence[Path]) -> subprocess.Popen[bytes]:
+    """hddsim.py serving the images as d0, d1, ... on directory/hdd.sock, once it listens."""
+    socket_path = directory / "hdd.sock"
+    specs = [f"d{i}={img}" for i, img in enumerate(images)]
+    log_file = (directory.parent / "hddsim.log").open("wb")
+    server = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("hddsim.py")), str(socket_path), *specs],
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 30
+    while not socket_path.exists():
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            raise HarnessUnavailable(f"hddsim.py did not start: {socket_path}")
+        time.sleep(0.05)
+    return server
+
+
 def boot(
     image: Image,
     guest_cmd: str,
@@ -378,6 +397,7 @@ def boot(
     disk_size_mib: int = 512,
     drive_opts: str = "",
     drive_opts_by_disk: Sequence[str] = (),
+    spinning: bool = False,
     memory_mib: int = 3072,
     smp: int = 2,
     timeout_s: float = 900,
@@ -388,7 +408,9 @@ def boot(
     In the guest: cwd and $OUT are the run directory's out/ (the result), $REPO the repository.
     drive_opts is appended to every qemu -drive, e.g. HDD-like disks:
     "throttling.bps-total=60000000,throttling.iops-total=120"; drive_opts_by_disk[i], where
-    given and not empty, to disk i's alone (one slow member among fast ones).
+    given and not empty, to disk i's alone (one slow member among fast ones). spinning=True serves
+    the disks through hddsim.py instead, whose answers take as long as a hard disk's head travel
+    (drive options do not apply there).
     """
     if shutil.which("qemu-system-x86_64") is None:
         raise HarnessUnavailable("qemu-system-x86_64 is not installed")
@@ -397,18 +419,24 @@ def boot(
     (run_dir / "disks").mkdir(exist_ok=True)
     (run_dir / "guest-cmd").write_text(guest_cmd)
     drives: list[str] = []
+    images: list[Path] = []
     for i in range(disks):
         img = run_dir / "disks" / f"d{i}.img"
         with img.open("wb") as f:
             f.truncate(disk_size_mib << 20)
+        images.append(img)
         own = drive_opts_by_disk[i] if i < len(drive_opts_by_disk) else ""
         extra = "".join(f",{opts}" for opts in (drive_opts, own) if opts)
-        drives += [
-            "-drive",
-            f"file={img},if=none,id=d{i},format=raw,cache=unsafe,aio=threads{extra}",
-            "-device",
-            f"virtio-blk-pci,drive=d{i},serial=vm-disk-{i}",
-        ]
+        attach = f"file={img},if=none,id=d{i},format=raw,cache=unsafe,aio=threads{extra}"
+        device = f"virtio-blk-pci,drive=d{i},serial=vm-disk-{i}"
+        if spinning:
+            nbd = f"server.type=unix,server.path={run_dir / 'disks' / 'hdd.sock'},export=d{i}"
+            attach = f"driver=nbd,{nbd},if=none,id=d{i}"
+            # One queue, as a SATA disk has: the guest then schedules it with mq-deadline, as a
+            # NAS kernel does its disks (with a queue per vCPU it would pick "none").
+            device += ",num-queues=1"
+        drives += ["-drive", attach, "-device", device]
+    disk_server = _start_disk_server(run_dir / "disks", images) if spinning else None
     shares = [
         "-fsdev",
         f"local,id=io,path={run_dir},security_model=none",
@@ -457,6 +485,9 @@ def boot(
             proc.kill()
             proc.wait()
     wall = time.monotonic() - started
+    if disk_server is not None:
+        disk_server.terminate()
+        disk_server.wait()
     shutil.rmtree(run_dir / "disks", ignore_errors=True)
     console_text = (run_dir / "console.log").read_text(errors="replace")
     rc_file = run_dir / "out" / "guest-rc"

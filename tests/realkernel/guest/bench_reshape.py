@@ -34,6 +34,7 @@ from mdguest import (
 PAIRS = int(os.environ.get("PAIRS", "2"))
 # DSM-like defaults (issue 8): stripe cache 256, min 10000, max 200000, read-ahead 384 KiB.
 DSM_LIMITS = (10000, 200000)
+CHUNK_KB = os.environ.get("CHUNK_KB", "64")  # DSM's; mdadm's own default is 512
 DSM_STRIPE_CACHE = "256"
 DSM_READ_AHEAD_KB = "384"
 
@@ -61,12 +62,12 @@ class Reader(threading.Thread):
 
 
 def dsm_array_with_a_new_disk() -> None:
-    """A fresh 3-disk RAID5 md0 (64 KiB chunks) with DSM-like knobs, a 4th disk added as a spare."""
+    """A fresh 3-disk RAID5 md0 (CHUNK_KB chunks, 64 KiB unless told) with DSM-like knobs, a 4th disk added as a spare."""
     stop_all()
     members = DISKS[:4]
     wipe(members)
     set_speed_limits(*DSM_LIMITS)
-    sh("mdadm", "--create", "/dev/md0", "--run", "--level=5", "--raid-devices=3", "--chunk=64",
+    sh("mdadm", "--create", "/dev/md0", "--run", "--level=5", "--raid-devices=3", f"--chunk={CHUNK_KB}",
        "--assume-clean", *members[:3])  # fmt: skip
     md_path("md0", "stripe_cache_size").write_text(DSM_STRIPE_CACHE + "\n")
     Path("/sys/block/md0/queue/read_ahead_kb").write_text(DSM_READ_AHEAD_KB + "\n")
