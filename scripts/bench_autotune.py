@@ -102,7 +102,12 @@ def report(
 ) -> None:
     print(
         f"kernel {image.kernel_version}, QEMU TCG, 2 vCPUs; 4 disks x {args.disk_mib} MiB, each "
-        f"throttled to {args.mb_s} MB/s and {args.iops} IOPS; RAID5 64 KiB chunks, grow 3->4, "
+        + (
+            "spinning (hddsim.py: 7200 rpm, 1-15 ms seeks, 60 MB/s, mq-deadline)"
+            if args.spinning
+            else f"throttled to {args.mb_s} MB/s and {args.iops} IOPS"
+        )
+        + "; RAID5 64 KiB chunks, grow 3->4, "
         f"DSM-like defaults; {'a competing O_DIRECT reader' if args.reader else 'no other I/O'}"
     )
     if load:

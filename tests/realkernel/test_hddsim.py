@@ -1,6 +1,7 @@
 """hddsim.py, the spinning disk the auto-tune bench runs on: its mechanics and its NBD answers.
 
-No VM here: a small NBD client speaks the same handshake and requests QEMU does over the socket.
+A small NBD client speaks the handshake and requests QEMU does over the socket; the last test
+boots the real kernel on two such disks.
 """
 
 import asyncio
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import hddsim
 import pytest
+import vmharness
 
 MIB = 1 << 20
 CAPACITY = 256 * MIB
@@ -142,3 +144,21 @@ def test_an_unknown_disk_name_is_refused_and_the_client_may_ask_again(tmp_path: 
             assert await client.go("d0") == CAPACITY
 
     asyncio.run(scenario())
+
+
+@pytest.mark.realkernel
+def test_the_kernel_sees_a_spinning_disk_scheduled_like_a_nas_disk_and_its_data_holds(
+    vm_image: vmharness.Image,
+) -> None:
+    guest = """set -e
+cat /sys/block/vda/queue/scheduler > $OUT/scheduler
+head -c 1048576 /dev/urandom > /tmp/pattern
+dd if=/tmp/pattern of=/dev/vda bs=64k seek=100 oflag=direct status=none
+dd if=/dev/vda of=/tmp/back bs=64k skip=100 count=16 iflag=direct status=none
+cmp /tmp/pattern /tmp/back
+"""
+    run = vmharness.boot(vm_image, guest, disks=2, disk_size_mib=256, spinning=True, timeout_s=300)
+    assert run.rc == 0, run.describe()
+    assert "[mq-deadline]" in (run.out / "scheduler").read_text()
+    served = [line.split() for line in (run.run_dir / "hddsim.log").read_text().splitlines()]
+    assert sum(int(words[2]) for words in served if words[1] == "d0:") >= 2
