@@ -52,6 +52,7 @@ def main() -> int:
         action="store_true",
         help="disks with a moving head (tests/realkernel/hddsim.py) instead of QEMU's throttle",
     )
+    parser.add_argument("--chunk-kb", type=int, default=64, help="RAID5 chunk (DSM's: 64)")
     parser.add_argument("--reader", action="store_true", help="a competing O_DIRECT reader")
     parser.add_argument("--plan", default=PLAN, help="trials in order: defaults, values, autotune")
     parser.add_argument("--merge", type=Path, help="an earlier bench.json to report with")
@@ -66,6 +67,7 @@ def main() -> int:
     settle, measure, max_measure = args.steps.split()
     guest_env = (
         f"export ROUNDS={args.rounds} READER={int(args.reader)} PLAN='{args.plan}'\n"
+        f"export CHUNK_KB={args.chunk_kb}\n"
         f"export SETTLE={settle} MEASURE={measure} MAX_MEASURE={max_measure}\n"
     )
     trials = len(args.plan.split()) * args.rounds
@@ -107,7 +109,7 @@ def report(
             if args.spinning
             else f"throttled to {args.mb_s} MB/s and {args.iops} IOPS"
         )
-        + "; RAID5 64 KiB chunks, grow 3->4, "
+        + f"; RAID5 {args.chunk_kb} KiB chunks, grow 3->4, "
         f"DSM-like defaults; {'a competing O_DIRECT reader' if args.reader else 'no other I/O'}"
     )
     if load:
