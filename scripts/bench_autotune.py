@@ -145,6 +145,13 @@ def report(
     print(f"best: stripe_cache_size {best_value} at {speed[best_value]:.2f} MB/s")
     defaults = [t["seconds"] for t in trials if t["kind"] == "defaults"]
     for t in (t for t in trials if t["kind"] == "autotune"):
+        if "sweep" not in t:
+            print(
+                f"auto-tune trial {t['trial']}: the reshape ended before the sweep did (mdboost "
+                f"reverted it): {t['seconds']:.1f} s, {t['reshape_mb_s']:.2f} MB/s; "
+                "use bigger disks"
+            )
+            continue
         sweep = t["sweep"]
         chosen = (sweep.get("chosen") or {}).get("stripe_cache_size")
         share = t.get("sweep_done_share")
