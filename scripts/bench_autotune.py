@@ -1,8 +1,10 @@
 """Benchmark: auto-tune against a manual stripe-cache sweep on a real RAID5 3->4 reshape (issue 18).
 
 Boots Debian's kernel in QEMU (tests/realkernel/vmharness.py) once, every virtual disk throttled
-like a hard disk, DSM-like defaults (stripe_cache_size 256, which mdadm raises to 513 when the
-grow starts; speed_limit_min 10000, max 200000; read_ahead_kb 384). First the manual sweep: one
+like a hard disk (or, with --spinning, served by hddsim.py with a moving head), a RAID5 3->4 grow
+unless told (--level, --members, --grow-to, --chunk-kb), DSM-like defaults (stripe_cache_size
+256, which mdadm raises when the chunk needs more: 513 for 512 KiB chunks; speed_limit_min 10000,
+max 200000; read_ahead_kb 384). First the manual sweep: one
 fresh reshape per candidate stripe cache, set right after the grow starts ("defaults" leaves
 mdadm's value). Then auto-tune on a fresh reshape of the same setup, pressed over mdboost's HTTP
 API once the sampler has seen the reshape. `--rounds N` repeats the plan in a rotated order;
@@ -52,7 +54,10 @@ def main() -> int:
         action="store_true",
         help="disks with a moving head (tests/realkernel/hddsim.py) instead of QEMU's throttle",
     )
-    parser.add_argument("--chunk-kb", type=int, default=64, help="RAID5 chunk (DSM's: 64)")
+    parser.add_argument("--chunk-kb", type=int, default=64, help="RAID chunk (DSM's: 64)")
+    parser.add_argument("--level", type=int, choices=(5, 6), default=5, help="RAID level")
+    parser.add_argument("--members", type=int, default=3, help="disks before the grow")
+    parser.add_argument("--grow-to", type=int, default=4, help="disks after the grow")
     parser.add_argument("--reader", action="store_true", help="a competing O_DIRECT reader")
     parser.add_argument("--plan", default=PLAN, help="trials in order: defaults, values, autotune")
     parser.add_argument("--merge", type=Path, help="an earlier bench.json to report with")
@@ -67,7 +72,8 @@ def main() -> int:
     settle, measure, max_measure = args.steps.split()
     guest_env = (
         f"export ROUNDS={args.rounds} READER={int(args.reader)} PLAN='{args.plan}'\n"
-        f"export CHUNK_KB={args.chunk_kb}\n"
+        f"export CHUNK_KB={args.chunk_kb} LEVEL={args.level} MEMBERS={args.members} "
+        f"GROW_TO={args.grow_to}\n"
         f"export SETTLE={settle} MEASURE={measure} MAX_MEASURE={max_measure}\n"
     )
     trials = len(args.plan.split()) * args.rounds
@@ -76,7 +82,7 @@ def main() -> int:
     run = vmharness.boot(
         image,
         guest_env + vmharness.guest_python("bench_autotune.py"),
-        disks=4,
+        disks=args.grow_to,
         disk_size_mib=args.disk_mib,
         drive_opts="" if args.spinning else throttle,
         spinning=args.spinning,
@@ -109,7 +115,7 @@ def report(
             if args.spinning
             else f"throttled to {args.mb_s} MB/s and {args.iops} IOPS"
         )
-        + f"; RAID5 {args.chunk_kb} KiB chunks, grow 3->4, "
+        + f"; RAID{args.level} {args.chunk_kb} KiB chunks, grow {args.members}->{args.grow_to}, "
         f"DSM-like defaults; {'a competing O_DIRECT reader' if args.reader else 'no other I/O'}"
     )
     if load:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from api_scenarios import Server, api, api_action
-from bench_reshape import Reader, dsm_array_with_a_new_disk
+from bench_reshape import GROW_TO, KNEE, Reader, dsm_array_with_a_new_disk
 from mdguest import OUT, main, md_path, read, running_action, say, sh, wait_for
 
 ROUNDS = int(os.environ.get("ROUNDS", "1"))
@@ -32,7 +32,6 @@ AUTOTUNE_ENV = {
     "MDBOOST_AUTOTUNE_MEASURE_SECONDS": os.environ.get("MEASURE", "40"),
     "MDBOOST_AUTOTUNE_MAX_MEASURE_SECONDS": os.environ.get("MAX_MEASURE", "60"),
 }
-KNEE = 2 / 3  # RAID5 3->4: old data disks / new data disks
 
 
 def done_share() -> float | None:
@@ -50,7 +49,7 @@ def trial(kind: str, server: Server | None, number: int) -> dict[str, Any]:
     if READER:
         reader.start()
     started = time.monotonic()
-    sh("mdadm", "--grow", "/dev/md0", "--raid-devices=4")
+    sh("mdadm", "--grow", "/dev/md0", f"--raid-devices={GROW_TO}")
     at_grow = read(md_path("md0", "stripe_cache_size"))
     sweep: Any = None
     if kind == "autotune":

@@ -35,6 +35,14 @@ PAIRS = int(os.environ.get("PAIRS", "2"))
 # DSM-like defaults (issue 8): stripe cache 256, min 10000, max 200000, read-ahead 384 KiB.
 DSM_LIMITS = (10000, 200000)
 CHUNK_KB = os.environ.get("CHUNK_KB", "64")  # DSM's; mdadm's own default is 512
+# The array the benches grow: RAID5 3->4 unless told (the seed that swept stripe caches by hand
+# grew a RAID6 6->8).
+LEVEL = int(os.environ.get("LEVEL", "5"))
+MEMBERS = int(os.environ.get("MEMBERS", "3"))
+GROW_TO = int(os.environ.get("GROW_TO", "4"))
+PARITY = {5: 1, 6: 2}[LEVEL]
+# Share of a grow after which it only writes: old data disks / new data disks.
+KNEE = (MEMBERS - PARITY) / (GROW_TO - PARITY)
 DSM_STRIPE_CACHE = "256"
 DSM_READ_AHEAD_KB = "384"
 
@@ -62,16 +70,18 @@ class Reader(threading.Thread):
 
 
 def dsm_array_with_a_new_disk() -> None:
-    """A fresh 3-disk RAID5 md0 (CHUNK_KB chunks, 64 KiB unless told) with DSM-like knobs, a 4th disk added as a spare."""
+    """A fresh md0 of LEVEL over MEMBERS disks (RAID5 over 3 unless told; CHUNK_KB chunks) with
+    DSM-like knobs, and the disks up to GROW_TO (a 4th unless told) added as spares."""
     stop_all()
-    members = DISKS[:4]
+    members = DISKS[:GROW_TO]
     wipe(members)
     set_speed_limits(*DSM_LIMITS)
-    sh("mdadm", "--create", "/dev/md0", "--run", "--level=5", "--raid-devices=3", f"--chunk={CHUNK_KB}",
-       "--assume-clean", *members[:3])  # fmt: skip
+    sh("mdadm", "--create", "/dev/md0", "--run", f"--level={LEVEL}", f"--raid-devices={MEMBERS}",
+       f"--chunk={CHUNK_KB}", "--assume-clean", *members[:MEMBERS])  # fmt: skip
     md_path("md0", "stripe_cache_size").write_text(DSM_STRIPE_CACHE + "\n")
     Path("/sys/block/md0/queue/read_ahead_kb").write_text(DSM_READ_AHEAD_KB + "\n")
-    sh("mdadm", "/dev/md0", "--add", members[3])
+    for spare in members[MEMBERS:]:
+        sh("mdadm", "/dev/md0", "--add", spare)
 
 
 def trial(kind: str, number: int) -> dict[str, object]:
