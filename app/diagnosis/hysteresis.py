@@ -1,4 +1,6 @@
 """A verdict shows once it has held for hold_s, and leaves only after it has been absent as long.
+A verdict that has held hold_s still waits while a more specific one has held at least half of it
+and not yet shown, so the lead goes to the specific verdict at once rather than changing hands.
 
 Pure: time comes in with each update, so tests step a clock instead of sleeping.
 """
@@ -49,7 +51,11 @@ class Hysteresis:
                 track.numbers = findings[verdict]
                 if track.holding_since is None:
                     track.holding_since = now
-                if track.shown_since is None and now - track.holding_since >= self.hold_s:
+                if (
+                    track.shown_since is None
+                    and now - track.holding_since >= self.hold_s
+                    and not self._more_specific_emerging(verdict, now)
+                ):
                     track.shown_since = track.holding_since
             else:
                 track.holding_since = None
@@ -58,6 +64,21 @@ class Hysteresis:
                 if track.shown_since is not None and now - track.absent_since >= self.hold_s:
                     track.shown_since = None
         return self.shown()
+
+    def _more_specific_emerging(self, verdict: str, now: float) -> bool:
+        """A more specific verdict has held half a hold and will show within the other half: the
+        general one waits for it, so the lead does not go to the general verdict for seconds and
+        then change (one disk slow fills the stripe cache too; a real kernel showed both)."""
+        for other, track in self.tracks.items():
+            if other == verdict:
+                return False
+            if (
+                track.shown_since is None
+                and track.holding_since is not None
+                and now - track.holding_since >= self.hold_s / 2
+            ):
+                return True
+        return False
 
     def shown(self) -> list[Shown]:
         return [

@@ -80,3 +80,34 @@ def test_a_clock_stepping_back_restarts_the_clock() -> None:
     feed(h, T0, T0 + 50, HELD)
     assert h.update(T0 - 3600, HELD) == []
     assert feed(h, T0 - 3595, T0 - 3535, HELD) == ["held_by_max"]
+
+
+SLOW: Findings = {"slow_member": {"member": "vdb"}}
+CACHE: Findings = {"stripe_cache": {"active": 250, "size": 256}}
+
+
+def test_the_lead_goes_to_the_specific_verdict_that_emerges_seconds_later() -> None:
+    """A real kernel's slow-member recovery: the cache is full from the first tick, the slow
+    disk is told 4 s later. The general verdict must not lead for 4 s and then hand over."""
+    h = Hysteresis()
+    h.update(T0, CACHE)
+    leads = []
+    for t in range(4, 120, 4):
+        shown = [s.verdict for s in h.update(T0 + t, CACHE | SLOW)]
+        if shown and (not leads or leads[-1] != shown[0]):
+            leads.append(shown[0])
+    assert leads == ["slow_member"]
+    assert [s.verdict for s in h.shown()] == ["slow_member", "stripe_cache"]
+    assert h.shown()[1].since == T0  # it waited, but its streak is the one it held
+
+
+def test_a_specific_blip_does_not_hold_back_a_steady_general_verdict() -> None:
+    h = Hysteresis()
+    feed(h, T0, T0 + 55, CACHE)
+    feed(h, T0 + 55, T0 + 75, CACHE | SLOW)  # 20 s of a slow disk: under half a hold
+    assert feed(h, T0 + 75, T0 + 80, CACHE) == ["stripe_cache"]
+    h2 = Hysteresis()
+    feed(h2, T0, T0 + 30, CACHE)
+    feed(h2, T0 + 30, T0 + 65, CACHE | SLOW)  # the slow disk for 35 s: over half, still pending
+    assert h2.update(T0 + 65, CACHE | SLOW) == []
+    assert [s.verdict for s in h2.update(T0 + 70, CACHE)] == ["stripe_cache"]  # it passed
