@@ -109,7 +109,8 @@ def report(
     wall_s: float,
 ) -> None:
     print(
-        f"kernel {image.kernel_version}, QEMU TCG, 2 vCPUs; 4 disks x {args.disk_mib} MiB, each "
+        f"kernel {image.kernel_version}, QEMU TCG, 2 vCPUs; "
+        f"{args.grow_to} disks x {args.disk_mib} MiB, each "
         + (
             "spinning (hddsim.py: 7200 rpm, 1-15 ms seeks, 60 MB/s, mq-deadline)"
             if args.spinning
