@@ -374,12 +374,12 @@ def _start_disk_server(directory: Path, images: Sequence[Path]) -> subprocess.Po
     """hddsim.py serving the images as d0, d1, ... on directory/hdd.sock, once it listens."""
     socket_path = directory / "hdd.sock"
     specs = [f"d{i}={img}" for i, img in enumerate(images)]
-    log_file = (directory.parent / "hddsim.log").open("wb")
-    server = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("hddsim.py")), str(socket_path), *specs],
-        stdout=log_file,
-        stderr=subprocess.STDOUT,
-    )
+    with (directory.parent / "hddsim.log").open("wb") as log_file:  # the server keeps its own
+        server = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("hddsim.py")), str(socket_path), *specs],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
     deadline = time.monotonic() + 30
     while not socket_path.exists():
         if server.poll() is not None or time.monotonic() > deadline:

@@ -89,7 +89,7 @@ def trial(kind: str, number: int) -> dict[str, object]:
     reader = Reader("/dev/md0")
     reader.start()
     started = time.monotonic()
-    sh("mdadm", "--grow", "/dev/md0", "--raid-devices=4")
+    sh("mdadm", "--grow", "/dev/md0", f"--raid-devices={GROW_TO}")
     cache_at_grow = read(md_path("md0", "stripe_cache_size"))
     if kind == "boost":
         api("POST", "/api/boost", {"on": True})
