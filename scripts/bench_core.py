@@ -339,13 +339,10 @@ def build_history(
     return rows, current.speed_kb_s * (now - (now - current.start_days_ago * DAY_S))
 
 
-def database_size(conn: sqlite3.Connection, path: Path) -> tuple[int, int]:
+def database_size(conn: sqlite3.Connection) -> tuple[int, int]:
     """(file bytes, bytes in use) after a checkpoint; deleted rows leave free pages in the file."""
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-    in_use = conn.execute("PRAGMA page_count").fetchone()[0]
-    in_use -= conn.execute("PRAGMA freelist_count").fetchone()[0]
-    return path.stat().st_size, in_use * page_size
+    return db.space_in_use(conn)
 
 
 def proc_status_kib(pid: int, field: str) -> int:
@@ -375,16 +372,16 @@ def bench_server(work: Path, rounds: int, days: float) -> tuple[list[Figure], li
     started = time.perf_counter()
     rows, current_done = build_history(conn, now, days=days)
     notes.append(f"built {rows:,} sample rows in {time.perf_counter() - started:.1f} s")
-    size_before, _ = database_size(conn, db_path)
+    size_before, _ = database_size(conn)
     started = time.perf_counter()
     deleted = rollup.downsample(conn, now - 7 * DAY_S)
     downsample_s = time.perf_counter() - started
-    size_after, in_use_after = database_size(conn, db_path)
+    size_after, in_use_after = database_size(conn)
     kept = conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
     notes.append(
         f"downsample(7 days): {deleted:,} rows deleted, {kept:,} kept, in {downsample_s:.1f} s; "
         f"DB {size_before / MIB:.0f} MiB before, {size_after / MIB:.0f} MiB file after "
-        f"({in_use_after / MIB:.0f} MiB in use, the rest free pages that new samples reuse)"
+        f"({in_use_after / MIB:.0f} MiB in use; the rest, free pages, goes back to the filesystem)"
     )
     run_start = conn.execute(
         "SELECT started FROM runs WHERE array = 'md2' AND finished IS NULL"
