@@ -19,6 +19,7 @@ REALKERNEL = pytest.mark.realkernel
 SMOKE: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_core.py": (["--smoke"], "sampler CPU per tick, mean", ()),
     "bench_load.py": (["--clients", "2", "--seconds", "1"], "/healthz after the load: 200", ()),
+    "probe_slowloris.py": (["--sockets", "5", "--hold", "1"], "fresh client: {200:", ()),
     "crash_trials.py": (
         ["--trials", "2", "--modes", "apply:random", "revert:random"],
         "knobs inconsistent after restart:",
