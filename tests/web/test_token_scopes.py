@@ -27,7 +27,8 @@ FORM_CHANGES = [
     ("POST", "/ui/schedules"),
     ("POST", "/ui/schedules/1/remove"),
 ]
-DRY_RUNS = {("POST", "/api/presets/boost/plan")}  # a plan writes nothing: a read token may ask
+# Plans write nothing (a preset's dry run, the disk-change planner): a read token may ask.
+DRY_RUNS = {("POST", "/api/presets/boost/plan"), ("POST", "/api/plan")}
 
 
 @pytest.fixture
