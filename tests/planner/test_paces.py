@@ -69,3 +69,13 @@ def test_a_measured_boost_and_the_history_drive_the_plan():
     assert boosted.boost_why == "measured on md2"
     assert slow.total is not None and fast.boosted_total is not None
     assert fast.boosted_total.seconds < slow.total.seconds
+
+
+def test_a_grow_seen_only_before_its_knee_speeds_up_past_it():
+    before = Measured(20_000.0, "the grow of md2", NOW, DISK // 10)
+    history = History(sync=CHECK, grow_before=before, knee_speedup=(5.0, 2.0, 12.0))
+    head, tail = grow_paces(history, DISK, NOW)
+    assert head.source == "measured" and tail.source == "physics"
+    assert tail.kib_s == 100_000.0
+    assert tail.why.startswith("x5 the pace before it (md only writes past the knee)")
+    assert tail.low_kib_s == pytest.approx(head.low_kib_s * 2)
