@@ -39,6 +39,7 @@ class Measured:
     what: str  # "the check of md2"
     when: float  # unix seconds it ended (or now, for the run going on)
     covered_kib: int  # the work it covered, 1 KiB blocks (per disk for a sync)
+    held_by_max: bool = False  # md held it at its max limit: the disks could do more
 
 
 @dataclass(frozen=True)
@@ -94,11 +95,19 @@ def from_measured(measured: Measured, work_kib: float, now: float, unit: str) ->
 
 def sync_pace(history: History, work_kib: float, now: float) -> Pace:
     """A member's rebuild or a new array's first sync: the pace of this box's last sync."""
-    if history.sync is not None:
-        return from_measured(history.sync, work_kib, now, "a disk")
+    measured = history.sync
+    if measured is not None and not measured.held_by_max:
+        return from_measured(measured, work_kib, now, "a disk")
     low, high = ASSUMED_RANGE
     kib = ASSUMED_DISK_KIB_S
     why = f"no sync measured on this box yet: assumed {_mb_s(kib)} a disk (a 7200 rpm HDD)"
+    if measured is not None:
+        # Its pace says what the limit allowed, not what the disks do: at least that much.
+        kib = max(kib, measured.kib_s)
+        why = (
+            f"{measured.what} on {_day(measured.when)} ran at its max speed limit "
+            f"({_mb_s(measured.kib_s)}), so the disks can do more: assumed {_mb_s(kib)} a disk"
+        )
     return Pace(kib, kib * low, kib * high, "assumed", why)
 
 

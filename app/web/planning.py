@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.forecast import boost as boost_model
-from app.forecast.physics import KNEE_SPEEDUP, KNEE_SPEEDUP_RANGE, grow_knee
+from app.forecast.physics import AT_MAX, KNEE_SPEEDUP, KNEE_SPEEDUP_RANGE, grow_knee
 from app.live.arrays import role_of
 from app.live.snapshot import BoxNow
 from app.planner import layout, paces, timing
@@ -77,8 +77,13 @@ def _sync(conn: sqlite3.Connection, arrays: list[str]) -> paces.Measured | None:
     if run is None:
         return None
     kib_s = run["total_blocks"] / (run["finished"] - run["started"])
+    limit = run["speed_max_kb_s"]
     return paces.Measured(
-        kib_s, f"the {run['action']} of {run['array']}", run["finished"], run["total_blocks"]
+        kib_s,
+        f"the {run['action']} of {run['array']}",
+        run["finished"],
+        run["total_blocks"],
+        held_by_max=limit is not None and kib_s >= AT_MAX * limit,
     )
 
 

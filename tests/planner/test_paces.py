@@ -79,3 +79,12 @@ def test_a_grow_seen_only_before_its_knee_speeds_up_past_it():
     assert tail.kib_s == 100_000.0
     assert tail.why.startswith("x5 the pace before it (md only writes past the knee)")
     assert tail.low_kib_s == pytest.approx(head.low_kib_s * 2)
+
+
+def test_a_sync_held_by_its_max_limit_is_a_floor_not_the_disks_pace():
+    held = Measured(5_000.0, "the check of md2", NOW, DISK, held_by_max=True)
+    pace = sync_pace(History(sync=held), DISK, NOW)
+    assert pace.source == "assumed" and pace.kib_s > held.kib_s
+    assert "ran at its max speed limit (5 MB/s), so the disks can do more" in pace.why
+    fast = Measured(900_000.0, "the check of md2", NOW, DISK, held_by_max=True)
+    assert sync_pace(History(sync=fast), DISK, NOW).kib_s == 900_000.0
