@@ -20,6 +20,7 @@ from app.diagnosis.verdicts import Change, Diagnosis
 from app.kernel import mdstat, mdstat_parse
 from app.kernel.host import ARRAY_NAME, ArraySysfs, Host
 from app.live import runs
+from app.live.idle import IdleFilter
 from app.live.runs import FinishedRun
 from app.store import clockstep, db, rollup
 from app.store.history import SAMPLE_FIELDS
@@ -109,6 +110,7 @@ class Sampler:
         self.last_downsample = 0.0
         self.latest: Tick = Tick()
         self.diagnosis = Tracker(host)
+        self.idle = IdleFilter()
 
     @property
     def clock(self) -> Clock:
@@ -186,6 +188,7 @@ class Sampler:
         self.clock_steps.append((now, step))
         self.pending = [p.shifted(step) for p in self.pending]
         self.diagnosis.shift(step)
+        self.idle.shift(step)
         self.last_downsample += step
 
     def _row(
@@ -224,8 +227,20 @@ class Sampler:
         return row
 
     def _store(self, tick: Tick) -> None:
-        """Write every pending tick in order, with its run bookkeeping, in one transaction."""
+        """Write every pending tick in order, with its run bookkeeping, in one transaction.
+        An idle array's sample is stored only when it says something new (app/live/idle.py)."""
         conn = self.conn
+        try:
+            self._write_pending(conn, tick)
+        except BaseException:
+            self.idle.rollback()
+            raise
+        self.idle.commit()
+        self.clock_steps.clear()
+        tick.written = sum(len(p.rows) for p in self.pending)  # taken in, stored or not needed
+        self.pending.clear()
+
+    def _write_pending(self, conn: sqlite3.Connection, tick: Tick) -> None:
         with db.write_transaction(conn):
             moved = sum(step for _, step in self.clock_steps)
             if moved:
@@ -241,7 +256,8 @@ class Sampler:
                     row["run_id"] = run_ids[array.name] = runs.track(
                         conn, self.host, array, row, run, pending.now, tick.finished_runs
                     )
-                    conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
+                    if self.idle.keep(row):
+                        conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
                     if row["run_id"] is not None:
                         conn.execute(_ADD_TO_RUN, row)
                 for change in pending.verdict_changes:
@@ -252,9 +268,6 @@ class Sampler:
                     runs.finish(conn, run, "vanished", pending.now, tick.finished_runs)
             for ts, step in self.clock_steps:
                 _store_clock_step(conn, ts, step)
-        self.clock_steps.clear()
-        tick.written = sum(len(p.rows) for p in self.pending)
-        self.pending.clear()
 
 
 def _store_clock_step(conn: sqlite3.Connection, ts: float, step: float) -> None:

@@ -13,7 +13,8 @@ def _in(names: Sequence[str]) -> str:
 
 
 def last_sync(conn: sqlite3.Connection, arrays: Sequence[str]) -> dict[str, Any] | None:
-    """The newest completed check, repair, resync or recovery of these arrays (per-disk work)."""
+    """The newest completed check, repair, resync or recovery of these arrays (per-disk work),
+    with the highest max limit it ran under (KiB/s)."""
     return _newest(
         conn,
         arrays,
@@ -40,7 +41,9 @@ def _newest(
     if not arrays:
         return None
     row = conn.execute(
-        "SELECT id, array, action, started, finished, outcome, total_blocks FROM runs "
+        "SELECT id, array, action, started, finished, outcome, total_blocks, "
+        "(SELECT MAX(speed_max_kb_s) FROM samples WHERE run_id = runs.id) AS speed_max_kb_s "
+        "FROM runs "
         f"WHERE array IN ({_in(arrays)}) AND total_blocks > 0 AND {where} "
         f"ORDER BY {newest_by} DESC LIMIT 1",
         (*arrays, *params),

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.forecast import boost as boost_model
-from app.forecast.physics import grow_knee
+from app.forecast.physics import AT_MAX, KNEE_SPEEDUP, KNEE_SPEEDUP_RANGE, grow_knee
 from app.live.arrays import role_of
 from app.live.snapshot import BoxNow
 from app.planner import layout, paces, timing
@@ -65,6 +65,7 @@ def history(box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float
         grow_after=after,
         boost_sync=boost_sync,
         boost_grow=boost_grow,
+        knee_speedup=(KNEE_SPEEDUP, *KNEE_SPEEDUP_RANGE),
         speed_max_kib_s=limit or box.speed_limit_max_kb_s,
         # boost's max (presets/boost.toml: 2,000,000 KiB/s) is above what any disk does
         boost_max_kib_s=None,
@@ -76,8 +77,13 @@ def _sync(conn: sqlite3.Connection, arrays: list[str]) -> paces.Measured | None:
     if run is None:
         return None
     kib_s = run["total_blocks"] / (run["finished"] - run["started"])
+    limit = run["speed_max_kb_s"]
     return paces.Measured(
-        kib_s, f"the {run['action']} of {run['array']}", run["finished"], run["total_blocks"]
+        kib_s,
+        f"the {run['action']} of {run['array']}",
+        run["finished"],
+        run["total_blocks"],
+        held_by_max=limit is not None and kib_s >= AT_MAX * limit,
     )
 
 
@@ -98,6 +104,10 @@ def _grow(
     if knee is None or first is None or last is None:
         return None, None
     total, what = run["total_blocks"], f"the grow of {run['array']}"
+    if run["finished"] is None:
+        what += " (running)"
+    if run["finished"] is None:
+        what += " (running)"
     when = run["finished"] or now
     at_knee = plan_history.progress_at(conn, run["id"], knee * total)
     end = at_knee or last

@@ -168,3 +168,15 @@ def test_a_stall_is_still_told_when_the_clock_steps(nas: Nas):
     assert not [key for key in nas.notices if ":stalled:" in key]
     nas.tick(progressing=False)  # ten minutes of no progress
     assert [key for key in nas.notices if ":stalled:" in key]
+
+
+def test_an_idle_array_stores_no_row_for_its_monotonic_time_nor_for_a_step(nas: Nas):
+    """md0 says nothing new: one row, though each tick's monotonic time differs and the wall
+    clock steps a day (issue 27 keeps an idle array's rows to what is new, and a heartbeat)."""
+    for _ in range(10):
+        nas.tick()
+    nas.clocks.wall += DAY
+    for _ in range(10):
+        nas.tick()
+    rows = nas.conn.execute("SELECT ts FROM samples WHERE array = 'md0'").fetchall()
+    assert len(rows) == 1
