@@ -58,6 +58,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.tuning_access = capabilities.report_tuning_access(app.state.host)
+        db.make_private(settings.db)
         conn = db.connect(settings.db)
         db.migrate(conn, settings.migrations_dir)
         password = settings.password.get_secret_value() if settings.password else None

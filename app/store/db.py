@@ -1,9 +1,12 @@
 """SQLite: connect (WAL, busy_timeout), apply numbered migrations from migrations/, and give
 the space of deleted rows back to the filesystem (incremental auto-vacuum)."""
 
+import glob
 import logging
+import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -15,6 +18,30 @@ log = logging.getLogger(__name__)
 INCREMENTAL = 2  # PRAGMA auto_vacuum's value for incremental (pragma.html#pragma_auto_vacuum)
 WAL_LIMIT_BYTES = 4 * 1024 * 1024
 VACUUM_STEP_PAGES = 2048  # 8 MiB of 4 KiB pages per step, checkpointed between steps
+
+
+def make_private(path: Path) -> None:
+    """The database holds notification URLs with their tokens and SMTP passwords (issue 26):
+    its folder is created 0700 and the file 0600 whatever the umask, so SQLite gives its WAL and
+    SHM the same mode (it copies the database's); an existing looser file of the database's own
+    (mdboost.db, -wal, -shm, backups named after it) is tightened, with a log line."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+        os.chmod(path.parent, 0o700)  # mkdir's mode passes through the umask
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    for own in sorted(path.parent.glob(glob.escape(path.name) + "*")):
+        loose = stat.S_IMODE(own.lstat().st_mode)
+        if not own.is_file() or own.is_symlink() or not loose & 0o077:
+            continue
+        try:
+            os.chmod(own, loose & 0o700)
+        except OSError as error:  # another owner's file, a read-only mount: say so, go on
+            log.error("cannot tighten %s (%04o): %s", own, loose, error.strerror or error)
+        else:
+            log.warning(
+                "tightened %s from %04o to %04o: it holds secrets", own, loose, loose & 0o700
+            )
 
 
 def connect(path: Path) -> sqlite3.Connection:
