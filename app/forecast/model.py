@@ -47,9 +47,10 @@ from app.forecast.trend import falling_trend
 
 Sample = tuple[float, int, int]  # (unix seconds, done blocks, total blocks)
 Event = tuple[float, str]  # (unix seconds, kind: "apply", "revert", "limits", ...)
-# Events that report rather than change anything: app/diagnosis's verdict changes. They never
-# begin a regime, and never hide a knob change stored in the same tick.
-REPORT_EVENTS = frozenset({"diagnosis"})
+# Events that report rather than change anything: app/diagnosis's verdict changes, a step of the
+# wall clock (the samples before it were shifted: the series goes on). They never begin a regime,
+# and never hide a knob change stored in the same tick.
+REPORT_EVENTS = frozenset({"diagnosis", "clock_step"})
 Status = Literal["ok", "done", "stalled", "settling", "insufficient"]
 
 # A restart: progress falls back by more than this fraction of the total.
