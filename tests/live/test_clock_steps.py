@@ -16,6 +16,7 @@ from app.live.sampler import Sampler, Tick
 from app.notify.notifier import Notifier
 from app.store import history
 from app.tuning import journal
+from app.web import views
 from tests.kernel_tree import RESHAPE_TOTAL, KernelTree, mdstat_text, progress, raid1, raid5
 from tests.tuning.tuners import make_tuner
 
@@ -125,10 +126,13 @@ def test_steps_of_the_wall_clock_leave_the_forecast_the_boost_and_the_chart_alon
         "SELECT ts, detail FROM events WHERE kind = 'clock_step' AND run_id = ? ORDER BY id",
         (run["id"],),
     ).fetchall()
-    assert [json.loads(e["detail"])["moved_s"] for e in steps] == [
-        -HOUR,
-        DAY,
-        HOUR - DAY,
+    assert [json.loads(e["detail"])["moved_s"] for e in steps] == [-HOUR, DAY, HOUR - DAY]
+    page = views.past_run(nas.conn, run["id"], {})
+    assert page is not None
+    assert [m["label"] for m in page["card"]["markers"] if m["kind"] == "clock_step"] == [
+        "the clock moved -1 h",
+        "the clock moved +24 h",
+        "the clock moved -23 h",
     ]
     # The chart: one continuous line, each sample a tick after the one before, monotonic times
     # and wall times apart by the same seconds.
