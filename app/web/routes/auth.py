@@ -179,7 +179,7 @@ def account_revoke_token(
 
 
 class NewToken(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(min_length=1, max_length=60)
     # read: GET API, /metrics and the page only (for Prometheus); admin: every change too.
