@@ -156,7 +156,7 @@ def boost_panel(
     why = "; ".join(access.problems)
     readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
     session = security.login_session(request, conn)
-    open_demo = request.app.state.settings.demo and not security.password_configured(request, conn)
+    open_demo = request.app.state.settings.demo_open
     return {
         "tuning": tuning_view.status(tuner, conn, box),
         "running": any(
