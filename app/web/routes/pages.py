@@ -17,7 +17,7 @@ from app.web.templating import Static, render_page
 router = APIRouter(tags=["pages"], include_in_schema=False)
 router.mount("/static", Static(), name="static")
 
-CHANGES = [Depends(security.same_origin), Depends(security.require_admin)]
+CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]
 # What a change did, said in the panel right after it (issue 25); without JS the redirect
 # carries the key, so the page never echoes text from the address.
 DONE = {
