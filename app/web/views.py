@@ -126,7 +126,9 @@ def past_runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 
 
 def _with_tuning(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any]:
-    presets = [e["detail"].get("preset") for e in history.events(conn, run["id"], ("apply",))]
+    """The run with the presets applied during it (an auto-tune's steps count as one)."""
+    tuned = history.events(conn, run["id"], ("apply", "autotune"))
+    presets = [e["detail"].get("preset") for e in tuned]
     named = list(dict.fromkeys(p for p in presets if p))
     return {**run, "presets": named, "ratios": history.measured_ratios(conn, run["id"])}
 
