@@ -39,14 +39,21 @@ class Detail:
     level: str | None
     raid_devices: int | None
     array_size_kib: int | None
-    state: str  # e.g. "clean, degraded, recovering"
+    state: str  # e.g. "clean, degraded, recovering"; "clean, FAILED", "broken, FAILED"
     members: tuple[Member, ...]
+    unnamed: int = 0  # members mdadm lists as "missing": in the array, their device gone
+
+    @property
+    def failed(self) -> bool:
+        """mdadm says the array has failed (it prints FAILED, and "broken" where md does)."""
+        return "FAILED" in self.state or "broken" in self.state
 
 
 def parse_detail(text: str) -> Detail:
     """Parse the fields we compare out of `mdadm --detail /dev/mdX` (mdadm 4.x layout)."""
     fields: dict[str, str] = {}
     members: list[Member] = []
+    missing = 0
     in_table = False
     for line in text.splitlines():
         if re.match(r"^\s*Number\s+Major\s+Minor\s+RaidDevice", line):
@@ -59,6 +66,8 @@ def parse_detail(text: str) -> Detail:
                 members.append(
                     Member(words[-1].removeprefix("/dev/"), number, " ".join(words[4:-1]))
                 )
+            elif words[-1:] == ["missing"] and words[0].isdigit():
+                missing += 1  # a member whose device node is gone (its disk unplugged)
             continue
         key, sep, value = line.partition(" : ")
         if sep:
@@ -70,6 +79,7 @@ def parse_detail(text: str) -> Detail:
         array_size_kib=int(size.split()[0]) if size else None,
         state=fields.get("State", ""),
         members=tuple(members),
+        unnamed=missing,
     )
 
 
@@ -89,8 +99,15 @@ def disagreements(array: Array, detail: Detail, array_state: str | None) -> list
             problems.append(f"{array.name} {what}: parser {parsed!r}, mdadm/sysfs {reference!r}")
 
     inactive = "inactive" in detail.state
-    expect("state", array.state, "inactive" if inactive else "active")
-    expect("members", sorted(d.name for d in array.devices), sorted(m.name for m in detail.members))
+    if detail.failed:  # mdstat's word for it: "broken" since 6.12, "active" before
+        expect("state", array.state in ("active", "broken"), True)
+    else:
+        expect("state", array.state, "inactive" if inactive else "active")
+    named = sorted(d.name for d in array.devices)
+    if detail.unnamed:  # mdstat still names an unplugged member; mdadm cannot
+        expect("members", len(named), len(detail.members) + detail.unnamed)
+        named = [n for n in named if n in {m.name for m in detail.members}]
+    expect("members", named, sorted(m.name for m in detail.members))
     if inactive:
         return problems
     expect("level", array.level, detail.level)
@@ -101,7 +118,9 @@ def disagreements(array: Array, detail: Detail, array_state: str | None) -> list
         counted = array.raid_disks if array.raid_disks is not None else len(array.devices)
         expect("raid devices", counted, detail.raid_devices)
     if array.raid_disks is not None and array.active_disks is not None:
-        expect("degraded", array.active_disks < array.raid_disks, "degraded" in detail.state)
+        # mdadm says FAILED instead of degraded when too few members are left
+        reference = "degraded" in detail.state or detail.failed
+        expect("degraded", array.active_disks < array.raid_disks, reference)
     expect("sync action", array.sync.action if array.sync else None, detail_action(detail.state))
     by_name = {m.name: m for m in detail.members}
     for device in array.devices:

@@ -53,27 +53,27 @@ def test_parser_agrees_with_mdadm_detail(state: Path) -> None:
     assert check_state(state) == []
 
 
-@pytest.mark.parametrize("kernel", OTHER_KERNELS)
-def test_every_kernel_has_its_own_capture(kernel: str) -> None:
-    root = vmharness.fixtures_dir(kernel)
+@pytest.mark.parametrize("generation", OTHER_KERNELS)
+def test_every_kernel_has_its_own_capture(generation: str) -> None:
+    root = vmharness.fixtures_dir(generation)
     facts = json.loads((root / "kernel-facts.json").read_text())
-    assert vmharness.generation_of(facts["kernel"]) == kernel
+    assert vmharness.generation_of(facts["kernel"]) == generation
     assert {s.name for s in state_dirs(root)} >= {s.name for s in STATES} - {
         "linear-and-raid4-recovery"
     }
 
 
-@pytest.mark.parametrize("kernel", list(vmharness.KERNELS))
-def test_failed_arrays_read_as_failed_on_every_kernel(kernel: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("generation", list(vmharness.KERNELS))
+def test_failed_arrays_read_as_failed_on_every_kernel(generation: str, tmp_path: Path) -> None:
     """Issue 28: whatever word the kernel prints, the app calls these failed and critical."""
     for state, name in FAILED_STATES.items():
         root = tmp_path / state
-        shutil.copytree(vmharness.fixtures_dir(kernel) / state, root)
+        shutil.copytree(vmharness.fixtures_dir(generation) / state, root)
         host = Host(root / "proc", root / "sys")
         md = arrays.current(host)
-        assert arrays.failed_names(md, host) == [name], (kernel, state)
+        assert arrays.failed_names(md, host) == [name], (generation, state)
         view = arrays.array_view(ArrayNow(md.arrays[0], host.read_array_sysfs(name)))
-        assert (view["failed"], view["severity"]) == (True, "critical"), (kernel, state)
+        assert (view["failed"], view["severity"]) == (True, "critical"), (generation, state)
         # and from mdstat alone (sysfs unreadable) where the counts tell: the raid5
         if state == "raid5-two-failed":
             assert arrays.is_failed(md.arrays[0], None)
