@@ -35,6 +35,7 @@ from app.web.routes import (
     metrics,
     notify,
     pages,
+    plan,
     runs,
     schedules,
     tuning,
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.tuning_access = capabilities.report_tuning_access(app.state.host)
+        db.make_private(settings.db)
         conn = db.connect(settings.db)
         db.migrate(conn, settings.migrations_dir)
         password = settings.password.get_secret_value() if settings.password else None
@@ -123,7 +125,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     errors.install(app)
     for module in (health, auth, notify):
         app.include_router(module.router)
-    for module in (arrays, runs, tuning, schedules, pages, forecast, docs, metrics):
+    for module in (arrays, runs, tuning, schedules, pages, plan, forecast, docs, metrics):
         app.include_router(module.router, dependencies=[Depends(require_reader)])
     return app
 

@@ -19,6 +19,7 @@ from app.diagnosis.verdicts import Change, Diagnosis
 from app.kernel import mdstat, mdstat_parse
 from app.kernel.host import ARRAY_NAME, ArraySysfs, Host
 from app.live import runs
+from app.live.idle import IdleFilter
 from app.live.runs import FinishedRun
 from app.store import db, rollup
 from app.store.history import SAMPLE_FIELDS
@@ -94,6 +95,7 @@ class Sampler:
         self.last_downsample = 0.0
         self.latest: Tick = Tick()
         self.diagnosis = Tracker(host)
+        self.idle = IdleFilter()
 
     def sample_once(self) -> Tick:
         now = self.clock()
@@ -180,8 +182,19 @@ class Sampler:
         return row
 
     def _store(self, tick: Tick) -> None:
-        """Write every pending tick in order, with its run bookkeeping, in one transaction."""
+        """Write every pending tick in order, with its run bookkeeping, in one transaction.
+        An idle array's sample is stored only when it says something new (app/live/idle.py)."""
         conn = self.conn
+        try:
+            self._write_pending(conn, tick)
+        except BaseException:
+            self.idle.rollback()
+            raise
+        self.idle.commit()
+        tick.written = sum(len(p.rows) for p in self.pending)  # taken in, stored or not needed
+        self.pending.clear()
+
+    def _write_pending(self, conn: sqlite3.Connection, tick: Tick) -> None:
         with db.write_transaction(conn):
             for pending in self.pending:
                 open_runs = {
@@ -194,7 +207,8 @@ class Sampler:
                     row["run_id"] = run_ids[array.name] = runs.track(
                         conn, self.host, array, row, run, pending.now, tick.finished_runs
                     )
-                    conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
+                    if self.idle.keep(row):
+                        conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
                     if row["run_id"] is not None:
                         conn.execute(_ADD_TO_RUN, row)
                 for change in pending.verdict_changes:
@@ -203,8 +217,6 @@ class Sampler:
                     add_event(conn, change.ts, change.array, run_id, "diagnosis", change.detail())
                 for run in open_runs.values():
                     runs.finish(conn, run, "vanished", pending.now, tick.finished_runs)
-        tick.written = sum(len(p.rows) for p in self.pending)
-        self.pending.clear()
 
 
 def interval_seconds(tick: Tick, fixed: float | None, busy: float, idle: float) -> float:
