@@ -412,12 +412,15 @@ def smoke_reshape(server: Server) -> None:
     capture("smoke-raid5-reshape", ["md0"])
     originals = knobs()
     record("knobs_original", originals)
-    wait_for(
-        lambda: call("GET", "/api/arrays/md0/diagnosis")[1].get("verdict"),
-        "a diagnosis verdict for md0 (shown once it held a minute)",
-        150,
-        0.5,
-    )
+    try:  # the host-side test judges it; the rest of the scenario runs either way
+        wait_for(
+            lambda: call("GET", "/api/arrays/md0/diagnosis")[1].get("verdict"),
+            "a diagnosis verdict for md0 (shown once it held a minute)",
+            150,
+            0.5,
+        )
+    except TimeoutError as error:
+        say(str(error))
     record("diagnosis", api("GET", "/api/arrays/md0/diagnosis"))
     before = reshape_speed_kib_s()
     answer = api("POST", "/api/boost", {"on": True})
