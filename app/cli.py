@@ -8,6 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from app.config import Settings
 from app.forecast import replay
 from app.kernel import mdstat_parse
@@ -47,9 +49,21 @@ def main(argv: list[str] | None = None) -> int:
         # `mdboost parse | head` closed the pipe: not an error (Python docs, "Note on SIGPIPE").
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    if args.command == "demo":
-        return _demo(args)
-    return _serve(Settings(), args.host, args.port)
+    try:
+        if args.command == "demo":
+            return _demo(args)
+        return _serve(Settings(), args.host, args.port)
+    except ValidationError as error:
+        _print_bad_settings(error)
+        return 2
+
+
+def _print_bad_settings(error: ValidationError) -> None:
+    """Each bad MDBOOST_* setting with what is wrong, never its value (it may be a secret)."""
+    for problem in error.errors(include_input=False, include_url=False):
+        name = "MDBOOST_" + "_".join(str(part) for part in problem["loc"]).upper()
+        message = problem["msg"].removeprefix("Value error, ")
+        print(f"mdboost: cannot start: {name}: {message}", file=sys.stderr)
 
 
 def _add_listen_args(command: argparse.ArgumentParser) -> None:

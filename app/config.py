@@ -10,6 +10,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.resources import data_dir
 
+MIN_PASSWORD_LENGTH = 8  # the set-up page's minimum, and MDBOOST_PASSWORD's (issue 26)
+
 
 class Settings(BaseSettings):
     """Every knob of mdboost itself; tests build their own instance."""
@@ -108,6 +110,15 @@ class Settings(BaseSettings):
         return (
             [n.strip() for n in value.split(",") if n.strip()] if isinstance(value, str) else value
         )
+
+    @field_validator("password")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_PASSWORD_LENGTH:
+            raise ValueError(
+                f"at least {MIN_PASSWORD_LENGTH} characters, like the set-up page asks"
+            )
+        return value
 
     @property
     def data_dir(self) -> Path:

@@ -21,7 +21,7 @@ class ArraysBody(BaseModel):
     """Which arrays to tune; left out: those syncing now, else the data arrays. An empty list is
     refused rather than read as "all" (issue 13)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     arrays: list[Annotated[str, Field(pattern=r"^md\d+$")]] | None = Field(
         default=None, min_length=1, max_length=64
@@ -37,7 +37,9 @@ class ArraysBody(BaseModel):
 
 
 class BoostBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Strict: "yes", 0 or 1 are not a boolean (issue 26)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     on: bool
 
@@ -96,7 +98,7 @@ def boost(body: BoostBody, tuner: TunerDep, admin: AdminDep) -> dict[str, Any]:
 class AutoTuneBody(BaseModel):
     """The array to sweep; left out: the one array syncing now."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     array: str | None = Field(default=None, pattern=r"^md\d+$")
 
