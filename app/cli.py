@@ -4,6 +4,7 @@ import argparse
 import json
 import logging.config
 import os
+import secrets
 import sys
 import tempfile
 from pathlib import Path
@@ -23,10 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="serve the real arrays of this machine")
-    _add_listen_args(serve)
+    _add_listen_args(serve, "0.0.0.0")
 
     demo = commands.add_parser("demo", help="serve a simulated Synology box with a reshape")
-    _add_listen_args(demo)
+    # This machine only, unless asked: its boost is open to anyone who reaches it (issue 26).
+    _add_listen_args(demo, "127.0.0.1")
     demo.add_argument("--speedup", type=float, default=1.0, help="simulated seconds per second")
     demo.add_argument(
         "--state-dir", type=Path, help="keep the simulated tree here (default: a new temp dir)"
@@ -66,8 +68,8 @@ def _print_bad_settings(error: ValidationError) -> None:
         print(f"mdboost: cannot start: {name}: {message}", file=sys.stderr)
 
 
-def _add_listen_args(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--host", default="0.0.0.0", help="address to listen on")
+def _add_listen_args(command: argparse.ArgumentParser, host: str) -> None:
+    command.add_argument("--host", default=host, help=f"address to listen on (default {host})")
     command.add_argument("--port", type=int, default=8080)
 
 
@@ -119,6 +121,17 @@ def _demo(args: argparse.Namespace) -> int:
         # simulated minutes, and boost's effect read "not enough samples to measure".
         window_min = EFFECT_WINDOW_SAMPLES * sample_s * args.speedup / 60
         overrides["effect_minutes"] = max(defaults.effect_minutes, window_min)
+    if defaults.password is None:
+        # The open demo: anyone may boost it, but a notification destination makes this host
+        # send requests, and a token outlives the visit: those need this password.
+        password = secrets.token_urlsafe(12)
+        overrides |= {"password": password, "demo_open": True}
+        print(
+            "mdboost demo: boost and auto-tune are open to anyone who reaches this page; "
+            f"notifications and API tokens need the admin password {password}",
+            file=sys.stderr,
+            flush=True,
+        )
     settings = Settings.model_validate(overrides)
     logging.getLogger("mdboost").info("simulated box in %s (x%s speed)", state_dir, args.speedup)
     return _serve(settings, args.host, args.port, sim)

@@ -31,8 +31,11 @@ class Settings(BaseSettings):
     presets_dir: Path = data_dir("presets")  # built-in presets; users add theirs to data_dir
     templates_dir: Path = data_dir("templates")
     static_dir: Path = data_dir("static")
-    # Simulator mode ("mdboost demo"): the page says so, and changes need no login.
+    # Simulator mode ("mdboost demo"): the page says so.
     demo: bool = False
+    # Set by `mdboost demo` without MDBOOST_PASSWORD: boost, auto-tune and schedules need no
+    # login; notifications and tokens need the password it prints at start (issue 26).
+    demo_open: bool = False
 
     # Tuning (issue 3)
     # Stripe-cache budget summed over all arrays; None = 25 % of MemAvailable at planning time.

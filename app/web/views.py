@@ -128,7 +128,9 @@ def past_runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 
 
 def _with_tuning(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any]:
-    presets = [e["detail"].get("preset") for e in history.events(conn, run["id"], ("apply",))]
+    """The run with the presets applied during it (an auto-tune's steps count as one)."""
+    tuned = history.events(conn, run["id"], ("apply", "autotune"))
+    presets = [e["detail"].get("preset") for e in tuned]
     named = list(dict.fromkeys(p for p in presets if p))
     return {**run, "presets": named, "ratios": history.measured_ratios(conn, run["id"])}
 
@@ -158,7 +160,7 @@ def boost_panel(
     why = "; ".join(access.problems)
     readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
     session = security.login_session(request, conn)
-    open_demo = request.app.state.settings.demo and not security.password_configured(request, conn)
+    open_demo = request.app.state.settings.demo_open
     return {
         "tuning": tuning_view.status(tuner, conn, box),
         "running": any(

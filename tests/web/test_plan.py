@@ -84,7 +84,7 @@ def planner(tree: KernelTree, tmp_path: Path) -> Iterator[TestClient]:
     shr_tree(tree)
     seed_history(tmp_path / "db.sqlite", time.time())
     settings = Settings(
-        proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite", demo=True
+        proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite", demo=True, demo_open=True
     )
     with TestClient(create_app(settings)) as client:
         present = client.app.state.present  # type: ignore[attr-defined]

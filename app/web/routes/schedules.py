@@ -22,7 +22,7 @@ router = APIRouter(tags=["schedules"])
 PRESET = r"^[a-z][a-z0-9_-]{0,39}$"
 # ASCII digits only: \d also took Arabic-Indic and full-width ones, stored as 07:00 (issue 26).
 TIME_OF_DAY = r"^[0-9]{1,2}:[0-9]{2}$"
-CHANGES = [Depends(security.same_origin), Depends(security.require_admin)]
+CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]
 
 
 class ScheduleBody(BaseModel):
@@ -59,14 +59,14 @@ def list_schedules(tuner: TunerDep, conn: DbDep, clock: ClockDep) -> dict[str, A
 
 @router.post("/api/schedules", status_code=201)
 def add_schedule(
-    body: ScheduleBody, tuner: TunerDep, conn: DbDep, clock: ClockDep, admin: security.AdminDep
+    body: ScheduleBody, tuner: TunerDep, conn: DbDep, clock: ClockDep, who: security.TuningChangeDep
 ) -> dict[str, Any]:
     return _add(tuner, conn, clock(), body)
 
 
 @router.delete("/api/schedules/{schedule_id}")
 def remove_schedule(
-    schedule_id: RowId, conn: DbDep, clock: ClockDep, admin: security.AdminDep
+    schedule_id: RowId, conn: DbDep, clock: ClockDep, who: security.TuningChangeDep
 ) -> dict[str, Any]:
     """A window this schedule holds open ends at the next tick: the originals go back."""
     if not schedule.remove(conn, schedule_id, clock()):

@@ -10,7 +10,7 @@ from app.web.deps import BoxDep, DbDep, TunerDep
 from app.web.errors import call_tuning
 from app.web.schemas import documents
 from app.web.schemas.tuning import Presets, TuningStatus
-from app.web.security import AdminDep
+from app.web.security import TuningChangeDep
 
 router = APIRouter(prefix="/api", tags=["tuning"])
 
@@ -77,19 +77,19 @@ def plan_preset(
 def apply_preset(
     name: PresetName,
     tuner: TunerDep,
-    admin: AdminDep,
+    who: TuningChangeDep,
     body: Annotated[ArraysBody | None, Body()] = None,
 ) -> dict[str, Any]:
     return call_tuning(tuner.apply, name, body.arrays if body else None)
 
 
 @router.post("/revert")
-def revert(tuner: TunerDep, admin: AdminDep) -> dict[str, Any]:
+def revert(tuner: TunerDep, who: TuningChangeDep) -> dict[str, Any]:
     return call_tuning(tuner.revert, "requested")
 
 
 @router.post("/boost")
-def boost(body: BoostBody, tuner: TunerDep, admin: AdminDep) -> dict[str, Any]:
+def boost(body: BoostBody, tuner: TunerDep, who: TuningChangeDep) -> dict[str, Any]:
     if body.on:
         return call_tuning(tuner.apply, "boost", None)
     return call_tuning(tuner.revert, "boost switched off")
@@ -105,7 +105,7 @@ class AutoTuneBody(BaseModel):
 
 @router.post("/autotune")
 def autotune(
-    tuner: TunerDep, admin: AdminDep, body: Annotated[AutoTuneBody | None, Body()] = None
+    tuner: TunerDep, who: TuningChangeDep, body: Annotated[AutoTuneBody | None, Body()] = None
 ) -> dict[str, Any]:
     """Start a sweep on the running sync; GET /api/tuning shows it as it measures."""
     return call_tuning(tuner.autotune, body.array if body else None)
