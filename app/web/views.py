@@ -50,7 +50,9 @@ def card(
         "failed": view["failed"],
         "failure": _failure(view, missing) if view["failed"] else None,
         "missing": missing,
-        "collapsed": not sync and not degraded and view["state"] == "active",
+        # Only a quiet, whole, working array folds into one "healthy" line: a raid0 whose member
+        # disk vanished is failed (array_state broken) with nothing degraded in mdstat.
+        "collapsed": not sync and not degraded and not view["failed"] and view["state"] == "active",
         "role_label": ROLE_LABELS.get(view["role"], view["role"]),
         "members": [
             {**d, "flag_labels": [FLAG_LABELS.get(f, f) for f in d["flags"]]}
