@@ -2,7 +2,7 @@
 
 import sqlite3
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -50,7 +50,7 @@ def _regions(
     """The cards, the pool, past runs, the boost panel and the sentence that sums them up.
     Without `all_runs` (a card's poll), past runs are read only when nothing runs: then the
     sentence names the last one."""
-    cards = views.cards(box, conn, now, views.summaries(boost))
+    cards = views.cards(box, conn, now, views.summaries(boost), boost.get("boost_max_kb_s"))
     idle = not any(c["running"] for c in cards)
     pool, runs = views.pool(box, now), views.past_runs(conn) if all_runs or idle else []
     found = {"cards": cards, "pool": pool, "runs": runs, "boost": boost}
@@ -154,10 +154,12 @@ def boost_switch(
     conn: DbDep,
     clock: ClockDep,
     tuner: TunerDep,
-    on: Annotated[bool, Form()],
+    switch: Annotated[Literal["true", "false"], Form(alias="on")],
 ) -> Response:
     """The toggle: on applies the boost preset, off reverts to the journaled originals. The
-    answer reads the present after the write, which holds the write's own read-back."""
+    answer reads the present after the write, which holds the write's own read-back. Only the
+    page's own "true" and "false": "yes" or "1" is a 422, as in the API (issue 26)."""
+    on = switch == "true"
     _, error = _attempt(
         (lambda: tuner.apply("boost", None)) if on else (lambda: tuner.revert("boost switched off"))
     )
