@@ -63,7 +63,7 @@ def _boost_estimate(
         ratio = effects.latest_ratio(conn, BOOST_PRESET, sibling)
         if ratio is not None:
             return boost.boost_forecast(fc, ratio, measured_on=f"{sibling}, on the same disks")
-    return boost.boost_forecast(fc)
+    return boost.boost_forecast(fc, kernel_release=box.kernel_release)
 
 
 def pool_eta(box: BoxNow, now: float) -> dict[str, Any]:

@@ -25,7 +25,8 @@ class Present:
     def __init__(self, host: Host, conn: sqlite3.Connection) -> None:
         self.host = host
         self.conn = conn
-        self.box = BoxNow()
+        self.kernel_release = host.read_kernel_release()  # fixed while the system runs
+        self.box = BoxNow(kernel_release=self.kernel_release)
         self.progress: dict[int, model.RunProgress] = {}  # open run id -> its progress so far
         # Which knobs the kernel has changes when arrays come or go: checked then, not each tick.
         self._capabilities: tuple[tuple[Any, ...], tuple[Capability, ...]] = ((), ())
@@ -102,6 +103,7 @@ class Present:
             pool_members=tuple(members),
             available_kib=self.host.read_meminfo().get("MemAvailable"),
             capabilities=self._knob_capabilities(tick.parsed),
+            kernel_release=self.kernel_release,
         )
 
     def _knob_capabilities(self, md: MdStat) -> tuple[Capability, ...]:

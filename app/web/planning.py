@@ -56,7 +56,7 @@ def history(box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float
     measured effect (else the forecast's model of it), and md's max limit now."""
     arrays = [t.array for t in pool.tiers]
     before, after = _grow(box, conn, pool, now)
-    boost_sync, boost_grow = _boosts(conn, arrays)
+    boost_sync, boost_grow = _boosts(conn, arrays, box.kernel_release)
     state = box.array(arrays[0])
     limit = state.speed_max.kb_s if state is not None and state.speed_max else None
     return paces.History(
@@ -137,17 +137,15 @@ def _knee(box: BoxNow, run: dict[str, Any]) -> float | None:
     return grow_knee(state.array.level, raid_disks)
 
 
-def _boosts(conn: sqlite3.Connection, arrays: list[str]) -> tuple[paces.Boost, paces.Boost]:
-    """Boost's effect on a sync and on a grow: the newest measured here, else the model's."""
+def _boosts(
+    conn: sqlite3.Connection, arrays: list[str], kernel_release: str | None
+) -> tuple[paces.Boost, paces.Boost]:
+    """Boost's effect on a sync and on a grow: the newest measured here, else the model's for
+    this kernel's generation."""
     sync = paces.History().boost_sync
     low, high = boost_model.MODEL_BOOST_RANGE
-    grow = paces.Boost(
-        boost_model.MODEL_BOOST_RATIO,
-        low,
-        high,
-        "physics",
-        "not measured here: a larger stripe cache gave x1.4 on a real kernel's HDD-like disks",
-    )
+    ratio, figure = boost_model.model_ratio(kernel_release)
+    grow = paces.Boost(ratio, low, high, "physics", f"not measured here: {figure}")
     spread = 1 + boost_model.MEASURED_BOOST_SPREAD
     found_sync = found_grow = False
     for row in plan_history.boost_ratios(conn, arrays):
