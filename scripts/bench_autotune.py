@@ -13,7 +13,7 @@ Prints figures: each candidate's speed (whole run, and before the grow's knee, w
 measures), auto-tune's choice against the sweep's best, the auto-tuned run against the
 defaults, and this machine's load meanwhile. Asserts nothing. Needs root (or a cached VM image).
 
-    nice .venv/bin/python scripts/bench_autotune.py [--kernel 5.10] [--disk-mib 2048] [--plan "..."] [--merge F]
+    nice .venv/bin/python scripts/bench_autotune.py [--kernel 5.10] [--disk-mib 2048] [--plan "..."]
 """
 
 import argparse

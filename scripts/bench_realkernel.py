@@ -6,7 +6,7 @@ on the array: A = DSM-like defaults (stripe_cache_size 256, speed_limit_min 1000
 read_ahead_kb 384), B = the same, then mdboost's boost toggle pressed over its HTTP API right
 after the grow starts. Prints figures; asserts nothing. Needs root (or a cached VM image).
 
-    .venv/bin/python scripts/bench_realkernel.py [--kernel 5.10] [--pairs 2] [--disk-mib 512] [--mb-s 60]
+    .venv/bin/python scripts/bench_realkernel.py [--kernel 5.10] [--pairs 2] [--disk-mib 512]
 """
 
 import argparse

@@ -47,9 +47,10 @@ from app.forecast.trend import falling_trend
 
 Sample = tuple[float, int, int]  # (unix seconds, done blocks, total blocks)
 Event = tuple[float, str]  # (unix seconds, kind: "apply", "revert", "limits", ...)
-# Events that report rather than change anything: app/diagnosis's verdict changes. They never
-# begin a regime, and never hide a knob change stored in the same tick.
-REPORT_EVENTS = frozenset({"diagnosis"})
+# Events that report rather than change anything: app/diagnosis's verdict changes, a step of the
+# wall clock (the samples before it were shifted: the series goes on). They never begin a regime,
+# and never hide a knob change stored in the same tick.
+REPORT_EVENTS = frozenset({"diagnosis", "clock_step"})
 Status = Literal["ok", "done", "stalled", "settling", "insufficient"]
 
 # A restart: progress falls back by more than this fraction of the total.
@@ -286,6 +287,10 @@ class RunProgress:
         if settling:
             fast_speed = speed * regime.settle_range[0]
             slow_speed = speed * regime.settle_range[1]
+        elif recent is not None and recent > 0:
+            # The pace may have changed for good (a resync that speeds up once other I/O
+            # stops): the range reaches what the recent pace would give, either way.
+            fast_speed, slow_speed = max(speed, recent), min(speed, recent)
         # A grow held by its max gets no knee, but may still overshoot the max past it.
         fast_knee = self.knee if held and self.knee is not None and progress < self.knee else None
         fastest = seconds_left(

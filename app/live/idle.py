@@ -10,7 +10,7 @@ from typing import Any
 
 HEARTBEAT_S = 3600.0
 # What a sample says besides when: the kernel's state, members, knobs, mismatch count, and so on.
-_IGNORED = frozenset({"ts"})
+_IGNORED = frozenset({"ts", "mono"})
 
 
 def says_the_same(row: dict[str, Any], last: dict[str, Any]) -> bool:
@@ -37,6 +37,13 @@ class IdleFilter:
         if keep:
             self.staged[row["array"]] = dict(row)
         return keep
+
+    def shift(self, delta: float) -> None:
+        """The wall clock stepped by `delta` s and the stored samples moved with it (issue 32):
+        so do the ones remembered, and the heartbeat keeps counting monotonic time."""
+        for rows in (self.stored, self.staged):
+            for row in rows.values():
+                row["ts"] += delta
 
     def commit(self) -> None:
         self.stored.update(self.staged)

@@ -11,9 +11,10 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from app.clock import Timeline, fixed_rate
 from app.diagnosis.tracker import Tracker
 from app.diagnosis.verdicts import Change, Diagnosis
 from app.kernel import mdstat, mdstat_parse
@@ -21,7 +22,7 @@ from app.kernel.host import ARRAY_NAME, ArraySysfs, Host
 from app.live import runs
 from app.live.idle import IdleFilter
 from app.live.runs import FinishedRun
-from app.store import db, rollup
+from app.store import clockstep, db, rollup
 from app.store.history import SAMPLE_FIELDS
 from app.tuning.journal import add_event
 
@@ -33,7 +34,7 @@ MAX_PENDING_TICKS = 17_280
 DOWNSAMPLE_EVERY_S = 3600.0
 
 # What a sample stores: what the API shows of it (history.SAMPLE_FIELDS), plus these.
-_SAMPLE_COLUMNS = ("array", "state", "status", "mismatch_cnt", *SAMPLE_FIELDS)
+_SAMPLE_COLUMNS = ("array", "state", "status", "mismatch_cnt", "mono", *SAMPLE_FIELDS)
 _INSERT_SAMPLE = (
     f"INSERT INTO samples ({', '.join(_SAMPLE_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(_SAMPLE_COLUMNS))})"
@@ -59,6 +60,13 @@ class PendingTick:
     rows: list[dict[str, Any]]
     verdict_changes: list[Change] = field(default_factory=list)  # stored as "diagnosis" events
 
+    def shifted(self, delta: float) -> "PendingTick":
+        """The same tick on a wall clock that has since moved by `delta` seconds."""
+        for row in self.rows:
+            row["ts"] += delta
+        changes = [replace(c, ts=c.ts + delta) for c in self.verdict_changes]
+        return replace(self, now=self.now + delta, verdict_changes=changes)
+
 
 @dataclass
 class Tick:
@@ -66,6 +74,10 @@ class Tick:
 
     parsed: mdstat.MdStat | None = None
     ts: float | None = None  # unix seconds (the app's clock) when the kernel was read
+    mono: float | None = None  # seconds of the monotonic clock then (differences only)
+    # Seconds the wall clock stepped since the last tick (0.0: none). Whatever holds times of
+    # earlier ticks adds it to them: they are on the new wall time then (app/clock.py).
+    clock_step: float = 0.0
     found_mdstat: bool = False  # /proc/mdstat exists (it does not without the md driver)
     sysfs: dict[str, ArraySysfs] = field(default_factory=dict)  # per mdN array
     global_limits: tuple[int | None, int | None] = (None, None)  # speed_limit_min/max, KiB/s
@@ -84,12 +96,15 @@ class Sampler:
         self,
         host: Host,
         conn: sqlite3.Connection,
-        clock: Clock = time.time,
+        clock: Clock | Timeline = time.time,
         downsample_after_days: float = 7.0,
     ) -> None:
         self.host = host
         self.conn = conn
         self.clock = clock
+        # Steps of the wall clock not yet stored: (the tick's time, seconds moved).
+        self.clock_steps: list[tuple[float, float]] = []
+        self.segment = clockstep.segment(conn)
         self.downsample_after_s = downsample_after_days * 86400
         self.pending: list[PendingTick] = []
         self.last_downsample = 0.0
@@ -97,9 +112,21 @@ class Sampler:
         self.diagnosis = Tracker(host)
         self.idle = IdleFilter()
 
+    @property
+    def clock(self) -> Clock:
+        return self.timeline
+
+    @clock.setter
+    def clock(self, clock: Clock | Timeline) -> None:
+        # A plain clock (tests, the demo) never steps; the app's Timeline reports steps.
+        self.timeline = clock if isinstance(clock, Timeline) else fixed_rate(clock)
+
     def sample_once(self) -> Tick:
-        now = self.clock()
-        tick = Tick(ts=now)
+        reading = self.timeline.read()
+        now = reading.wall
+        tick = Tick(ts=now, mono=reading.mono, clock_step=reading.step)
+        if reading.step:
+            self._clock_stepped(now, reading.step)
         try:
             text = self.host.read_mdstat()
             parsed = mdstat_parse.parse(text) if text is not None else mdstat.MdStat(None, ())
@@ -127,7 +154,8 @@ class Sampler:
         except (OSError, ValueError) as error:  # the verdicts wait; the samples must not
             log.warning("cannot diagnose this tick: %s", error)
         rows = [
-            self._row(a, now, tick.global_limits, tick.sysfs.get(a.name)) for a in parsed.arrays
+            self._row(a, now, reading.mono, tick.global_limits, tick.sysfs.get(a.name))
+            for a in parsed.arrays
         ]
         self.pending.append(PendingTick(now, parsed, rows, tick.verdict_changes))
         try:
@@ -148,10 +176,26 @@ class Sampler:
         self.latest = tick
         return tick
 
+    def _clock_stepped(self, now: float, step: float) -> None:
+        """The wall clock moved: what came before this tick goes onto the new wall time, in
+        memory now and in SQLite with this tick's rows; the step is stored as an event."""
+        log.warning(
+            "the wall clock moved %+.0f s (%+.2f h) against the monotonic clock: earlier samples "
+            "are shifted onto the new time",
+            step,
+            step / 3600,
+        )
+        self.clock_steps.append((now, step))
+        self.pending = [p.shifted(step) for p in self.pending]
+        self.diagnosis.shift(step)
+        self.idle.shift(step)
+        self.last_downsample += step
+
     def _row(
         self,
         array: mdstat.Array,
         now: float,
+        mono: float,
         global_limits: tuple[int | None, int | None],
         sysfs: ArraySysfs | None,
     ) -> dict[str, Any]:
@@ -159,6 +203,7 @@ class Sampler:
         row: dict[str, Any] = dict.fromkeys(_SAMPLE_COLUMNS)
         row.update(
             ts=now,
+            mono=mono,
             array=array.name,
             state=array.state,
             status=array.status,
@@ -191,11 +236,15 @@ class Sampler:
             self.idle.rollback()
             raise
         self.idle.commit()
+        self.clock_steps.clear()
         tick.written = sum(len(p.rows) for p in self.pending)  # taken in, stored or not needed
         self.pending.clear()
 
     def _write_pending(self, conn: sqlite3.Connection, tick: Tick) -> None:
         with db.write_transaction(conn):
+            moved = sum(step for _, step in self.clock_steps)
+            if moved:
+                clockstep.shift(conn, moved, self.segment)
             for pending in self.pending:
                 open_runs = {
                     r["array"]: r
@@ -217,6 +266,18 @@ class Sampler:
                     add_event(conn, change.ts, change.array, run_id, "diagnosis", change.detail())
                 for run in open_runs.values():
                     runs.finish(conn, run, "vanished", pending.now, tick.finished_runs)
+            for ts, step in self.clock_steps:
+                _store_clock_step(conn, ts, step)
+
+
+def _store_clock_step(conn: sqlite3.Connection, ts: float, step: float) -> None:
+    """One event per open run (the run's page and forecast show it), else one for the box."""
+    detail = {"moved_s": round(step, 3)}
+    open_runs = conn.execute("SELECT id, array FROM runs WHERE finished IS NULL").fetchall()
+    for run in open_runs:
+        add_event(conn, ts, run["array"], run["id"], "clock_step", detail)
+    if not open_runs:
+        add_event(conn, ts, None, None, "clock_step", detail)
 
 
 def interval_seconds(tick: Tick, fixed: float | None, busy: float, idle: float) -> float:

@@ -2,7 +2,7 @@
 boost's effect from history, the pure plan (app/planner), shaped for the API and the page."""
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from app.forecast import boost as boost_model
@@ -51,18 +51,27 @@ def make_plan(box: BoxNow, conn: sqlite3.Connection, request: Request, now: floa
     return plan_change(pool, wanted, history(box, conn, pool, now), now)
 
 
-def history(box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float) -> paces.History:
+def history(
+    box: BoxNow,
+    conn: sqlite3.Connection,
+    pool: layout.Pool,
+    now: float,
+    before: float = plan_history.ALWAYS,
+    limit: float | None = None,
+) -> paces.History:
     """What the plan rests on: the pool's last sync, its last grow around the knee, boost's
-    measured effect (else the forecast's model of it), and md's max limit now."""
+    measured effect (else the forecast's model of it), and md's max limit (now, unless given);
+    only what was known `before` a moment when given."""
     arrays = [t.array for t in pool.tiers]
-    before, after = _grow(box, conn, pool, now)
-    boost_sync, boost_grow = _boosts(conn, arrays, box.kernel_release)
+    grow_before, grow_after = _grow(box, conn, pool, now, before)
+    boost_sync, boost_grow = _boosts(conn, arrays, before, box.kernel_release)
     state = box.array(arrays[0])
-    limit = state.speed_max.kb_s if state is not None and state.speed_max else None
+    if limit is None and state is not None and state.speed_max:
+        limit = state.speed_max.kb_s
     return paces.History(
-        sync=_sync(conn, arrays),
-        grow_before=before,
-        grow_after=after,
+        sync=_sync(conn, arrays, before),
+        grow_before=grow_before,
+        grow_after=grow_after,
         boost_sync=boost_sync,
         boost_grow=boost_grow,
         knee_speedup=(KNEE_SPEEDUP, *KNEE_SPEEDUP_RANGE),
@@ -72,28 +81,33 @@ def history(box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float
     )
 
 
-def _sync(conn: sqlite3.Connection, arrays: list[str]) -> paces.Measured | None:
-    run = plan_history.last_sync(conn, arrays)
+def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.Measured | None:
+    """The newest sync's pace a disk: from its samples' progress when it has two, else (a
+    completed run) its total over its duration."""
+    run = plan_history.last_sync(conn, arrays, before)
     if run is None:
         return None
-    kib_s = run["total_blocks"] / (run["finished"] - run["started"])
+    what = f"the {run['action']} of {run['array']}"
+    first = plan_history.progress_at(conn, run["id"])
+    last = plan_history.last_progress(conn, run["id"])
+    measured = _pace(first, last, 1.0, what, run["finished"]) if last is not None else None
+    if measured is None and run["outcome"] == "completed":
+        kib_s = run["total_blocks"] / (run["finished"] - run["started"])
+        measured = paces.Measured(kib_s, what, run["finished"], run["total_blocks"])
+    if measured is None:
+        return None
     limit = run["speed_max_kb_s"]
-    return paces.Measured(
-        kib_s,
-        f"the {run['action']} of {run['array']}",
-        run["finished"],
-        run["total_blocks"],
-        held_by_max=limit is not None and kib_s >= AT_MAX * limit,
-    )
+    held = limit is not None and measured.kib_s >= AT_MAX * limit
+    return replace(measured, held_by_max=held)
 
 
 def _grow(
-    box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float
+    box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float, before: float
 ) -> tuple[paces.Measured | None, paces.Measured | None]:
     """The newest grow's pace before its knee and after it (the part it has run so far), per
     member: its progress share times the member's size (md counts a reshape per device; the
     simulator counts the old array's data)."""
-    run = plan_history.last_grow(conn, [t.array for t in pool.tiers])
+    run = plan_history.last_grow(conn, [t.array for t in pool.tiers], before)
     if run is None:
         return None, None
     member = next(t.member_kib for t in pool.tiers if t.array == run["array"])
@@ -106,14 +120,12 @@ def _grow(
     total, what = run["total_blocks"], f"the grow of {run['array']}"
     if run["finished"] is None:
         what += " (running)"
-    if run["finished"] is None:
-        what += " (running)"
     when = run["finished"] or now
     at_knee = plan_history.progress_at(conn, run["id"], knee * total)
     end = at_knee or last
-    before = _pace(first, end, scale, what, when)
-    after = _pace(at_knee, last, scale, what, when) if at_knee is not None else None
-    return before, after
+    head = _pace(first, end, scale, what, when)
+    tail = _pace(at_knee, last, scale, what, when) if at_knee is not None else None
+    return head, tail
 
 
 def _pace(
@@ -138,7 +150,7 @@ def _knee(box: BoxNow, run: dict[str, Any]) -> float | None:
 
 
 def _boosts(
-    conn: sqlite3.Connection, arrays: list[str], kernel_release: str | None
+    conn: sqlite3.Connection, arrays: list[str], before: float, kernel_release: str | None
 ) -> tuple[paces.Boost, paces.Boost]:
     """Boost's effect on a sync and on a grow: the newest measured here, else the model's for
     this kernel's generation."""
@@ -148,7 +160,7 @@ def _boosts(
     grow = paces.Boost(ratio, low, high, "physics", f"not measured here: {figure}")
     spread = 1 + boost_model.MEASURED_BOOST_SPREAD
     found_sync = found_grow = False
-    for row in plan_history.boost_ratios(conn, arrays):
+    for row in plan_history.boost_ratios(conn, arrays, before):
         ratio = row["ratio"]
         measured = paces.Boost(
             ratio, ratio / spread, ratio * spread, "measured", f"measured on {row['array']}"

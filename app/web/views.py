@@ -18,7 +18,7 @@ from app.web.templating import FLAG_LABELS, ROLE_LABELS
 PAST_RUNS = 20
 # The events a run's chart marks: people's and sweeps' changes, not its diagnoses (which grow
 # with the run's length).
-MARKER_EVENTS = ("apply", "revert", "autotune")
+MARKER_EVENTS = ("apply", "revert", "autotune", "clock_step")
 
 
 def diagnoses(box: BoxNow) -> dict[str, Any]:
@@ -79,7 +79,8 @@ def _failure(view: dict[str, Any], missing: int) -> str:
 def _markers(
     conn: sqlite3.Connection, run_id: int, summaries: dict[int, str]
 ) -> list[dict[str, Any]]:
-    """Apply/revert events of a run with their measured effect, for the chart and the list."""
+    """Apply/revert events of a run with their measured effect, and steps of the wall clock
+    (issue 32: the line before one was moved onto the new time), for the chart and the list."""
     marks = []
     for event in history.events(conn, run_id, MARKER_EVENTS):
         detail = event["detail"]
@@ -89,10 +90,19 @@ def _markers(
             label = f"reverted ({detail.get('reason', 'requested')})"
         elif event["kind"] == "autotune":
             label = detail.get("label", "auto-tune")
+        elif event["kind"] == "clock_step":
+            label = f"the clock moved {_hours(detail.get('moved_s', 0.0))}"
         else:
             continue
         marks.append({"ts": event["ts"], "kind": event["kind"], "label": label})
     return marks
+
+
+def _hours(seconds: float) -> str:
+    """+24 h, -1 h, +90 s: how far the wall clock stepped."""
+    if abs(seconds) >= 3600:
+        return f"{seconds / 3600:+.3g} h"
+    return f"{seconds / 60:+.3g} min" if abs(seconds) >= 60 else f"{seconds:+.0f} s"
 
 
 def cards(
@@ -118,7 +128,9 @@ def past_runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 
 
 def _with_tuning(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any]:
-    presets = [e["detail"].get("preset") for e in history.events(conn, run["id"], ("apply",))]
+    """The run with the presets applied during it (an auto-tune's steps count as one)."""
+    tuned = history.events(conn, run["id"], ("apply", "autotune"))
+    presets = [e["detail"].get("preset") for e in tuned]
     named = list(dict.fromkeys(p for p in presets if p))
     return {**run, "presets": named, "ratios": history.measured_ratios(conn, run["id"])}
 
@@ -148,7 +160,7 @@ def boost_panel(
     why = "; ".join(access.problems)
     readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
     session = security.login_session(request, conn)
-    open_demo = request.app.state.settings.demo and not security.password_configured(request, conn)
+    open_demo = request.app.state.settings.demo_open
     return {
         "tuning": tuning_view.status(tuner, conn, box),
         "running": any(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.kernel.mdstat import Array
 from app.kernel.mdstat_parse import parse
@@ -153,6 +154,31 @@ def check_state(state_dir: Path) -> list[str]:
         array_state_file = state_dir / "sys" / "block" / name / "md" / "array_state"
         array_state = array_state_file.read_text().strip() if array_state_file.exists() else None
         problems += disagreements(array, parse_detail(detail_file.read_text()), array_state)
+    return problems
+
+
+def failed_everywhere_problems(facts: dict[str, Any]) -> list[str]:
+    """How the app misshows the guest's two failed arrays (api_scenarios.smoke_failed_arrays):
+    each must be failed and critical in the API, on its card (never "healthy"), in the page's
+    title and headline, in /metrics, and in a "broken" notification. Empty when all agree."""
+    failed, problems = facts["failed"], []
+    for name in ("md0", "md20"):
+        view, card = failed["api"][name], failed["cards"][name]
+        if (view["failed"], view["severity"]) != (True, "critical"):
+            problems.append(f"API {name}: {view}")
+        if "healthy" in card.lower() or 'class="array failed' not in card:
+            problems.append(f"card {name}: {card[:300]}")
+        if f'mdboost_md_failed{{device="{name}"}} 1.0' not in failed["metrics"]:
+            problems.append(f"/metrics {name}: {failed['metrics']}")
+        if f"{name} FAILED" not in failed["title"]:
+            problems.append(f"title: {failed['title']}")
+    if sorted(failed["api_failed"]) != ["md0", "md20"]:
+        problems.append(f"API failed list: {failed['api_failed']}")
+    if not failed["headline_needs_you"]:
+        problems.append("headline does not say 'Needs you now'")
+    titles = sorted(message["title"] for _, message in facts["notifications"])
+    if titles != ["md0 is broken", "md20 is broken"]:
+        problems.append(f"notifications: {titles}")
     return problems
 
 

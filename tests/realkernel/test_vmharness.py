@@ -2,7 +2,7 @@
 
 import pytest
 import vmharness
-from conftest import smoke_kernels
+from conftest import format_kernels, other_kernels
 
 
 def test_generation_of_releases_packages_and_cache_folders() -> None:
@@ -23,14 +23,17 @@ def test_the_session_kernel_comes_from_the_environment(monkeypatch: pytest.Monke
         vmharness.selected_kernel()
 
 
-def test_the_short_set_runs_on_every_kernel_the_full_sets_first(
+def test_the_short_set_runs_on_every_other_kernel_the_capture_on_all(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("REALKERNEL_KERNEL", "6.12")
     monkeypatch.delenv("REALKERNEL_SMOKE", raising=False)
-    assert smoke_kernels() == ["6.12", "5.10", "6.1"]
+    assert format_kernels() == ["6.12", "5.10", "6.1"]
+    assert other_kernels() == ["5.10", "6.1"]
     monkeypatch.setenv("REALKERNEL_SMOKE", "5.10")
-    assert smoke_kernels() == ["5.10"]
+    assert (format_kernels(), other_kernels()) == (["6.12", "5.10"], ["5.10"])
+    monkeypatch.setenv("REALKERNEL_SMOKE", "6.12")
+    assert (format_kernels(), other_kernels()) == (["6.12"], [])
 
 
 def test_each_kernel_has_its_fixture_folder() -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import lzma
 import os
 import re
@@ -37,6 +38,7 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -85,8 +87,9 @@ MDADM_CONF = (
 
 
 # A boot that has not reached /init by then hung (seen once under emulation on a loaded host):
-# it is killed and booted once more. A healthy boot is ready in ~7 s, ~60 s on a busy machine.
-READY_TIMEOUT_S = 240
+# it is killed and booted once more. A healthy boot is ready in ~7 s; on a machine at load 30
+# (2 cores) one took 104 s and another more than 240 s without being hung.
+READY_TIMEOUT_S = 600
 CAPTURE_DISK_MIB = 256  # small disks: every sync in the capture scenario ends in seconds
 
 
@@ -705,6 +708,20 @@ def check_repo_venv() -> Path:
             "in the guest: remove .venv and run `sh scripts/setup.sh test`"
         )
     return python
+
+
+# QEMU's throttle for HDD-like disks: 60 MB/s and 120 requests/s each.
+HDD_LIKE = "throttling.bps-total=60000000,throttling.iops-total=120"
+
+
+def scenario_facts(image: Image, script: str, run_dir: Path, **boot_options: Any) -> dict[str, Any]:
+    """Boot once to run tests/realkernel/guest/<script>; its $OUT/facts.json. Raises
+    RuntimeError with the guest's story when the scenario failed."""
+    run = boot(image, guest_python(script), run_dir=run_dir, **boot_options)
+    if run.rc != 0:
+        raise RuntimeError(f"{script} failed in the guest:\n{run.describe()}")
+    facts: dict[str, Any] = json.loads((run.out / "facts.json").read_text())
+    return facts
 
 
 def guest_python(script: str, *args: str) -> str:

@@ -27,6 +27,7 @@ def test_the_demo_plans_its_next_disk_from_the_grow_it_watches(tmp_path: Path):
         ]
         assert plan.steps[0].knee == 0.75 and plan.steps[1].knee == 0.5
         assert "x5 the pace before it" in plan.steps[0].why  # md2 has not reached its knee yet
+        assert plan.steps[0].why.count("from the grow of md2 (running) on") == 2
         assert plan.total is not None and plan.boost_total is not None
         assert plan.total.low_s < plan.total.seconds < plan.total.high_s
         assert plan.capacity_before.usable_bytes < plan.capacity_after.usable_bytes  # type: ignore[union-attr]

@@ -1,9 +1,10 @@
 """Guest scenario: the real mdboost server on the real kernel, driven over HTTP from inside the VM.
 
-`api_scenarios.py smoke` runs the short set every kernel gets in CI (issue 28): a RAID5 3->4
+`api_scenarios.py smoke` runs the short set the other kernels get in CI (issue 28): a RAID5 3->4
 reshape with boost, kill -9, restart and revert after the reshape ended (md's read-ahead floor),
 then a RAID5 that lost two members and a RAID0 whose member disk was unplugged, each of which must
-show as failed in the API, on the page, in /metrics and as a notification.
+show as failed in the API, on the page, in /metrics and as a notification. The full scenario ends
+with the same failed arrays.
 
 Runs as root. Issue 8's scenarios in one boot: RAID5 create (recovery), check, fail and re-add
 (recovery), RAID6 and RAID1+bitmap resyncs, then a RAID5 3->4 reshape where boost must raise the
@@ -411,12 +412,15 @@ def smoke_reshape(server: Server) -> None:
     capture("smoke-raid5-reshape", ["md0"])
     originals = knobs()
     record("knobs_original", originals)
-    wait_for(
-        lambda: call("GET", "/api/arrays/md0/diagnosis")[1].get("verdict"),
-        "a diagnosis verdict for md0 (shown once it held a minute)",
-        150,
-        0.5,
-    )
+    try:  # the host-side test judges it; the rest of the scenario runs either way
+        wait_for(
+            lambda: call("GET", "/api/arrays/md0/diagnosis")[1].get("verdict"),
+            "a diagnosis verdict for md0 (shown once it held a minute)",
+            150,
+            0.5,
+        )
+    except TimeoutError as error:
+        say(str(error))
     record("diagnosis", api("GET", "/api/arrays/md0/diagnosis"))
     before = reshape_speed_kib_s()
     answer = api("POST", "/api/boost", {"on": True})
@@ -462,6 +466,7 @@ def smoke_failed_arrays() -> None:
     failed in the API, the page (headline, title, card), /metrics and the notification outbox."""
     vda, vdb, vdc = DISKS[:3]
     vde, vdf = DISKS[4:6]
+    stop_all()
     wipe([vda, vdb, vdc, vde, vdf])
     set_speed_limits(1000, 200000)
     sh("mdadm", "--create", "/dev/md0", "--run", "--level=5", "--raid-devices=3", SMALL,
@@ -483,7 +488,7 @@ def smoke_failed_arrays() -> None:
         30,
         0.5,
     )
-    capture("smoke-failed-raid5-and-raid0", ["md0", "md20"])
+    capture("failed-raid5-and-raid0", ["md0", "md20"])
     arrays_answer = api("GET", "/api/arrays")
     page = get_text("/")
     metrics = get_text("/metrics")
@@ -539,6 +544,7 @@ def scenario() -> None:
         sqlite_facts()
         api_samples = api("GET", "/api/arrays/md0/samples?points=50")
         record("md0_samples_points", len(api_samples["samples"]))
+        smoke_failed_arrays()  # last: it unplugs a disk for the rest of the boot
     finally:
         server.stop()
         for log in sorted(OUT.glob("server-*.log")):
