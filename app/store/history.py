@@ -194,14 +194,37 @@ def run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
     return detail
 
 
+# A tuning effect measured against the kernel's own settings: its apply opened its session. One
+# applied over another preset (boost over auto-tune) compares two tuned paces: its ×1 says
+# nothing of what boost does to an untuned run (issue 25).
+FROM_UNTUNED = (
+    "NOT EXISTS (SELECT 1 FROM tuning_ops this JOIN tuning_ops earlier"
+    " ON earlier.session_id = this.session_id AND earlier.id < this.id"
+    " WHERE this.id = tuning_effects.op_id AND earlier.kind = 'apply' AND earlier.state = 'done')"
+)
+
+
 def measured_ratios(conn: sqlite3.Connection, run_id: int) -> dict[str, float]:
-    """Each preset's latest measured effect during a run (speed after / before), by preset."""
+    """Each preset's latest effect measured from the untuned pace during a run (speed after /
+    before), by preset."""
     rows = conn.execute(
         "SELECT preset, ratio FROM tuning_effects WHERE run_id = ? AND measured_at IS NOT NULL "
-        "AND ratio > 0 ORDER BY applied_at",
+        f"AND ratio > 0 AND {FROM_UNTUNED} ORDER BY applied_at",
         (run_id,),
     ).fetchall()
     return {row["preset"]: float(row["ratio"]) for row in rows}
+
+
+def last_sync_pace(conn: sqlite3.Connection, array: str) -> tuple[str, float] | None:
+    """The array's last completed check or resync and its average KiB/s: how fast its disks
+    went when a whole-array sync last ran, a ceiling for what lifting a limit can give."""
+    row = conn.execute(
+        "SELECT action, speed_sum_kb_s / NULLIF(speed_samples, 0) FROM runs"
+        " WHERE array = ? AND outcome = 'completed' AND action IN ('check', 'resync', 'repair')"
+        " ORDER BY finished DESC LIMIT 1",
+        (array,),
+    ).fetchone()
+    return (str(row[0]), float(row[1])) if row and row[1] else None
 
 
 def open_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:

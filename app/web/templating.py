@@ -25,6 +25,8 @@ ACTION_LABELS = {
     "delayed": "Queued (DELAYED)",
     "pending": "Queued (PENDING)",
 }
+# A preset applied during a run, as the run list says it (one notion of the tuning state).
+PRESET_DONE = {"boost": "boosted", "auto-tune": "auto-tuned"}
 # Member flags as mdstat prints them (md.c md_seq_show).
 FLAG_LABELS = {"F": "faulty", "S": "spare", "W": "write-mostly", "J": "journal", "R": "replacement"}
 
@@ -111,7 +113,10 @@ def _templates(directory: Path) -> Jinja2Templates:
         mb_s=mb_s, duration=duration, clock=_page_clock, day=_page_day, iso=iso, ratio=ratio
     )
     templates.env.globals.update(
-        ROLE_LABELS=ROLE_LABELS, ACTION_LABELS=ACTION_LABELS, zone_name=zone_name
+        ROLE_LABELS=ROLE_LABELS,
+        ACTION_LABELS=ACTION_LABELS,
+        PRESET_DONE=PRESET_DONE,
+        zone_name=zone_name,
     )
     return templates
 
