@@ -86,7 +86,9 @@ def _boost_estimate(
             on = f"{sibling}, on the same disks"
             return boost.boost_forecast(fc, ratio, measured_on=on, untuned_speed=untuned)
     disks = history.last_sync_pace(conn, name)
-    return boost.boost_forecast(fc, None, boost_max, untuned_speed=untuned, disks=disks)
+    return boost.boost_forecast(
+        fc, None, boost_max, untuned_speed=untuned, disks=disks, kernel_release=box.kernel_release
+    )
 
 
 def pool_eta(box: BoxNow, now: float) -> dict[str, Any]:
