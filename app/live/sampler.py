@@ -15,14 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.diagnosis.tracker import Tracker
-from app.diagnosis.verdicts import Change, Diagnosis
-from app.kernel import mdstat, mdstat_parse
-from app.kernel.host import ARRAY_NAME, ArraySysfs, Host
+from app.diagnosis.verdicts import Change
+from app.kernel import mdstat_parse
+from app.kernel.host import ARRAY_NAME, Host
 from app.live import runs
-from app.live.runs import FinishedRun
+from app.live.tick import Tick
+from app.md import mdstat
+from app.md.attributes import ArraySysfs
 from app.store import db, rollup
-from app.store.history import SAMPLE_FIELDS
-from app.tuning.journal import add_event
+from app.store.history import SAMPLE_FIELDS, add_event
 
 log = logging.getLogger(__name__)
 
@@ -57,23 +58,6 @@ class PendingTick:
     parsed: mdstat.MdStat
     rows: list[dict[str, Any]]
     verdict_changes: list[Change] = field(default_factory=list)  # stored as "diagnosis" events
-
-
-@dataclass
-class Tick:
-    """What one sample_once() saw and did."""
-
-    parsed: mdstat.MdStat | None = None
-    ts: float | None = None  # unix seconds (the app's clock) when the kernel was read
-    found_mdstat: bool = False  # /proc/mdstat exists (it does not without the md driver)
-    sysfs: dict[str, ArraySysfs] = field(default_factory=dict)  # per mdN array
-    global_limits: tuple[int | None, int | None] = (None, None)  # speed_limit_min/max, KiB/s
-    diagnoses: dict[str, Diagnosis] = field(default_factory=dict)  # per running mdN array
-    verdict_changes: list[Change] = field(default_factory=list)
-    any_running: bool = False
-    written: int = 0
-    finished_runs: list[FinishedRun] = field(default_factory=list)
-    error: str | None = None
 
 
 class Sampler:

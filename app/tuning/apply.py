@@ -16,8 +16,8 @@ from typing import Any
 
 from app.config import Settings
 from app.kernel.host import Host
-from app.tuning import journal
-from app.tuning.catalogue import CATALOGUE, SYSTEM, read_knob
+from app.kernel.knobs import CATALOGUE, SYSTEM, read_knob
+from app.store import journal
 from app.tuning.plan import Change, Plan
 from app.tuning.revert import UnrecordedRevert, record_revert, revert_steps, unrecorded_message
 
