@@ -114,12 +114,20 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
     import uvicorn
 
     from app.main import create_app
+    from app.web.connections import ConnectionRules
+    from app.web.proxy import TrustedProxies
 
     try:
         app = create_app(settings, sim)
     except MissingDataDir as error:
         print(f"mdboost: cannot start: {error}", file=sys.stderr)
         return 2
+    rules = ConnectionRules(
+        head_seconds=settings.header_timeout_seconds,
+        max_connections=settings.max_connections,
+        per_client=settings.max_connections_per_client,
+        proxies=TrustedProxies(settings.forwarded_allow_ips),
+    )
     # proxy_headers=False: the app reads X-Forwarded-* itself, trusting FORWARDED_ALLOW_IPS
     # hop by hop (app/web/proxy.py), where uvicorn would take a client-written entry with `*`.
     uvicorn.run(
@@ -130,5 +138,6 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
         timeout_graceful_shutdown=5,
         proxy_headers=False,
         limit_concurrency=settings.max_connections,
+        http=rules.protocol(),  # a head deadline and a cap per address (web/connections.py)
     )
     return 0

@@ -60,8 +60,14 @@ class Settings(BaseSettings):
     # Requests rendered at once, and queued beyond those; more get 503 + Retry-After (issue 13).
     max_active_requests: int = Field(default=4, gt=0)
     max_queued_requests: int = Field(default=32, ge=0)
-    # Open connections uvicorn accepts before it answers 503 itself (a flood of sockets).
-    max_connections: int = Field(default=256, gt=0)
+    # Open connections uvicorn accepts before it answers 503 itself (a flood of sockets); at the
+    # cap the oldest connection with no request in flight is closed to make room (issue 26).
+    max_connections: int = Field(default=256, gt=1)
+    # Open connections per client address (reverse proxies in forwarded_allow_ips are exempt).
+    max_connections_per_client: int = Field(default=16, gt=0)
+    # A request head must arrive within this many seconds of the connection (or of its first
+    # byte, on a kept-alive one), else 408 and closed: slowloris (issue 26).
+    header_timeout_seconds: float = Field(default=5.0, gt=0)
     # A request body must arrive within this many seconds, else 408 (slow clients; issue 13).
     body_timeout_seconds: float = Field(default=10.0, gt=0)
     # Host names the page may be opened by, besides IP addresses, localhost, this machine's own

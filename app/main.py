@@ -36,6 +36,7 @@ from app.web.routes import (
     metrics,
     notify,
     pages,
+    plan,
     runs,
     schedules,
     tuning,
@@ -124,7 +125,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     errors.install(app)
     for module in (health, auth, notify):
         app.include_router(module.router)
-    for module in (arrays, runs, tuning, schedules, pages, forecast, docs, metrics):
+    for module in (arrays, runs, tuning, schedules, pages, plan, forecast, docs, metrics):
         app.include_router(module.router, dependencies=[Depends(require_reader)])
     return app
 

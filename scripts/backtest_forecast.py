@@ -14,6 +14,8 @@ with the run's true finish (its first row at 100 %):
 - coverage = share of those rows past 10 % progress with low <= true finish <= high.
 Figures are pooled over rows: median and p90, beside finish='s on the same rows, per class.
 `--step N` keeps every Nth row only (a 1 s recording judged as if sampled every N s).
+`--staircase S` replays each run as md reports a sync held low: the position moves only once
+every S seconds (a window or checkpoint at a time), to the place the run had reached then.
 """
 
 import argparse
@@ -79,6 +81,24 @@ def thinned(run: RecordedRun, step: int) -> RecordedRun:
     return RecordedRun(rows, run.knee)
 
 
+def staircase(run: RecordedRun, period_s: float) -> RecordedRun:
+    """The run as md shows it when it advances by a window every `period_s` seconds: each row
+    shows the position the run had at the latest window edge (interpolated between rows); the
+    finish row stays as it is."""
+    if period_s <= 0 or len(run.rows) < 2:
+        return run
+    rows, t0, i = [], run.rows[0].ts, 0
+    for row in run.rows[:-1]:
+        edge = t0 + (row.ts - t0) // period_s * period_s
+        while i + 1 < len(run.rows) and run.rows[i + 1].ts <= edge:
+            i += 1
+        a, b = run.rows[i], run.rows[min(i + 1, len(run.rows) - 1)]
+        share = (edge - a.ts) / (b.ts - a.ts) if b.ts > a.ts and b.total == a.total else 0.0
+        done = int(a.done + max(0.0, min(1.0, share)) * (b.done - a.done))
+        rows.append(replace(row, done=min(done, row.done)))
+    return RecordedRun([*rows, run.rows[-1]], run.knee)
+
+
 def score(run: RecordedRun) -> Points:
     finish, changed = true_finish(run), last_change(run)
     points = Points(runs=1)
@@ -134,7 +154,7 @@ def run_name(path: Path) -> tuple[str, str, list[str]]:
 
 
 def backtest(
-    paths: list[Path], per_run: bool = False, step: int = 1
+    paths: list[Path], per_run: bool = False, step: int = 1, stairs_s: float = 0.0
 ) -> dict[str, dict[str, float | int | None]]:
     """Summaries by class, by source and overall (and by run)."""
     files = sorted(f for p in paths for f in (sorted(p.glob("*.csv")) if p.is_dir() else [p]))
@@ -142,7 +162,7 @@ def backtest(
     for path in files:
         source, run_class, traits = run_name(path)
         with path.open(newline="") as handle:
-            points = score(thinned(read_run(handle), step))
+            points = score(thinned(staircase(read_run(handle), stairs_s), step))
         for key in (run_class, *(f"{t} runs" for t in traits), f"{source} runs", "overall"):
             groups[key].extend(points)
         if per_run:
@@ -181,8 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--runs", action="store_true", help="also one line per run")
     parser.add_argument("--step", type=int, default=1, help="keep every Nth row")
+    parser.add_argument(
+        "--staircase", type=float, default=0.0, metavar="S", help="md's position moves every S s"
+    )
     args = parser.parse_args(argv)
-    results = backtest(args.paths, args.runs, args.step)
+    results = backtest(args.paths, args.runs, args.step, args.staircase)
     if not results:
         print("no runs found", file=sys.stderr)
         return 1

@@ -75,6 +75,10 @@ class Server:
         with urllib.request.urlopen(self.base + path, timeout=5) as response:
             return json.load(response)
 
+    def text(self, path: str) -> str:
+        with urllib.request.urlopen(self.base + path, timeout=5) as response:
+            return str(response.read().decode())
+
     def request(
         self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
     ) -> tuple[int, Any]:

@@ -1,6 +1,6 @@
 """The layout issues 11 and 24 asked for, kept: no import cycle between the packages of app/,
-thin routers that import no other router, and a README whose Development section names every
-part of app/. import-linter (pyproject.toml, run by scripts/test.sh) checks the layers' order."""
+thin routers that import no other router, and docs/ARCHITECTURE.md, whose Layers section names
+every part of app/. import-linter (pyproject.toml, run by scripts/test.sh) checks the layers' order."""
 
 import ast
 import re
@@ -116,8 +116,8 @@ def test_no_router_imports_another_router(router: Path) -> None:
 
 
 def development_layout() -> str:
-    readme = (PROJECT_ROOT / "README.md").read_text()
-    section = readme.split("## Development", 1)[1]
+    architecture = (PROJECT_ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    section = architecture.split("## Layers", 1)[1]
     return section.split("```", 2)[1]
 
 
@@ -126,16 +126,16 @@ def test_the_readme_layout_names_every_subpackage_and_module() -> None:
     subpackages = sorted(p.parent for p in APP.glob("*/__init__.py"))
     assert subpackages, "no subpackage found"
     for package in subpackages:
-        assert f"app/{package.name}/" in layout, f"README layout lacks app/{package.name}/"
+        assert f"app/{package.name}/" in layout, f"ARCHITECTURE layout lacks app/{package.name}/"
         for module in sorted(package.rglob("*.py")):
             if module.name == "__init__.py":
                 continue
             assert re.search(rf"\b{re.escape(module.stem)}\b", layout), (
-                f"README layout lacks {relative(module)}"
+                f"ARCHITECTURE layout lacks {relative(module)}"
             )
     for module in sorted(APP.glob("*.py")):
         if module.name != "__init__.py":
-            assert module.name in layout, f"README layout lacks {relative(module)}"
+            assert module.name in layout, f"ARCHITECTURE layout lacks {relative(module)}"
 
 
 def test_every_module_the_readme_layout_names_exists() -> None:
@@ -149,7 +149,7 @@ def test_every_module_the_readme_layout_names_exists() -> None:
             continue  # migrations/, tests/: not app/
         for name in re.findall(r"\b(\w+\.py)\b", line):
             assert (package / name).exists() or (APP / name).exists(), (
-                f"README layout names {name}, which is not in {relative(package)}"
+                f"ARCHITECTURE layout names {name}, which is not in {relative(package)}"
             )
 
 

@@ -8,7 +8,13 @@ Built on what md does (../shared/DESIGN.md, "Forecast physics"), not on a curve 
 - a RAID4/5/6 grow speeds up after its knee (old / new data disks of progress) only when it is
   disk-bound: a run held by its max stays at the max;
 - bursts of competing I/O come and go, so the share of time they took in the regime so far is
-  the best guess for the rest: the speed is the regime's average, not the last 30 s.
+  the best guess for the rest: the speed is the regime's average, not the last 30 s;
+- a run held by its max is measured over its recent samples only: a ramp up to the max is over
+  once it gets there, and the max holds it from then on;
+- md reports progress as a staircase when a sync is held low (the position moves a window or a
+  checkpoint at a time): the pace is measured from step to step (their size over their period),
+  the ETA is anchored at the newest step, and a flat spell no longer than the run's own normal
+  step moves nothing; only a longer one (a real stall) delays the finish, second for second.
 The range comes from this run's own past forecast errors (how far the pace forecast at earlier
 checkpoints of the regime missed the progress that followed), blended with a prior while the
 regime is young, plus the knee's and a settling regime's own uncertainty.
@@ -45,7 +51,17 @@ Status = Literal["ok", "done", "stalled", "settling", "insufficient"]
 
 # A restart: progress falls back by more than this fraction of the total.
 RESTART_DROP = 0.10
-STALL_S = 120.0  # no progress for this long while running: stalled
+STALL_S = 120.0  # no progress for this long while running: stalled (or STALL_STEPS steps)
+STALL_STEPS = 4.0
+# md's steps: the gaps between samples that showed progress, the newest STEP_GAPS of them. A gap
+# over STEP_OUTLIER x their median is a stall or a burst, not a step; the longest of the rest is
+# the run's normal step.
+STEP_GAPS = 32
+STEP_OUTLIER = 4.0
+# A run held by its max is measured over this later share of its regime, and at least this many
+# normal steps (a ramp up to the max is then forgotten quickly).
+RECENT_SHARE = 0.33
+RECENT_STEPS = 4.0
 # Right after a regime starts md averages its speed over the last ~30 s: skip that transient.
 TRANSIENT_S = 30.0
 
@@ -99,6 +115,8 @@ class RunProgress:
 
     def _restart(self) -> None:
         self.last: Point | None = None
+        self.step: Point | None = None  # the newest sample that showed progress
+        self.gaps: list[float] = []  # seconds between the newest samples that showed progress
         self.total = 0
         self.last_progress_ts = 0.0
         self.finished_ts: float | None = None
@@ -134,19 +152,25 @@ class RunProgress:
             self.regime = Regime(point, "start")
         else:
             self._on_change(point, limits, event)
-        if last is None or done > last.done:
+        progressed = last is None or done > last.done
+        if progressed:
             self.last_progress_ts = ts
+            if self.step is not None and last is not None:
+                self.gaps.append(ts - self.step.ts)
+                del self.gaps[:-STEP_GAPS]
+            self.step = point
         if done >= total and self.finished_ts is None:
             self.finished_ts = ts
         if self.knee is not None and not self.knee_passed and done >= self.knee * total:
             self._on_knee(point)
         regime = self.regime
-        if regime.settled is None and ts >= regime.first.ts + TRANSIENT_S:
+        if regime.settled is None and progressed and ts >= regime.first.ts + TRANSIENT_S:
             regime.settled = point
         self.last = point
         self.total = total
         self.limits = limits
-        self.regime.checkpoint(point)
+        if progressed:
+            self.regime.checkpoint(point)
 
     # ---- regimes
 
@@ -192,8 +216,17 @@ class RunProgress:
 
     def _current_speed(self) -> float | None:
         """The pace now: the current regime's measured speed, else its settling guess."""
-        measured = self.regime.measure(self.last)
+        measured = self.regime.measure(self.step)
         return measured if measured is not None else self.regime.settle_speed
+
+    def normal_step(self) -> float:
+        """Seconds: the longest of the run's recent normal steps (gaps between samples that
+        showed progress, a stall's left out); the sampling interval on a smooth run."""
+        if not self.gaps:
+            return 0.0
+        gaps = sorted(self.gaps)
+        median = gaps[len(gaps) // 2]
+        return max(g for g in gaps if g <= STEP_OUTLIER * median)
 
     # ---- the forecast
 
@@ -214,12 +247,18 @@ class RunProgress:
         if self.finished_ts is not None and done_now >= total:
             finished = self.finished_ts
             return replace(base, status="done", eta=finished, low=finished, high=finished)
-        if now - self.last_progress_ts >= STALL_S:
+        step_s = self.normal_step()
+        if now - self.last_progress_ts >= max(STALL_S, STALL_STEPS * step_s):
             minutes = (now - self.last_progress_ts) / 60
             return replace(base, status="stalled", reason=f"no progress for {minutes:.0f} min")
         regime = self.regime
         base = replace(base, regime_start=regime.first.ts, regime=regime.kind)
-        measured = regime.measure(last)
+        step = self.step if self.step is not None else last
+        measured = regime.measure(step)
+        limits = self.limits
+        recent = regime.measure(step, RECENT_SHARE, RECENT_STEPS * step_s)
+        if measured is not None and recent is not None and held_by_max(recent, limits):
+            measured = recent  # held by its max now, whatever the ramp before
         settling = measured is None
         speed = measured if measured is not None else regime.settle_speed
         if speed is None:
@@ -227,14 +266,13 @@ class RunProgress:
             return replace(base, reason=f"{why} {now - regime.first.ts:.0f} s ago; measuring")
         if speed <= 0:
             return replace(base, status="stalled", reason="no progress in the current regime")
-        limits = self.limits
         held = held_by_max(speed, limits)
         knee_ahead = self.knee if self.knee is not None and progress < self.knee else None
         if held:
             knee_ahead = None
         trend = 0.0 if settling or held else falling_trend(regime.checkpoints, total)
         if trend > 0:
-            speed = regime.speed_at(trend, progress, total, now)
+            speed = regime.speed_at(trend, progress, total, step.ts)
         remaining = seconds_left(speed, progress, knee_ahead, KNEE_SPEEDUP, limits, total, trend)
         fast_speed, slow_speed = speed, speed
         if settling:
@@ -246,14 +284,18 @@ class RunProgress:
         slowest = seconds_left(
             slow_speed, progress, knee_ahead, KNEE_SPEEDUP_RANGE[0], limits, total, trend
         )
-        q_low, q_high = regime.error_quantiles(last, remaining)
+        q_low, q_high = regime.error_quantiles(step, remaining)
+        # From the newest step: a flat spell up to a normal step long moves nothing, a longer
+        # one delays the finish by what it lasted beyond. md's next step may come up to a
+        # normal step early or late.
+        anchor = step.ts + max(0.0, now - step.ts - step_s)
         return replace(
             base,
             status="settling" if settling else "ok",
             reason="the pace is the previous one, scaled by the change" if settling else None,
-            eta=now + remaining,
-            low=now + fastest * math.exp(q_low),
-            high=now + slowest * math.exp(q_high),
+            eta=max(now, anchor + remaining),
+            low=max(now, anchor + fastest * math.exp(q_low) - step_s),
+            high=max(now, anchor + slowest * math.exp(q_high) + step_s),
             speed_blocks_s=speed,
             bound=None if limits.speed_max is None else ("max limit" if held else "disks"),
             settling=settling,

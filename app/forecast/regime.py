@@ -43,27 +43,35 @@ class Regime:
     marks: list[Point] = field(default_factory=list)  # samples spread evenly over the regime
     next_checkpoint: int = 0  # sample count at the next checkpoint
 
-    def window_start(self, last: Point | None) -> Point | None:
-        """Where the measuring window starts; None while the regime is too short to judge."""
+    def window_start(
+        self, last: Point | None, share: float = WINDOW_SHARE, span_s: float = 0.0
+    ) -> Point | None:
+        """Where the measuring window starts; None while the regime is too short to judge.
+        `share` is the later share of the regime's samples it covers, `span_s` the least time
+        (a few of md's steps, when progress comes in steps)."""
         if last is None or not _long_enough(self.first, last):
             return None
         start = self.first
         settled = self.settled
         if self.kind != "start" and settled is not None and _long_enough(settled, last):
             start = settled
-        # The later WINDOW_SHARE of the regime: bursts count in proportion, a drift as it is now.
-        since = last.count - WINDOW_SHARE * (last.count - start.count)
+        # The later share of the regime: bursts count in proportion, a drift as it is now.
+        since = last.count - share * (last.count - start.count)
         for mark in reversed(self.marks):
-            if mark.count <= since:
+            if mark.count <= since and last.ts - mark.ts >= span_s:
                 if mark.count > start.count and _long_enough(mark, last):
                     start = mark
                 break
         return start
 
-    def measure(self, last: Point | None) -> float | None:
-        """Blocks/s over the window up to `last`, the run's newest sample; None if too short."""
-        start = self.window_start(last)
-        if start is None or last is None:
+    def measure(
+        self, last: Point | None, share: float = WINDOW_SHARE, span_s: float = 0.0
+    ) -> float | None:
+        """Blocks/s over the window up to `last`, the run's newest step (the newest sample that
+        showed progress); None if too short. Marks are steps too, so a window spans whole steps
+        of md's staircase: its pace is the steps' size over their period."""
+        start = self.window_start(last, share, span_s)
+        if start is None or last is None or last.ts <= start.ts:
             return None
         return (last.done - start.done) / (last.ts - start.ts)
 

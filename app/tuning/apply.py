@@ -150,7 +150,7 @@ class Applier:
                 self._verify(change, change.to_value)
         except TuningFailed as failure:
             self._roll_back(written, failure)
-            journal.abandon_apply(self.conn, session_id, op_id, failure.message, self.clock())
+            self._abandon(session_id, op_id, failure.message)
             log.error("apply %s failed and was rolled back: %s", name, failure.message)
             raise
         try:
@@ -158,9 +158,11 @@ class Applier:
                 self.conn, session_id, op_id, name, list(plan.arrays), changes, self.clock(), step
             )
         except sqlite3.Error as error:
-            # An apply the journal does not know of must not stay in the kernel.
+            # An apply the journal does not know of must not stay in the kernel, nor a session
+            # whose targets the kernel no longer holds (false drift until a revert; issue 26).
             unjournaled = TuningFailed(f"the tuning journal cannot be written ({error})")
             self._roll_back(changes, unjournaled)
+            self._abandon(session_id, op_id, unjournaled.message)
             log.error("apply %s rolled back: %s", name, unjournaled.message)
             raise JournalUnavailable(
                 f"{name} was taken back out of the kernel: {unjournaled.message}"
@@ -172,6 +174,14 @@ class Applier:
             "plan": plan.to_json(),
             "applied": [c.key for c in changes],
         }
+
+    def _abandon(self, session_id: int, op_id: int, message: str) -> None:
+        """Journal that an apply was rolled back; when even that fails, the op stays in progress
+        and the next start-up's reconcile puts the originals back."""
+        try:
+            journal.abandon_apply(self.conn, session_id, op_id, message, self.clock())
+        except sqlite3.Error as error:
+            log.error("cannot journal a rolled-back apply (%s): reconciled at next start", error)
 
     def _write(self, change: Change, value: str, restoring: bool = False) -> None:
         """Write one knob. Values from users and presets must lie in the catalogue's range;

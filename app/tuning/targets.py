@@ -29,6 +29,8 @@ def target_arrays(
     """The arrays a preset applies to: those asked for, else those syncing, else the data arrays;
     never a failed one (ArrayFailed when one is asked for, or when nothing else is left)."""
     if requested:
+        if len(set(requested)) != len(requested):
+            raise PlanError("each array may be named only once")
         chosen = []
         for name in requested:
             array = md.array(name) if ARRAY_NAME.fullmatch(name) else None

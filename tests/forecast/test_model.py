@@ -87,6 +87,59 @@ def test_progress_in_jumps_is_smoothed() -> None:
     assert left_s(fc) == pytest.approx((TOTAL - samples[-1][1]) / 800, rel=0.02)
 
 
+def staircase(seconds: float, speed: float, period: float, step: float = 1) -> list[Sample]:
+    """md's view of a sync held low: the position moves once every `period` s by a window."""
+    return [
+        (T0 + i * step, int((i * step) // period * period * speed), TOTAL)
+        for i in range(int(seconds // step) + 1)
+    ]
+
+
+def test_a_flat_spell_no_longer_than_a_normal_step_does_not_move_the_eta() -> None:
+    """A staircase of 16 s steps sampled every second: the ETA stays put through each flat
+    spell and through each jump (it used to creep later by a second a second, then jump back)."""
+    run = RunProgress()
+    etas = []
+    for i, sample in enumerate(staircase(11_000, 800, 16.0)):
+        run.add(*sample, limits=Limits(1_000, 800, 256))
+        if i >= 10_000:
+            etas.append(run.forecast().eta)
+    truth = T0 + TOTAL / 800
+    assert max(etas) - min(etas) < 3.0  # type: ignore[type-var, operator]
+    assert all(abs(eta - truth) < 20 for eta in etas)  # type: ignore[operator]
+
+
+def test_a_stall_much_longer_than_any_step_still_shows() -> None:
+    samples = staircase(600, 800, 16.0)
+    flat = [(T0 + 600 + s, samples[-1][1], TOTAL) for s in range(1, 400)]
+    run = RunProgress()
+    etas = []
+    for sample in samples + flat:
+        run.add(*sample)
+        etas.append(run.forecast())
+    before = etas[len(samples) - 1]  # 8 s into a step (the last one came at 592 s)
+    delayed = etas[len(samples) + 59]  # 68 s flat: 52 s longer than any step
+    assert delayed.eta is not None and before.eta is not None
+    assert delayed.eta - before.eta == pytest.approx(52, abs=2)
+    assert etas[-1].status == "stalled"
+
+
+def test_a_ramp_up_to_the_max_is_over_once_it_is_held() -> None:
+    """A run under a max of 6000 ramps from 4200 to 6000 over its first 40 %, then sits at the
+    max (seen on the real kernel): past 60 % the pace is the max, not the ramp's average."""
+    limits = Limits(1_000, 6_000, 256)
+    run = RunProgress()
+    done, ts = 0.0, T0
+    while done < 0.6 * TOTAL:
+        run.add(ts, int(done), TOTAL, limits)
+        progress = done / TOTAL
+        done += 5 * (4_200 + 1_800 * min(1.0, progress / 0.4))
+        ts += 5
+    fc = run.forecast()
+    assert fc.bound == "max limit"
+    assert fc.speed_blocks_s == pytest.approx(6_000, rel=0.01)
+
+
 def test_a_five_minute_and_a_five_day_run_of_the_same_shape_agree() -> None:
     """Windows count samples and progress, not seconds: scale time by 1440, same answer."""
     answers = []

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.live.snapshot import BoxNow
-from app.web import security, views
+from app.web import planning, security, views
 from app.web.deps import BoxDep, ClockDep, DbDep, RowId, TunerDep
 from app.web.errors import call_tuning, message_of
 from app.web.headline import headline
@@ -27,6 +27,7 @@ def _page(
         "now": now,
         "demo": request.app.state.settings.demo,
         "diagnoses": views.diagnoses(box),
+        "plan_section": planning.section(box, conn, now),
     }
     return render_page(request, "index.html", {**context, **_regions(box, conn, now, boost)})
 

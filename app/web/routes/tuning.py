@@ -3,7 +3,7 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.tuning import view as tuning_view
 from app.web.deps import BoxDep, DbDep, TunerDep
@@ -26,6 +26,14 @@ class ArraysBody(BaseModel):
     arrays: list[Annotated[str, Field(pattern=r"^md\d+$")]] | None = Field(
         default=None, min_length=1, max_length=64
     )
+
+    @field_validator("arrays")
+    @classmethod
+    def _each_once(cls, names: list[str] | None) -> list[str] | None:
+        # md2 twice wrote its knobs, then failed on the journal's effect row (issue 26).
+        if names is not None and (twice := sorted({n for n in names if names.count(n) > 1})):
+            raise ValueError(f"each array at most once: {', '.join(twice)} named more than once")
+        return names
 
 
 class BoostBody(BaseModel):

@@ -1,0 +1,113 @@
+"""Connections that send no request head cannot hold the server: a head deadline, a cap per
+client address, and room made for new clients by dropping the oldest head-less connection.
+
+uvicorn has no timeout for an unfinished request head, and its `limit_concurrency` counts open
+sockets, so 260 sockets that sent `GET / HTTP/1.1\\r\\nHost: x\\r\\n` and then nothing made
+every request, /healthz included, answer 503 while they were held (issue 26). This is uvicorn's
+own h11 protocol with those three rules added, passed to uvicorn.run(http=...).
+"""
+
+import asyncio
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from app.web.proxy import TrustedProxies
+
+HEAD_TIMEOUT_ANSWER = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+)
+
+
+class ConnectionRules:
+    """The limits, and every open connection in the order it was opened (shared by all)."""
+
+    def __init__(
+        self,
+        head_seconds: float,
+        max_connections: int,
+        per_client: int,
+        proxies: TrustedProxies,
+    ) -> None:
+        self.head_seconds = head_seconds
+        self.max_connections = max_connections
+        self.per_client = per_client
+        self.proxies = proxies  # a reverse proxy carries many clients: no per-address cap
+        self.open: dict[GuardedH11Protocol, str] = {}  # connection -> client address
+
+    def protocol(self) -> type["GuardedH11Protocol"]:
+        """The protocol class for uvicorn.run(http=...), bound to these rules."""
+        return type("GuardedH11Protocol", (GuardedH11Protocol,), {"rules": self})
+
+    def admit(self, new: "GuardedH11Protocol", address: str) -> bool:
+        """Count `new` in; False when its address already has its share of connections."""
+        if not self.proxies.trusts(address):
+            same = sum(1 for a in self.open.values() if a == address)
+            if same >= self.per_client:
+                return False
+        self.open[new] = address
+        while len(self.open) >= self.max_connections:
+            idle = next((c for c in self.open if c is not new and c.awaiting_head()), None)
+            if idle is None:
+                break  # all busy with requests: uvicorn's own limit answers 503
+            idle.drop()
+        return True
+
+    def forget(self, connection: "GuardedH11Protocol") -> None:
+        self.open.pop(connection, None)
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a request-head deadline and the rules above."""
+
+    rules: ConnectionRules
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.head_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        address = self.client[0] if self.client else ""
+        if not self.rules.admit(self, address):
+            self.transport.abort()
+            return
+        self._arm_head_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_deadline()
+        self.rules.forget(self)
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if not self.awaiting_head():
+            self._disarm_head_deadline()
+        elif self.head_deadline is None and not self.transport.is_closing():
+            self._arm_head_deadline()  # the first bytes of a keep-alive connection's next head
+
+    def awaiting_head(self) -> bool:
+        """No request in flight: before a head has arrived, or idle between keep-alive ones."""
+        return self.conn.their_state is h11.IDLE
+
+    def drop(self) -> None:
+        """Close at once with a 408: the head came too late, or room is needed for another."""
+        self._disarm_head_deadline()
+        self.rules.forget(self)
+        if not self.transport.is_closing():
+            self.transport.write(HEAD_TIMEOUT_ANSWER)
+            self.transport.close()
+
+    def _arm_head_deadline(self) -> None:
+        self.head_deadline = self.loop.call_later(self.rules.head_seconds, self._head_late)
+
+    def _disarm_head_deadline(self) -> None:
+        if self.head_deadline is not None:
+            self.head_deadline.cancel()
+            self.head_deadline = None
+
+    def _head_late(self) -> None:
+        self.head_deadline = None
+        if self.awaiting_head():
+            self.drop()

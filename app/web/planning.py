@@ -1,0 +1,264 @@
+"""The change planner's join (issue 31): the pools from the sampler's present, the paces and
+boost's effect from history, the pure plan (app/planner), shaped for the API and the page."""
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from app.forecast import boost as boost_model
+from app.forecast.physics import grow_knee
+from app.live.arrays import role_of
+from app.live.snapshot import BoxNow
+from app.planner import layout, paces, timing
+from app.planner.change import BadChange, Change, Plan, member_disk, plan_change, tb
+from app.store import plan_history
+
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class Request:
+    change: Literal["add", "replace"]
+    disk_bytes: int
+    member: str | None = None  # a disk ("sdb") or a member partition ("sdb5")
+
+
+def pools(box: BoxNow) -> list[layout.Pool]:
+    """The box's data pools as the last tick read them, largest first."""
+    arrays = box.mdstat.arrays
+    data = [a for a in arrays if role_of(a) == "data" and a.devices]
+    system = [a for a in arrays if role_of(a) != "data"]
+    old = {}
+    for state in box.arrays:
+        raid_disks = state.sysfs.raid_disks if state.sysfs else None
+        if raid_disks is not None and raid_disks[1] is not None:
+            old[state.name] = raid_disks[1]
+    return layout.pools(data, system, old) if data else []
+
+
+def make_plan(box: BoxNow, conn: sqlite3.Connection, request: Request, now: float) -> Plan:
+    """Plan the change on the pool it concerns; BadChange when it cannot be planned as asked."""
+    found = pools(box)
+    if not found:
+        raise BadChange("this box has no data array to change")
+    member = member_disk(request.member) if request.member else None
+    if request.change == "replace" and member is None:
+        raise BadChange('a replace names the member to replace, e.g. "member": "sdb"')
+    if request.change == "add" and member is not None:
+        raise BadChange("an add names no member: the new disk joins the pool")
+    pool = next((p for p in found if member in p.disks), found[0])
+    wanted = Change(request.change, request.disk_bytes // KIB, member)
+    return plan_change(pool, wanted, history(box, conn, pool, now), now)
+
+
+def history(box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float) -> paces.History:
+    """What the plan rests on: the pool's last sync, its last grow around the knee, boost's
+    measured effect (else the forecast's model of it), and md's max limit now."""
+    arrays = [t.array for t in pool.tiers]
+    before, after = _grow(box, conn, pool, now)
+    boost_sync, boost_grow = _boosts(conn, arrays)
+    state = box.array(arrays[0])
+    limit = state.speed_max.kb_s if state is not None and state.speed_max else None
+    return paces.History(
+        sync=_sync(conn, arrays),
+        grow_before=before,
+        grow_after=after,
+        boost_sync=boost_sync,
+        boost_grow=boost_grow,
+        speed_max_kib_s=limit or box.speed_limit_max_kb_s,
+        # boost's max (presets/boost.toml: 2,000,000 KiB/s) is above what any disk does
+        boost_max_kib_s=None,
+    )
+
+
+def _sync(conn: sqlite3.Connection, arrays: list[str]) -> paces.Measured | None:
+    run = plan_history.last_sync(conn, arrays)
+    if run is None:
+        return None
+    kib_s = run["total_blocks"] / (run["finished"] - run["started"])
+    return paces.Measured(
+        kib_s, f"the {run['action']} of {run['array']}", run["finished"], run["total_blocks"]
+    )
+
+
+def _grow(
+    box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float
+) -> tuple[paces.Measured | None, paces.Measured | None]:
+    """The newest grow's pace before its knee and after it (the part it has run so far), per
+    member: its progress share times the member's size (md counts a reshape per device; the
+    simulator counts the old array's data)."""
+    run = plan_history.last_grow(conn, [t.array for t in pool.tiers])
+    if run is None:
+        return None, None
+    member = next(t.member_kib for t in pool.tiers if t.array == run["array"])
+    scale = member / run["total_blocks"]
+    knee = _knee(box, run)
+    first = plan_history.progress_at(conn, run["id"])
+    last = plan_history.last_progress(conn, run["id"])
+    if knee is None or first is None or last is None:
+        return None, None
+    total, what = run["total_blocks"], f"the grow of {run['array']}"
+    when = run["finished"] or now
+    at_knee = plan_history.progress_at(conn, run["id"], knee * total)
+    end = at_knee or last
+    before = _pace(first, end, scale, what, when)
+    after = _pace(at_knee, last, scale, what, when) if at_knee is not None else None
+    return before, after
+
+
+def _pace(
+    start: tuple[float, int] | None, end: tuple[float, int], scale: float, what: str, when: float
+) -> paces.Measured | None:
+    if start is None or end[0] <= start[0] or end[1] <= start[1]:
+        return None
+    done = (end[1] - start[1]) * scale
+    return paces.Measured(done / (end[0] - start[0]), what, when, int(done))
+
+
+def _knee(box: BoxNow, run: dict[str, Any]) -> float | None:
+    """Where the grow's knee was: old / new data disks, from sysfs raid_disks "new (old)" while
+    it runs; afterwards from the members now, one fewer before (DSM adds disks one at a time)."""
+    state = box.array(run["array"])
+    if state is None:
+        return None
+    raid_disks = state.sysfs.raid_disks if state.sysfs else None
+    if run["finished"] is not None and state.array.raid_disks is not None:
+        raid_disks = (state.array.raid_disks, state.array.raid_disks - 1)
+    return grow_knee(state.array.level, raid_disks)
+
+
+def _boosts(conn: sqlite3.Connection, arrays: list[str]) -> tuple[paces.Boost, paces.Boost]:
+    """Boost's effect on a sync and on a grow: the newest measured here, else the model's."""
+    sync = paces.History().boost_sync
+    low, high = boost_model.MODEL_BOOST_RANGE
+    grow = paces.Boost(
+        boost_model.MODEL_BOOST_RATIO,
+        low,
+        high,
+        "physics",
+        "not measured here: a larger stripe cache gave x1.4 on a real kernel's HDD-like disks",
+    )
+    spread = 1 + boost_model.MEASURED_BOOST_SPREAD
+    found_sync = found_grow = False
+    for row in plan_history.boost_ratios(conn, arrays):
+        ratio = row["ratio"]
+        measured = paces.Boost(
+            ratio, ratio / spread, ratio * spread, "measured", f"measured on {row['array']}"
+        )
+        if row["action"] == "reshape" and not found_grow:
+            grow, found_grow = measured, True
+        elif row["action"] != "reshape" and not found_sync:
+            sync, found_sync = measured, True
+    return sync, grow
+
+
+def to_json(plan: Plan) -> dict[str, Any]:
+    """The API's body (PlanBody): sizes in bytes, durations in seconds."""
+    return {
+        "change": plan.change.kind,
+        "disk_bytes": plan.change.disk_kib * KIB,
+        "member": plan.change.member,
+        "pool": plan.pool,
+        "arrays": list(plan.arrays),
+        "possible": plan.possible,
+        "refusals": list(plan.refusals),
+        "steps": [_step(i + 1, s) for i, s in enumerate(plan.steps)],
+        "total": _duration(plan.total),
+        "boost_total": _duration(plan.boosted_total),
+        "capacity_before": _capacity(plan.before),
+        "capacity_after": _capacity(plan.after),
+        "notes": list(plan.notes),
+        "summary": summary(plan),
+    }
+
+
+def _step(order: int, step: timing.Step) -> dict[str, Any]:
+    return {
+        "order": order,
+        "array": step.array,
+        "action": step.action,
+        "what": step.what,
+        "level_before": step.level_before,
+        "level_after": step.level_after,
+        "disks_before": step.disks_before,
+        "disks_after": step.disks_after,
+        "work_bytes": step.work_kib * KIB,
+        "knee": step.knee,
+        "duration": _duration(step.duration),
+        "boost_duration": _duration(step.boosted),
+        "source": step.source,
+        "why": step.why,
+        "boost_why": step.boost_why,
+    }
+
+
+def _duration(d: timing.Duration | None) -> dict[str, float] | None:
+    return None if d is None else {"seconds": d.seconds, "low_s": d.low, "high_s": d.high}
+
+
+def _capacity(c: Any) -> dict[str, int] | None:
+    if c is None:
+        return None
+    return {
+        "usable_bytes": c.usable * KIB,
+        "protection_bytes": c.protection * KIB,
+        "unused_bytes": c.unused * KIB,
+    }
+
+
+def summary(plan: Plan) -> str:
+    """One sentence: "Adding a 8.0 TB disk: about 3 days, 2 with boost; 21.8 TB → 29.1 TB"."""
+    size = tb(plan.change.disk_kib)
+    what = (
+        f"Adding a {size} disk"
+        if plan.change.kind == "add"
+        else f"Replacing {plan.change.member} with a {size} disk"
+    )
+    if not plan.possible:
+        return f"{what}: not possible: {plan.refusals[0]}"
+    if plan.total is None or plan.boosted_total is None or plan.after is None:
+        return f"{what}: nothing to rebuild or grow"
+    return (
+        f"{what}: about {span(plan.total.seconds)}, {span(plan.boosted_total.seconds)} with "
+        f"boost; {tb(plan.before.usable)} → {tb(plan.after.usable)} usable"
+    )
+
+
+def span(seconds: float) -> str:
+    """A duration as people say it: "40 min", "7 hours", "3 days"."""
+    if seconds < 3600:
+        return f"{max(round(seconds / 60), 1)} min"
+    if seconds < 2 * 86400:
+        hours = round(seconds / 3600)
+        return f"{hours} hour{'s' if hours != 1 else ''}"
+    return f"{seconds / 86400:.1f} days".replace(".0 days", " days")
+
+
+def section(
+    box: BoxNow,
+    conn: sqlite3.Connection,
+    now: float,
+    change: Literal["add", "replace"] = "add",
+    disk_tb: float | None = None,
+    member: str | None = None,
+) -> dict[str, Any]:
+    """The page's "Plan a change": the form's choices, and the plan when one was asked for."""
+    found = pools(box)
+    disks = list(found[0].disks) if found else []
+    out: dict[str, Any] = {
+        "change": change,
+        "disk_tb": disk_tb,
+        "member": member,
+        "disks": disks,
+        "pool": found[0].name if found else None,
+        "plan": None,
+        "error": None,
+    }
+    if disk_tb is None or not found:
+        return out
+    asked = Request(change, int(disk_tb * 1e12), member if change == "replace" else None)
+    try:
+        out["plan"] = to_json(make_plan(box, conn, asked, now))
+    except BadChange as error:
+        out["error"] = str(error)
+    return out

@@ -1,0 +1,71 @@
+"""Paces from this box's history: what each figure rests on, and how sure it is."""
+
+import pytest
+
+from app.planner.paces import (
+    DAY_S,
+    Boost,
+    History,
+    Measured,
+    capped,
+    grow_paces,
+    spread,
+    sync_pace,
+)
+from tests.planner.test_change import NOW, TB_KIB, ds415, plan
+
+DISK = 2 * TB_KIB
+CHECK = Measured(150_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
+
+
+def test_a_recent_check_gives_the_rebuild_pace_and_says_so():
+    pace = sync_pace(History(sync=CHECK), DISK, NOW)
+    assert pace.source == "measured"
+    assert pace.kib_s == 150_000.0
+    # 1790000000 is 21 Sep 2026 (UTC), three days later; 150000 KiB/s is 154 MB/s
+    assert pace.why == "from the check of md2 on 18 Sep 2026: 154 MB/s a disk"
+    assert pace.low_kib_s < pace.kib_s < pace.high_kib_s
+
+
+def test_the_range_widens_when_the_history_is_old_or_thin():
+    fresh = spread(CHECK, DISK, NOW)
+    old = spread(Measured(150_000.0, "x", NOW - 200 * DAY_S, DISK), DISK, NOW)
+    thin = spread(Measured(150_000.0, "x", NOW - 3 * DAY_S, DISK // 100), DISK, NOW)
+    assert fresh < old and fresh < thin
+    assert fresh == pytest.approx(0.16, abs=0.01)
+
+
+def test_a_grow_uses_the_last_grow_before_and_after_its_knee():
+    before = Measured(20_000.0, "the grow of md2", NOW - DAY_S, DISK // 2)
+    after = Measured(90_000.0, "the grow of md2", NOW - DAY_S, DISK // 4)
+    head, tail = grow_paces(History(sync=CHECK, grow_before=before, grow_after=after), DISK, NOW)
+    assert (head.kib_s, head.source, tail.kib_s, tail.source) == (
+        20_000.0,
+        "measured",
+        90_000.0,
+        "measured",
+    )
+    assert "before the knee" in head.why and "after the knee" in tail.why
+    # Without a past grow: the check's pace scaled by the physics, and it says so.
+    head, tail = grow_paces(History(sync=CHECK), DISK, NOW)
+    assert head.source == "physics" and "of the disks' sync pace before the knee" in head.why
+    assert head.kib_s < tail.kib_s < CHECK.kib_s
+
+
+def test_md_never_goes_past_its_max_limit():
+    pace = capped(sync_pace(History(sync=CHECK), DISK, NOW), 50_000.0)
+    assert pace.kib_s == pace.high_kib_s == 50_000.0
+    assert "held to the max speed limit" in pace.why
+
+
+def test_a_measured_boost_and_the_history_drive_the_plan():
+    slow = plan(ds415(), "add", 4, history=History(sync=CHECK))
+    measured = Boost(2.0, 1.8, 2.2, "measured", "measured on md2")
+    fast = plan(ds415(), "add", 4, history=History(sync=CHECK, boost_grow=measured))
+    step, boosted = slow.steps[0], fast.steps[0]
+    assert step.source == "physics"
+    assert "from the check of md2" in step.why
+    assert boosted.boosted.seconds == pytest.approx(boosted.duration.seconds / 2)
+    assert boosted.boost_why == "measured on md2"
+    assert slow.total is not None and fast.boosted_total is not None
+    assert fast.boosted_total.seconds < slow.total.seconds
