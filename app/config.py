@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     # Security (issue 7)
     password: SecretStr | None = None  # admin password; unset: a one-time set-up page stores one
     api_token: SecretStr | None = None  # for API clients: Authorization: Bearer <token>
+    # A token that may only read (GET API, /metrics, the page): for Prometheus (issue 26).
+    read_token: SecretStr | None = None
     read_requires_login: bool = False  # also require login to read the page and GET endpoints
     max_body_bytes: int = Field(default=65536, gt=0)
     # Requests rendered at once, and queued beyond those; more get 503 + Retry-After (issue 13).

@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 
 from app import simulator
+from app.clock import Timeline, fixed_rate
 from app.config import Settings, get_settings
 from app.kernel import capabilities
 from app.kernel.host import Host
@@ -58,6 +59,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.tuning_access = capabilities.report_tuning_access(app.state.host)
+        db.make_private(settings.db)
         conn = db.connect(settings.db)
         db.migrate(conn, settings.migrations_dir)
         password = settings.password.get_secret_value() if settings.password else None
@@ -73,8 +75,10 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         tuner = app.state.tuner = Tuner.open(app.state.host, app.state.clock, settings)
         app.state.reconcile = await asyncio.to_thread(tuner.reconcile)
         present = app.state.present = Present(app.state.host, conn)
-        notifier = Notifier.open(app.state.host, app.state.clock, settings, present)
-        deliverer = delivery.Deliverer.open(settings)
+        # Backoffs run on the app's clock, unless the demo's clock runs faster than real time.
+        wall = time.time if sim is not None else app.state.clock
+        notifier = Notifier.open(app.state.host, app.state.clock, settings, present, wall)
+        deliverer = delivery.Deliverer.open(settings, wall)
 
         def after_tick(tick: Tick) -> None:
             present.update(tick)  # first: the tuner and the notifier read the present
@@ -107,7 +111,8 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     )
     app.state.settings = settings
     app.state.host = Host(settings.proc_root, settings.sys_root)
-    app.state.clock = sim.clock if sim is not None else time.time
+    # Wall time whose differences are monotonic; the sampler's ticks catch the wall's steps.
+    app.state.clock = fixed_rate(sim.clock) if sim is not None else Timeline()
     app.state.login_throttle = LoginThrottle()
     app.state.sessions_accepted = True
     app.add_middleware(

@@ -8,6 +8,7 @@ Prints each figure next to its target and how it was measured; asserts nothing (
 print figures). Run from the repository root:
 
     .venv/bin/python scripts/bench_core.py
+    .venv/bin/python scripts/bench_core.py --smoke   # every figure on tiny inputs (tests run it)
 """
 
 import argparse
@@ -22,10 +23,11 @@ import tempfile
 import time
 import timeit
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from app.diagnosis import processes
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from app.live import sampler
@@ -40,9 +42,22 @@ from tests.server import Server, wait_for
 
 DAY_S = 86400.0
 TICK_S = 5.0
-HISTORY_DAYS = 30
+HISTORY_DAYS = 30.0
 ARRAYS = ("md0", "md1", "md2", "md3")
 MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How much each figure measures; --smoke shrinks all of them so a test can run every one."""
+
+    ticks: int = 500  # sampler ticks timed
+    history_days: float = HISTORY_DAYS  # of 5 s samples behind the server
+    rounds: int = 200  # GETs per samples window (the polls: a quarter, at least 10)
+    scrapes: int = 1000  # GET /metrics timed
+
+
+SMOKE = Scale(ticks=20, history_days=1.0, rounds=2, scrapes=5)
 
 
 @dataclass(frozen=True)
@@ -205,7 +220,7 @@ def io_scan_figure(rounds: int = 20) -> Figure:
     cpu_ms = []
     for _ in range(rounds):
         start = time.process_time()
-        processes = [pid for pid in host.pids() if host.read_pid_io(pid) is not None]
+        readable = [pid for pid in host.pids() if host.read_pid_io(pid) is not None]
         cpu_ms.append((time.process_time() - start) * 1000)
     scan_ms = statistics.median(cpu_ms)
     return Figure(
@@ -213,7 +228,7 @@ def io_scan_figure(rounds: int = 20) -> Figure:
         scan_ms / (processes.IO_SCAN_S / TICK_S),
         2.0,
         "ms",
-        f"one read of every /proc/PID/io of THIS machine ({len(processes)} readable): "
+        f"one read of every /proc/PID/io of THIS machine ({len(readable)} readable): "
         f"{scan_ms:.2f} ms (median of {rounds}), once per {processes.IO_SCAN_S:g} s and only "
         "while other I/O competes",
     )
@@ -268,9 +283,12 @@ _INSERT_SAMPLE = (
 
 
 def build_history(
-    conn: sqlite3.Connection, now: float, runs: list[HistoryRun] | None = None
+    conn: sqlite3.Connection,
+    now: float,
+    runs: list[HistoryRun] | None = None,
+    days: float = HISTORY_DAYS,
 ) -> tuple[int, float]:
-    """Insert 30 days of 5 s ticks for 4 arrays, as the sampler would have written them.
+    """Insert `days` (30) of 5 s ticks for 4 arrays, as the sampler would have written them.
 
     Returns (rows, done_blocks of md2's running reshape at `now`).
     """
@@ -289,8 +307,8 @@ def build_history(
     rng = random.Random(2)
     noise = [rng.lognormvariate(0, 0.08) for _ in range(997)]
     stripe_cache = {"md2": 256}
-    first = now - HISTORY_DAYS * DAY_S
-    ticks = int(HISTORY_DAYS * DAY_S / TICK_S)
+    first = now - days * DAY_S
+    ticks = int(days * DAY_S / TICK_S)
     batch: list[tuple[object, ...]] = []
     rows = 0
     for i in range(ticks):
@@ -322,13 +340,10 @@ def build_history(
     return rows, current.speed_kb_s * (now - (now - current.start_days_ago * DAY_S))
 
 
-def database_size(conn: sqlite3.Connection, path: Path) -> tuple[int, int]:
+def database_size(conn: sqlite3.Connection) -> tuple[int, int]:
     """(file bytes, bytes in use) after a checkpoint; deleted rows leave free pages in the file."""
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-    in_use = conn.execute("PRAGMA page_count").fetchone()[0]
-    in_use -= conn.execute("PRAGMA freelist_count").fetchone()[0]
-    return path.stat().st_size, in_use * page_size
+    return db.space_in_use(conn)
 
 
 def proc_status_kib(pid: int, field: str) -> int:
@@ -348,7 +363,7 @@ def timed_get(url: str) -> float:
     return elapsed_ms
 
 
-def bench_server(work: Path, rounds: int) -> tuple[list[Figure], list[str]]:
+def bench_server(work: Path, rounds: int, days: float) -> tuple[list[Figure], list[str]]:
     notes: list[str] = []
     db_path = work / "history.db"
     conn = db.connect(db_path)
@@ -356,18 +371,18 @@ def bench_server(work: Path, rounds: int) -> tuple[list[Figure], list[str]]:
     conn.execute("PRAGMA synchronous=OFF")  # building the fixture only; the server uses FULL
     now = time.time()
     started = time.perf_counter()
-    rows, current_done = build_history(conn, now)
+    rows, current_done = build_history(conn, now, days=days)
     notes.append(f"built {rows:,} sample rows in {time.perf_counter() - started:.1f} s")
-    size_before, _ = database_size(conn, db_path)
+    size_before, _ = database_size(conn)
     started = time.perf_counter()
     deleted = rollup.downsample(conn, now - 7 * DAY_S)
     downsample_s = time.perf_counter() - started
-    size_after, in_use_after = database_size(conn, db_path)
+    size_after, in_use_after = database_size(conn)
     kept = conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
     notes.append(
         f"downsample(7 days): {deleted:,} rows deleted, {kept:,} kept, in {downsample_s:.1f} s; "
         f"DB {size_before / MIB:.0f} MiB before, {size_after / MIB:.0f} MiB file after "
-        f"({in_use_after / MIB:.0f} MiB in use, the rest free pages that new samples reuse)"
+        f"({in_use_after / MIB:.0f} MiB in use; the rest, free pages, goes back to the filesystem)"
     )
     run_start = conn.execute(
         "SELECT started FROM runs WHERE array = 'md2' AND finished IS NULL"
@@ -457,7 +472,9 @@ POLLS = (
 )
 
 
-def bench_polls(work: Path, rounds: int, ages: tuple[float, ...] = (3.0, 10.0)) -> list[Figure]:
+def bench_polls(
+    work: Path, rounds: int, days: float, ages: tuple[float, ...] = (3.0, 10.0)
+) -> list[Figure]:
     """p95 and server CPU per poll of the page's polls, md2's reshape `age` days in, over 30 days
     of history downsampled as the sampler does; the real server, sampler ticking every 5 s."""
     figures = []
@@ -469,7 +486,7 @@ def bench_polls(work: Path, rounds: int, ages: tuple[float, ...] = (3.0, 10.0)) 
         now = time.time()
         # Half-way through md2's reshape after `age` days, whatever the age.
         speed = int(layout.RESHAPE_TOTAL_BLOCKS * 0.5 / (age * DAY_S))
-        _, current_done = build_history(conn, now, history_runs(age, speed))
+        _, current_done = build_history(conn, now, history_runs(age, speed), days)
         rollup.downsample(conn, now - 7 * DAY_S)
         run_rows = conn.execute(
             "SELECT COUNT(*) FROM samples "
@@ -625,7 +642,12 @@ def machine() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=200, help="requests per samples window")
+    parser.add_argument("--rounds", type=int, help="requests per samples window (200)")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny inputs: checks the bench runs, figures mean little",
+    )
     parser.add_argument(
         "--only",
         choices=("metrics", "tick", "polls"),
@@ -633,6 +655,9 @@ def main() -> int:
         "tick, polls = the page's polls over a run 3 and 10 days old",
     )
     args = parser.parse_args()
+    scale = SMOKE if args.smoke else Scale()
+    if args.rounds is not None:
+        scale = replace(scale, rounds=args.rounds)
     print(machine())
     figures: list[Figure] = []
     notes: list[str] = []
@@ -641,14 +666,14 @@ def main() -> int:
         if args.only is None:
             figures.append(bench_parse())
         if args.only in (None, "tick"):
-            figures.extend(bench_sampler_tick(work))
+            figures.extend(bench_sampler_tick(work, scale.ticks))
         if args.only is None:
-            server_figures, notes = bench_server(work, args.rounds)
+            server_figures, notes = bench_server(work, scale.rounds, scale.history_days)
             figures.extend(server_figures)
         if args.only in (None, "polls"):
-            figures.extend(bench_polls(work, max(args.rounds // 4, 10)))
+            figures.extend(bench_polls(work, max(scale.rounds // 4, 10), scale.history_days))
         if args.only in (None, "metrics"):
-            figures.extend(bench_metrics(work))
+            figures.extend(bench_metrics(work, scale.scrapes))
     width = max(len(f.name) for f in figures)
     print(f"\n{'figure':<{width}}  {'measured':>10}  {'target':>9}  verdict  how")
     for f in figures:

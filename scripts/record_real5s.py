@@ -4,6 +4,11 @@
     python3 scripts/record_real5s.py --batch b --only grow34-disk-long --jobs 1
     python3 scripts/record_real5s.py --batch a --convert     # the 5 s fixtures again, from raw CSVs
     python3 scripts/record_real5s.py --list                  # the runs of every batch
+    python3 scripts/record_real5s.py --batch c510            # batch c on Linux 5.10 (bullseye)
+
+Batch c (issue 30) is one batch per kernel generation: c510, c61 and c612 boot the newest Debian
+bullseye, bookworm and trixie kernels (build each with ../shared/tools/mdvm/build.sh,
+KERNEL_SUITE=<suite> MDVM_BUILD=/tmp/mdvm-build-<suite>; bookworm is the default /tmp/mdvm-build).
 
 Each run boots Debian's kernel in QEMU through ../shared/tools/mdvm (build it first with its
 build.sh) with its own fresh disks (size, count, HDD-like throttling, one slow member), and runs
@@ -64,6 +69,7 @@ def run(
     bursts=None,
     person=(),
     max_s=3600,
+    chunk=None,
     note="",
 ):
     """One run: the VM's disks and the guest scenario."""
@@ -87,6 +93,8 @@ def run(
         guest["array"] = array
     if stripe_cache:
         guest["stripe_cache"] = stripe_cache
+    if chunk:
+        guest["chunk"] = chunk
     if bursts:
         guest["bursts"] = bursts
     if throttle is None:  # limit-bound runs: unthrottled disks, so only the max holds md
@@ -105,12 +113,95 @@ def run(
 
 
 def bursts(
-    seed, every=(30, 90), length=(10, 40), kinds=("read_md", "write_md", "read_member"), first=None
+    seed,
+    every=(30, 90),
+    length=(10, 40),
+    kinds=("read_md", "write_md", "read_member"),
+    first=None,
+    until_frac=None,
 ):
     b = {"seed": seed, "every": list(every), "length": list(length), "kinds": list(kinds)}
     if first:
         b["first"] = list(first)
+    if until_frac is not None:
+        b["until_frac"] = until_frac  # no burst starts past this share of the run
     return b
+
+
+# Batch c's kernels: the batch name's suffix -> the Debian suite whose kernel boots.
+KERNELS = {"c510": "bullseye", "c61": "bookworm", "c612": "trixie"}
+
+
+def batch_c(seed: int, short: bool) -> list[dict]:
+    """Issue 30's held-out batch for one kernel: batch b's mix (disk- and limit-bound, bursts)
+    plus a low limit over a large stripe cache (md's position moves in coarse steps), bursts on
+    a raw member device, a resync that speeds up once the bursts stop, a recovery with bursts."""
+    runs = [
+        run(
+            "limit-steps",
+            "grow34",
+            "limit",
+            disk="768M",
+            chunk=512,
+            stripe_cache=16384,
+            array={"max": 4000},
+            note="raid5 3->4 grow, 512 KiB chunks, stripe cache 16384, sync_speed_max 4000: "
+            "md's position moves a window at a time",
+        ),
+        run(
+            "limit-rawbursts",
+            "recovery",
+            "limit",
+            devices=4,
+            start="recovery",
+            array={"max": 8000},
+            bursts=bursts(seed, every=(20, 50), length=(10, 40), kinds=("read_member",)),
+            note="raid5 recovery at sync_speed_max 8000, dd reads of raw member devices",
+        ),
+        run(
+            "disk-speedup",
+            "resync",
+            "disk",
+            devices=4,
+            start="resync",
+            disk="2G",
+            bursts=bursts(seed + 1, every=(10, 25), length=(20, 40), first=(1, 3), until_frac=0.5),
+            note="raid5 --force resync, 2 GiB HDD-like disks, bursts until half-way: it speeds up",
+        ),
+        run(
+            "disk-bursts",
+            "recovery",
+            "disk",
+            devices=4,
+            start="recovery",
+            disk="2G",
+            bursts=bursts(seed + 2, every=(30, 60), first=(10, 20)),
+            note="raid5 recovery, 2 GiB HDD-like disks, bursts",
+        ),
+    ]
+    if not short:
+        runs += [
+            run(
+                "disk-rawbursts",
+                "grow45",
+                "disk",
+                devices=4,
+                grow_to=5,
+                bursts=bursts(seed + 3, every=(25, 60), kinds=("read_member",)),
+                note="raid5 4->5 grow, HDD-like, dd reads of raw member devices",
+            ),
+            run(
+                "limit-steady",
+                "check",
+                "limit",
+                devices=4,
+                start="check",
+                disk="2G",
+                array={"max": 9000},
+                note="raid5 check held by sync_speed_max 9000",
+            ),
+        ]
+    return runs
 
 
 def at(when, **knobs):
@@ -478,6 +569,36 @@ BATCHES = {
             note="raid5 check at sync_speed_max 10000, bursts",
         ),
     ],
+    # Batch c (issue 30): held out, recorded after the model was frozen (/work/recordings/FROZEN-c),
+    # one per kernel generation.
+    "c61": batch_c(31, short=False),
+    "c510": batch_c(41, short=True),
+    "c612": batch_c(51, short=True),
+    # Probes for issue 30 (training, recorded before the freeze): what a low max does to md's
+    # position with a small and a large stripe cache.
+    "x": [
+        run(
+            "limit-probe512",
+            "grow34",
+            "limit",
+            disk="512M",
+            chunk=512,
+            stripe_cache=2048,
+            array={"max": 2000},
+            note="raid5 3->4 grow, 512 KiB chunks, stripe cache 2048, sync_speed_max 2000",
+        ),
+        run(
+            "limit-probe16k",
+            "grow34",
+            "limit",
+            disk="512M",
+            chunk=512,
+            stripe_cache=16384,
+            array={"max": 3000},
+            note="raid5 3->4 grow, 512 KiB chunks, stripe cache 16384, sync_speed_max 3000: "
+            "the position moves in jumps of up to 10 % after flat spells of up to 18 s",
+        ),
+    ],
     "smoke": [
         run(
             "disk-smoke",
@@ -497,7 +618,7 @@ BATCHES = {
 }
 
 
-def vm_env(spec: dict, run_dir: Path) -> dict:
+def vm_env(spec: dict, run_dir: Path, batch: str = "") -> dict:
     env = dict(
         os.environ,
         RUN_DIR=str(run_dir),
@@ -506,6 +627,9 @@ def vm_env(spec: dict, run_dir: Path) -> dict:
         TIMEOUT=str(spec["guest"]["max_s"] + 600),
         GUEST_DIR=str(run_dir / "guest"),
     )
+    suite = KERNELS.get(batch)
+    if suite and suite != "bookworm":
+        env["MDVM_BUILD"] = f"/tmp/mdvm-build-{suite}"
     if spec["throttle"]:
         env["DRIVE_OPTS"] = HDD
     if spec["slow_member"]:
@@ -527,13 +651,19 @@ def record(spec: dict, batch: str, mdvm: Path, rec: Path) -> Path | None:
     guest = dict(spec["guest"], name=tag)
     (run_dir / "guest" / "scenario.json").write_text(json.dumps(guest, indent=1))
     (run_dir / "host.json").write_text(
-        json.dumps({"spec": spec, "t0": time.time(), "frozen_at_start": (rec / "FROZEN").exists()})
+        json.dumps(
+            {
+                "spec": spec,
+                "t0": time.time(),
+                "frozen_at_start": (rec / ("FROZEN-c" if batch in KERNELS else "FROZEN")).exists(),
+            }
+        )
     )
     print(f"[{time.strftime('%T')}] start {tag} ({spec['lane']} lane) -> {run_dir}", flush=True)
     with run_dir.with_suffix(".log").open("w") as out:
         rc = subprocess.run(
             [str(mdvm / "run.sh"), str(GUEST / "record.sh")],
-            env=vm_env(spec, run_dir),
+            env=vm_env(spec, run_dir, batch),
             stdout=out,
             stderr=subprocess.STDOUT,
         )

@@ -49,9 +49,11 @@ class Server:
         log: Path | None = None,
         command: list[str] | None = None,
         cwd: Path = PROJECT_ROOT,
+        umask: int = -1,  # -1: the test's own
     ):
         self.command = command or [sys.executable, "-m", "app"]
         self.cwd = cwd
+        self.umask = umask
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.args = [*args, "--host", "127.0.0.1", "--port", str(self.port)]
@@ -67,6 +69,7 @@ class Server:
             env=self.env,
             stdout=out,
             stderr=subprocess.STDOUT,
+            umask=self.umask,
         )
         wait_for(lambda: self.get("/healthz"), what=f"{self.base}/healthz")
         return self

@@ -3,7 +3,8 @@
 import sqlite3
 from pathlib import Path
 
-from tests.server import Server, wait_for
+from tests.kernel_tree import KernelTree, idle_box
+from tests.server import Server, tree_server, wait_for
 
 
 def md2_samples(server: Server) -> list[dict]:
@@ -61,3 +62,25 @@ def test_api_errors_are_json(tmp_path: Path):
         assert server.request("GET", "/api/runs/999")[0] == 404
         assert server.request("GET", "/api/runs?array=../../etc")[0] == 422
         assert "/api/arrays" in server.get("/openapi.json")["paths"]
+
+
+def test_an_idle_array_stores_one_sample_and_the_api_still_draws_its_line_to_now(tmp_path: Path):
+    """Issue 27: nothing changes, so nothing more is stored; the line still reaches the present."""
+    tree = KernelTree(tmp_path / "kernel")
+    idle_box(tree)
+    with tree_server(tree, tmp_path, MDBOOST_SAMPLE_SECONDS="0.1") as server:
+        first = wait_for(lambda: server.get("/api/arrays/md0/samples")["samples"], 30)[0]
+        samples = wait_for(
+            lambda: (
+                (got := server.get("/api/arrays/md0/samples")["samples"])[-1]["ts"]
+                > first["ts"] + 1
+                and got
+            ),
+            30,
+            "ticks a second after the first",
+        )
+        assert server.get("/api/arrays")["as_of"] >= samples[-1]["ts"]
+        with sqlite3.connect(tmp_path / "data" / "mdboost.db") as db:
+            rows = db.execute("SELECT ts FROM samples WHERE array='md0'").fetchall()
+    assert rows == [(first["ts"],)]
+    assert samples == [first, {**first, "ts": samples[-1]["ts"]}]

@@ -38,6 +38,15 @@ class Hysteresis:
         self.tracks = {verdict: _Track() for verdict in VERDICTS}
         self.last_update: float | None = None
 
+    def shift(self, delta: float) -> None:
+        """The wall clock stepped by `delta` s: the streaks' times move with it (issue 32)."""
+        if self.last_update is not None:
+            self.last_update += delta
+        for track in self.tracks.values():
+            for name in ("holding_since", "absent_since", "shown_since"):
+                if (value := getattr(track, name)) is not None:
+                    setattr(track, name, value + delta)
+
     def update(self, now: float, findings: Findings) -> list[Shown]:
         """Feed one tick's findings; returns what shows now, most specific first."""
         if self.last_update is not None and not 0 <= now - self.last_update <= self.hold_s:

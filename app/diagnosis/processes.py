@@ -21,6 +21,13 @@ class IoScan:
         self.seen: tuple[float, dict[int, tuple[int, int]]] | None = None
         self.top: tuple[float, tuple[ProcessIo, ...]] | None = None
 
+    def shift(self, delta: float) -> None:
+        """The wall clock stepped by `delta` s (issue 32): the last scans' times move with it."""
+        if self.seen is not None:
+            self.seen = (self.seen[0] + delta, self.seen[1])
+        if self.top is not None:
+            self.top = (self.top[0] + delta, self.top[1])
+
     def forget(self) -> None:
         """Nothing competes any more: the next scan starts afresh."""
         self.seen = self.top = None

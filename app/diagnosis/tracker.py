@@ -49,6 +49,18 @@ class Tracker:
         self.last_scan_wanted = False
         self.memory: tuple[float, int | None] | None = None  # (read at, MemAvailable KiB)
 
+    def shift(self, delta: float) -> None:
+        """The wall clock stepped by `delta` s: every time kept moves with it, so windows and
+        streaks span the same monotonic seconds as before (issue 32)."""
+        for state in self.arrays.values():
+            state.hysteresis.shift(delta)
+            for point in state.points:
+                point.ts += delta
+        self.last_thread_scan += delta
+        self.io_scan.shift(delta)
+        if self.memory is not None:
+            self.memory = (self.memory[0] + delta, self.memory[1])
+
     def tick(
         self,
         now: float,

@@ -23,6 +23,7 @@ behave alike. Adding a sample is O(1) in time and memory and a forecast O(checkp
 sampler keeps one of these per open run and a poll costs the same on day 9 as on minute 1.
 """
 
+import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
@@ -30,8 +31,10 @@ from typing import Any, Literal
 
 from app.forecast.physics import (
     FREED_RANGE,
+    HELD_KNEE_OVERSHOOT,
     KNEE_SPEEDUP,
     KNEE_SPEEDUP_RANGE,
+    MAX_OVERSHOOT,
     Limits,
     after_change,
     cap,
@@ -44,9 +47,10 @@ from app.forecast.trend import falling_trend
 
 Sample = tuple[float, int, int]  # (unix seconds, done blocks, total blocks)
 Event = tuple[float, str]  # (unix seconds, kind: "apply", "revert", "limits", ...)
-# Events that report rather than change anything: app/diagnosis's verdict changes. They never
-# begin a regime, and never hide a knob change stored in the same tick.
-REPORT_EVENTS = frozenset({"diagnosis"})
+# Events that report rather than change anything: app/diagnosis's verdict changes, a step of the
+# wall clock (the samples before it were shifted: the series goes on). They never begin a regime,
+# and never hide a knob change stored in the same tick.
+REPORT_EVENTS = frozenset({"diagnosis", "clock_step"})
 Status = Literal["ok", "done", "stalled", "settling", "insufficient"]
 
 # A restart: progress falls back by more than this fraction of the total.
@@ -54,14 +58,16 @@ RESTART_DROP = 0.10
 STALL_S = 120.0  # no progress for this long while running: stalled (or STALL_STEPS steps)
 STALL_STEPS = 4.0
 # md's steps: the gaps between samples that showed progress, the newest STEP_GAPS of them. A gap
-# over STEP_OUTLIER x their median is a stall or a burst, not a step; the longest of the rest is
-# the run's normal step.
+# over STEP_OUTLIER x the next longest is a one-off (a stall), not a step; the longest of the
+# rest is the run's normal step.
 STEP_GAPS = 32
-STEP_OUTLIER = 4.0
-# A run held by its max is measured over this later share of its regime, and at least this many
-# normal steps (a ramp up to the max is then forgotten quickly).
+STEP_OUTLIER = 2.0
+# A run is held by its max when its pace over this later share of its regime, and at least this
+# many normal steps, sits at the max; it is then measured over its usual window, less a ramp.
 RECENT_SHARE = 0.33
 RECENT_STEPS = 4.0
+# ... and from when its pace first came within this share of the recent one (the ramp's end).
+HELD_SHARE = 0.95
 # Right after a regime starts md averages its speed over the last ~30 s: skip that transient.
 TRANSIENT_S = 30.0
 
@@ -220,13 +226,15 @@ class RunProgress:
         return measured if measured is not None else self.regime.settle_speed
 
     def normal_step(self) -> float:
-        """Seconds: the longest of the run's recent normal steps (gaps between samples that
-        showed progress, a stall's left out); the sampling interval on a smooth run."""
-        if not self.gaps:
-            return 0.0
-        gaps = sorted(self.gaps)
-        median = gaps[len(gaps) // 2]
-        return max(g for g in gaps if g <= STEP_OUTLIER * median)
+        """Seconds: the longest of the run's recent steps (gaps between samples that showed
+        progress) that is no one-off: a gap over STEP_OUTLIER x the next longest is a stall, not
+        a step. The sampling interval on a smooth run; md's window period on a staircase, even
+        when the position also creeps a little between its jumps."""
+        gaps = sorted(self.gaps, reverse=True)
+        for longest, next_longest in itertools.pairwise(gaps):
+            if longest <= STEP_OUTLIER * next_longest:
+                return longest
+        return gaps[-1] if gaps else 0.0
 
     # ---- the forecast
 
@@ -258,7 +266,8 @@ class RunProgress:
         limits = self.limits
         recent = regime.measure(step, RECENT_SHARE, RECENT_STEPS * step_s)
         if measured is not None and recent is not None and held_by_max(recent, limits):
-            measured = recent  # held by its max now, whatever the ramp before
+            # Held by its max now: measured from when it got there, whatever the ramp before.
+            measured = regime.measure_held(step, HELD_SHARE * recent) or measured
         settling = measured is None
         speed = measured if measured is not None else regime.settle_speed
         if speed is None:
@@ -278,8 +287,17 @@ class RunProgress:
         if settling:
             fast_speed = speed * regime.settle_range[0]
             slow_speed = speed * regime.settle_range[1]
+        # A grow held by its max gets no knee, but may still overshoot the max past it.
+        fast_knee = self.knee if held and self.knee is not None and progress < self.knee else None
         fastest = seconds_left(
-            fast_speed, progress, knee_ahead, KNEE_SPEEDUP_RANGE[1], limits, total, trend
+            fast_speed,
+            progress,
+            knee_ahead if fast_knee is None else fast_knee,
+            KNEE_SPEEDUP_RANGE[1],
+            limits,
+            total,
+            trend,
+            MAX_OVERSHOOT if fast_knee is None else HELD_KNEE_OVERSHOOT,
         )
         slowest = seconds_left(
             slow_speed, progress, knee_ahead, KNEE_SPEEDUP_RANGE[0], limits, total, trend

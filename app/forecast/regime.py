@@ -2,6 +2,7 @@
 its own speed (a window over its later samples) and keeps the evidence for the range (how far the
 pace at its earlier checkpoints missed the progress that followed). Pure; model.py keeps one."""
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -9,6 +10,10 @@ from dataclasses import dataclass, field
 # an average over ~30 s (10 marks x 3 s in md.c), and at low limits progress arrives in jumps.
 MIN_SAMPLES = 6
 MIN_SPAN_S = 20.0
+# Sampled coarsely (every 30 s), fewer samples do once they span this long: md's own average
+# has long forgotten the start, and waiting for six would leave a short run without a number.
+COARSE_SAMPLES = 3
+COARSE_SPAN_S = 40.0
 # The speed is the average over this later share of the regime's samples (1.0: all of it).
 WINDOW_SHARE = 0.67
 # Checkpoints for the range: spread evenly over a regime's samples, at most this many.
@@ -18,7 +23,13 @@ MAX_CHECKPOINTS = 64
 PRIOR_LOW = -0.2
 PRIOR_HIGH = 0.3
 PRIOR_WEIGHT = 8.0
+# The pace is fitted through the window's marks once it holds this many.
+LS_POINTS = 4
 MODEL_FLOOR = 0.04  # what the model leaves out, on both sides
+# Bursts and jumps: the pace between checkpoints wanders by a log-spread s; the average over a
+# horizon H spanning H/d such spells (d apart) wanders by s * sqrt(d / H). The range is at least
+# this many of those either side (the 10 % and 90 % quantiles of a normal spread).
+JITTER_Z = 1.28
 
 
 @dataclass(frozen=True)
@@ -73,7 +84,37 @@ class Regime:
         start = self.window_start(last, share, span_s)
         if start is None or last is None or last.ts <= start.ts:
             return None
-        return (last.done - start.done) / (last.ts - start.ts)
+        return self._pace(start, last)
+
+    def measure_held(self, last: Point, floor: float) -> float | None:
+        """Blocks/s over the window up to `last`, without its leading stretch under `floor`
+        (blocks/s): a run held by its max is measured from when it got there, so a ramp up to
+        the max is left out, while dips later in the window (bursts) still count."""
+        start = self.window_start(last)
+        if start is None:
+            return None
+        marks = [m for m in self.marks if start.count <= m.count <= last.count]
+        for a, b in itertools.pairwise(marks):
+            if b.ts > a.ts and (b.done - a.done) / (b.ts - a.ts) >= floor:
+                if a.count > start.count and _long_enough(a, last):
+                    start = a
+                break
+        return self._pace(start, last) if last.ts > start.ts else None
+
+    def _pace(self, start: Point, last: Point) -> float:
+        """Blocks/s from `start` to `last`: the least-squares slope through them and the marks
+        between. md's position lags its true place by anything up to a window, more at one end
+        than the other by chance; fitted through every step of the window, the lags average out
+        instead of tilting the pace (on a smooth run it is the plain average pace)."""
+        points = [start, *(m for m in self.marks if start.count < m.count < last.count), last]
+        if len(points) < LS_POINTS:
+            return (last.done - start.done) / (last.ts - start.ts)
+        n = len(points)
+        mean_t = sum(p.ts for p in points) / n
+        mean_d = sum(p.done for p in points) / n
+        sxx = sum((p.ts - mean_t) ** 2 for p in points)
+        sxy = sum((p.ts - mean_t) * (p.done - mean_d) for p in points)
+        return sxy / sxx if sxx > 0 else (last.done - start.done) / (last.ts - start.ts)
 
     def checkpoint(self, last: Point) -> None:
         """Remember the pace now, to judge later how far it missed (the range's evidence)."""
@@ -113,7 +154,25 @@ class Regime:
             emp_high = errors[math.ceil(0.9 * (n - 1))]
             low = (n * emp_low + PRIOR_WEIGHT * PRIOR_LOW) / (n + PRIOR_WEIGHT)
             high = (n * emp_high + PRIOR_WEIGHT * PRIOR_HIGH) / (n + PRIOR_WEIGHT)
+        jitter = JITTER_Z * self.jitter(remaining_s)
+        low, high = min(low, -jitter), max(high, jitter)
         return min(low, 0.0) - MODEL_FLOOR, max(high, 0.0) + MODEL_FLOOR
+
+    def jitter(self, horizon_s: float) -> float:
+        """How far (log) the average pace over the next `horizon_s` may wander, judged from how
+        the pace between this regime's checkpoints wandered (bursts of other I/O, md's jumps)."""
+        spells = [
+            (t1 - t0, (d1 - d0) / (t1 - t0))
+            for (t0, d0, _), (t1, d1, _) in itertools.pairwise(self.checkpoints)
+            if t1 > t0 and d1 > d0
+        ]
+        if len(spells) < 3 or horizon_s <= 0:
+            return 0.0
+        span = sum(dt for dt, _ in spells)
+        mean = sum(dt * math.log(v) for dt, v in spells) / span
+        spread = math.sqrt(sum(dt * (math.log(v) - mean) ** 2 for dt, v in spells) / span)
+        spacing = span / len(spells)
+        return spread * math.sqrt(min(1.0, spacing / horizon_s))
 
     def speed_at(self, trend: float, progress: float, total: int, now: float) -> float:
         """The speed now on the trend line, scaled so the regime's own time comes out right."""
@@ -124,4 +183,7 @@ class Regime:
 
 
 def _long_enough(start: Point, end: Point) -> bool:
-    return end.count - start.count + 1 >= MIN_SAMPLES and end.ts - start.ts >= MIN_SPAN_S
+    samples, span = end.count - start.count + 1, end.ts - start.ts
+    if samples >= COARSE_SAMPLES and span >= COARSE_SPAN_S:
+        return True
+    return samples >= MIN_SAMPLES and span >= MIN_SPAN_S

@@ -35,6 +35,9 @@ class Present:
     def update(self, tick: Tick) -> None:
         if tick.parsed is None or tick.ts is None:
             return  # mdstat unreadable: keep the last picture; its timestamp tells it is old
+        if tick.clock_step:
+            # The sampler shifted the open runs onto the new wall time: read them again, once.
+            self.progress = {}
         arrays: list[ArrayNow] = []
         progress: dict[int, model.RunProgress] = {}
         for array in tick.parsed.arrays:

@@ -11,18 +11,20 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from app.clock import Timeline, fixed_rate
 from app.diagnosis.tracker import Tracker
 from app.diagnosis.verdicts import Change
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import runs
+from app.live.idle import IdleFilter
 from app.live.tick import Tick
 from app.md import mdstat
 from app.md.attributes import ArraySysfs
-from app.store import db, rollup
+from app.store import clockstep, db, rollup
 from app.store.history import SAMPLE_FIELDS, add_event
 
 log = logging.getLogger(__name__)
@@ -33,7 +35,7 @@ MAX_PENDING_TICKS = 17_280
 DOWNSAMPLE_EVERY_S = 3600.0
 
 # What a sample stores: what the API shows of it (history.SAMPLE_FIELDS), plus these.
-_SAMPLE_COLUMNS = ("array", "state", "status", "mismatch_cnt", *SAMPLE_FIELDS)
+_SAMPLE_COLUMNS = ("array", "state", "status", "mismatch_cnt", "mono", *SAMPLE_FIELDS)
 _INSERT_SAMPLE = (
     f"INSERT INTO samples ({', '.join(_SAMPLE_COLUMNS)}) "
     f"VALUES ({', '.join('?' * len(_SAMPLE_COLUMNS))})"
@@ -59,6 +61,13 @@ class PendingTick:
     rows: list[dict[str, Any]]
     verdict_changes: list[Change] = field(default_factory=list)  # stored as "diagnosis" events
 
+    def shifted(self, delta: float) -> "PendingTick":
+        """The same tick on a wall clock that has since moved by `delta` seconds."""
+        for row in self.rows:
+            row["ts"] += delta
+        changes = [replace(c, ts=c.ts + delta) for c in self.verdict_changes]
+        return replace(self, now=self.now + delta, verdict_changes=changes)
+
 
 class Sampler:
     """Owns the sampler's writes to SQLite: samples, runs, the ticks waiting to be written."""
@@ -67,21 +76,37 @@ class Sampler:
         self,
         host: Host,
         conn: sqlite3.Connection,
-        clock: Clock = time.time,
+        clock: Clock | Timeline = time.time,
         downsample_after_days: float = 7.0,
     ) -> None:
         self.host = host
         self.conn = conn
         self.clock = clock
+        # Steps of the wall clock not yet stored: (the tick's time, seconds moved).
+        self.clock_steps: list[tuple[float, float]] = []
+        self.segment = clockstep.segment(conn)
         self.downsample_after_s = downsample_after_days * 86400
         self.pending: list[PendingTick] = []
         self.last_downsample = 0.0
         self.latest: Tick = Tick()
         self.diagnosis = Tracker(host)
+        self.idle = IdleFilter()
+
+    @property
+    def clock(self) -> Clock:
+        return self.timeline
+
+    @clock.setter
+    def clock(self, clock: Clock | Timeline) -> None:
+        # A plain clock (tests, the demo) never steps; the app's Timeline reports steps.
+        self.timeline = clock if isinstance(clock, Timeline) else fixed_rate(clock)
 
     def sample_once(self) -> Tick:
-        now = self.clock()
-        tick = Tick(ts=now)
+        reading = self.timeline.read()
+        now = reading.wall
+        tick = Tick(ts=now, mono=reading.mono, clock_step=reading.step)
+        if reading.step:
+            self._clock_stepped(now, reading.step)
         try:
             text = self.host.read_mdstat()
             parsed = mdstat_parse.parse(text) if text is not None else mdstat.MdStat(None, ())
@@ -109,7 +134,8 @@ class Sampler:
         except (OSError, ValueError) as error:  # the verdicts wait; the samples must not
             log.warning("cannot diagnose this tick: %s", error)
         rows = [
-            self._row(a, now, tick.global_limits, tick.sysfs.get(a.name)) for a in parsed.arrays
+            self._row(a, now, reading.mono, tick.global_limits, tick.sysfs.get(a.name))
+            for a in parsed.arrays
         ]
         self.pending.append(PendingTick(now, parsed, rows, tick.verdict_changes))
         try:
@@ -130,10 +156,26 @@ class Sampler:
         self.latest = tick
         return tick
 
+    def _clock_stepped(self, now: float, step: float) -> None:
+        """The wall clock moved: what came before this tick goes onto the new wall time, in
+        memory now and in SQLite with this tick's rows; the step is stored as an event."""
+        log.warning(
+            "the wall clock moved %+.0f s (%+.2f h) against the monotonic clock: earlier samples "
+            "are shifted onto the new time",
+            step,
+            step / 3600,
+        )
+        self.clock_steps.append((now, step))
+        self.pending = [p.shifted(step) for p in self.pending]
+        self.diagnosis.shift(step)
+        self.idle.shift(step)
+        self.last_downsample += step
+
     def _row(
         self,
         array: mdstat.Array,
         now: float,
+        mono: float,
         global_limits: tuple[int | None, int | None],
         sysfs: ArraySysfs | None,
     ) -> dict[str, Any]:
@@ -141,6 +183,7 @@ class Sampler:
         row: dict[str, Any] = dict.fromkeys(_SAMPLE_COLUMNS)
         row.update(
             ts=now,
+            mono=mono,
             array=array.name,
             state=array.state,
             status=array.status,
@@ -164,9 +207,24 @@ class Sampler:
         return row
 
     def _store(self, tick: Tick) -> None:
-        """Write every pending tick in order, with its run bookkeeping, in one transaction."""
+        """Write every pending tick in order, with its run bookkeeping, in one transaction.
+        An idle array's sample is stored only when it says something new (app/live/idle.py)."""
         conn = self.conn
+        try:
+            self._write_pending(conn, tick)
+        except BaseException:
+            self.idle.rollback()
+            raise
+        self.idle.commit()
+        self.clock_steps.clear()
+        tick.written = sum(len(p.rows) for p in self.pending)  # taken in, stored or not needed
+        self.pending.clear()
+
+    def _write_pending(self, conn: sqlite3.Connection, tick: Tick) -> None:
         with db.write_transaction(conn):
+            moved = sum(step for _, step in self.clock_steps)
+            if moved:
+                clockstep.shift(conn, moved, self.segment)
             for pending in self.pending:
                 open_runs = {
                     r["array"]: r
@@ -178,7 +236,8 @@ class Sampler:
                     row["run_id"] = run_ids[array.name] = runs.track(
                         conn, self.host, array, row, run, pending.now, tick.finished_runs
                     )
-                    conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
+                    if self.idle.keep(row):
+                        conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
                     if row["run_id"] is not None:
                         conn.execute(_ADD_TO_RUN, row)
                 for change in pending.verdict_changes:
@@ -187,8 +246,18 @@ class Sampler:
                     add_event(conn, change.ts, change.array, run_id, "diagnosis", change.detail())
                 for run in open_runs.values():
                     runs.finish(conn, run, "vanished", pending.now, tick.finished_runs)
-        tick.written = sum(len(p.rows) for p in self.pending)
-        self.pending.clear()
+            for ts, step in self.clock_steps:
+                _store_clock_step(conn, ts, step)
+
+
+def _store_clock_step(conn: sqlite3.Connection, ts: float, step: float) -> None:
+    """One event per open run (the run's page and forecast show it), else one for the box."""
+    detail = {"moved_s": round(step, 3)}
+    open_runs = conn.execute("SELECT id, array FROM runs WHERE finished IS NULL").fetchall()
+    for run in open_runs:
+        add_event(conn, ts, run["array"], run["id"], "clock_step", detail)
+    if not open_runs:
+        add_event(conn, ts, None, None, "clock_step", detail)
 
 
 def interval_seconds(tick: Tick, fixed: float | None, busy: float, idle: float) -> float:

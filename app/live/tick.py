@@ -22,6 +22,10 @@ class Tick:
 
     parsed: MdStat | None = None
     ts: float | None = None  # unix seconds (the app's clock) when the kernel was read
+    mono: float | None = None  # seconds of the monotonic clock then (differences only)
+    # Seconds the wall clock stepped since the last tick (0.0: none). Whatever holds times of
+    # earlier ticks adds it to them: they are on the new wall time then (app/clock.py).
+    clock_step: float = 0.0
     found_mdstat: bool = False  # /proc/mdstat exists (it does not without the md driver)
     sysfs: dict[str, ArraySysfs] = field(default_factory=dict)  # per mdN array
     global_limits: tuple[int | None, int | None] = (None, None)  # speed_limit_min/max, KiB/s

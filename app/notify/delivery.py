@@ -60,8 +60,8 @@ class Deliverer:
         self.lock = threading.Lock()  # the connection is shared by the sender threads
 
     @classmethod
-    def open(cls, settings: Settings) -> "Deliverer":
-        return cls(db.connect(settings.db), rules_from(settings))
+    def open(cls, settings: Settings, wall_clock: Callable[[], float] = time.time) -> "Deliverer":
+        return cls(db.connect(settings.db), rules_from(settings), wall_clock)
 
     def due(self) -> list[tuple[str, outbox.Job]]:
         with self.lock:

@@ -5,11 +5,12 @@ password), so nothing outside this module and the senders ever sees more than `l
 scheme, host and the last four characters.
 """
 
+import base64
 import re
 import sqlite3
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import SplitResult, parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs, unquote, unquote_plus, urlsplit
 
 from app.store import db
 
@@ -31,6 +32,8 @@ NTFY_TOPIC = re.compile(r"[-_A-Za-z0-9]{1,64}")
 ADDRESS = re.compile(r"[^@\s,;<>]+@[^@\s,;<>]+")
 MAX_URL = 2000
 SPLIT = re.compile(r"[\s,]+")
+# A decoded %0d%0a in a token would end an HTTP header and start another (issue 26).
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class BadDestination(ValueError):
@@ -71,6 +74,9 @@ def parse(url: str) -> Destination:
     kind, tls = SCHEMES[scheme]
     dest = Destination(kind, tls, parts, parse_qs(parts.query))
     path = [p for p in parts.path.split("/") if p]
+    decoded = [unquote(parts.username or ""), unquote(parts.password or ""), unquote(parts.path)]
+    if any(CONTROL.search(v) for v in [*decoded, *(v for vs in dest.query.values() for v in vs)]):
+        raise BadDestination("a URL may not hold control characters, encoded (%0d%0a) or not")
     if kind == "ntfy" and (len(path) != 1 or not NTFY_TOPIC.fullmatch(path[0])):
         raise BadDestination("ntfy:// needs one topic: ntfy://host/topic ([-_A-Za-z0-9], <= 64)")
     if kind == "gotify" and not path:
@@ -99,14 +105,25 @@ def label(url: str) -> str:
 
 
 def redact(text: str, url: str) -> str:
-    """`text` (an error message) with every secret part of `url` replaced by '…'."""
+    """`text` (an error message) with every secret part of `url` replaced by '…', in every form
+    it can take there: as written, percent-decoded, escaped as Python shows bytes and strings in
+    an exception (b'Bearer tk\\r\\n…'), and as a Basic credential (issue 26)."""
     parts = urlsplit(url.strip())
     secrets = [url.strip(), parts.netloc, parts.path, parts.query, parts.password, parts.username]
     secrets += [seg for seg in parts.path.split("/") if seg]
+    secrets += [pair.partition("=")[2] for pair in parts.query.split("&")]  # as written
     for value in parse_qs(parts.query).values():
         secrets += value
-    for secret in sorted((s for s in secrets if s and len(s) >= 3), key=len, reverse=True):
-        text = text.replace(secret, "…")
+    user, password = unquote(parts.username or ""), unquote(parts.password or "")
+    if user or password:
+        secrets.append(base64.b64encode(f"{user}:{password}".encode()).decode())
+    forms = set()
+    for secret in filter(None, secrets):
+        for decoded in (secret, unquote(secret), unquote_plus(secret)):
+            forms |= {decoded, decoded.encode("unicode_escape").decode(), repr(decoded)[1:-1]}
+            forms.add(repr(decoded.encode("utf-8", "replace"))[2:-1])
+    for form in sorted((f for f in forms if len(f) >= 3), key=len, reverse=True):
+        text = text.replace(form, "…")
     return text
 
 

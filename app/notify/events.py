@@ -15,6 +15,23 @@ from app.notify.observation import ArrayNow, Event, Observation, Rules, State
 from app.notify.runs import pool_finished, run_ended, run_started
 
 
+def shifted(state: State, delta: float) -> State:
+    """The state on a wall clock that stepped by `delta` s (issue 32): the stall timer, the
+    sampler's failing streak and the pool's last end keep their monotonic distance to now."""
+
+    def moved(holder: dict[str, Any] | None, key: str) -> None:
+        if holder is not None and holder.get(key) is not None:
+            holder[key] += delta
+
+    state = copy.deepcopy(state)
+    moved(state, "failing_since")
+    moved(state.get("pool"), "last_end")
+    for memory in state.get("arrays", {}).values():
+        moved(memory, "progress_ts")
+        moved(memory, "stalled_since")
+    return state
+
+
 def detect(prev: State | None, obs: Observation, rules: Rules) -> tuple[State, list[Event]]:
     """The events between `prev` and `obs`, and the state to compare the next tick with."""
     first = prev is None

@@ -66,6 +66,7 @@ class Notifier:
         clock: Callable[[], float],
         settings: Settings,
         present: Present | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> "Notifier":
         """A notifier with its own connection; MDBOOST_NOTIFY's URLs become 'env' destinations."""
         conn = db.connect(settings.db)
@@ -74,12 +75,14 @@ class Notifier:
         )
         for problem in destinations.sync_env(conn, urls, clock()):
             log.error("notify: %s", problem)
-        return cls(conn, host, clock, settings, present=present)
+        return cls(conn, host, clock, settings, wall_clock, present)
 
     def on_tick(self, tick: Tick) -> list[Message]:
         """Queue the events of this tick; a failure is logged and retried with the next tick."""
         if self.own_present:
             self.present.update(tick)
+        if tick.clock_step and self.state is not None:
+            self.state = events.shifted(self.state, tick.clock_step)
         try:
             obs = self.observe(tick)
             state, found = events.detect(self.state, obs, self.rules)

@@ -132,13 +132,25 @@ def _header_text(text: str) -> str:
     return "=?UTF-8?B?" + base64.b64encode(text.encode()).decode() + "?="
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A 3xx is the receiver's answer, never followed: urllib re-sent the Authorization and
+    X-Gotify-Key headers to whatever origin a receiver named, ftp:// included (issue 26)."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
 def _post(method: str, url: str, headers: dict[str, str], body: bytes, timeout: float) -> None:
     request = urllib.request.Request(url, data=body, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with _OPENER.open(request, timeout=timeout) as response:
             response.read(65536)
     except urllib.error.HTTPError as error:
-        raise SendFailed(f"HTTP {error.code} {error.reason}") from None
+        moved = " (a redirect: not followed)" if 300 <= error.code < 400 else ""
+        raise SendFailed(f"HTTP {error.code} {error.reason}{moved}") from None
     except urllib.error.URLError as error:
         raise SendFailed(f"cannot reach the receiver: {error.reason}") from None
     except TimeoutError:

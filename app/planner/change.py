@@ -240,4 +240,6 @@ def member_disk(name: str) -> str:
 
 
 def tb(kib: float) -> str:
-    return f"{kib * 1024 / 1e12:.1f} TB"
+    """A size as disk makers print it: decimal TB, or GB below a tenth of a TB."""
+    size = kib * 1024
+    return f"{size / 1e12:.1f} TB" if size >= 1e11 else f"{size / 1e9:.1f} GB"

@@ -1,12 +1,47 @@
-"""SQLite: connect (WAL, busy_timeout) and apply numbered migrations from migrations/."""
+"""SQLite: connect (WAL, busy_timeout), apply numbered migrations from migrations/, and give
+the space of deleted rows back to the filesystem (incremental auto-vacuum)."""
 
+import glob
 import logging
+import os
+import shutil
 import sqlite3
+import stat
+import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 log = logging.getLogger(__name__)
+
+INCREMENTAL = 2  # PRAGMA auto_vacuum's value for incremental (pragma.html#pragma_auto_vacuum)
+WAL_LIMIT_BYTES = 4 * 1024 * 1024
+VACUUM_STEP_PAGES = 2048  # 8 MiB of 4 KiB pages per step, checkpointed between steps
+
+
+def make_private(path: Path) -> None:
+    """The database holds notification URLs with their tokens and SMTP passwords (issue 26):
+    its folder is created 0700 and the file 0600 whatever the umask, so SQLite gives its WAL and
+    SHM the same mode (it copies the database's); an existing looser file of the database's own
+    (mdboost.db, -wal, -shm, backups named after it) is tightened, with a log line."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+        os.chmod(path.parent, 0o700)  # mkdir's mode passes through the umask
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    for own in sorted(path.parent.glob(glob.escape(path.name) + "*")):
+        loose = stat.S_IMODE(own.lstat().st_mode)
+        if not own.is_file() or own.is_symlink() or not loose & 0o077:
+            continue
+        try:
+            os.chmod(own, loose & 0o700)
+        except OSError as error:  # another owner's file, a read-only mount: say so, go on
+            log.error("cannot tighten %s (%04o): %s", own, loose, error.strerror or error)
+        else:
+            log.warning(
+                "tightened %s from %04o to %04o: it holds secrets", own, loose, loose & 0o700
+            )
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -15,7 +50,14 @@ def connect(path: Path) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
     conn.row_factory = sqlite3.Row
+    if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+        # A new file, before its first table: it keeps a map of its pages, so that free ones can
+        # be given back (give_back_space converts an older file once). Only then: on an existing
+        # file the pragma writes, and a full disk refuses it.
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
     conn.execute("PRAGMA journal_mode=WAL")
+    # A checkpoint that empties the WAL also shrinks its file back to this (pragma.html).
+    conn.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
     # FULL: a committed sample or journal row survives a power cut, not only kill -9.
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA busy_timeout=10000")
@@ -71,3 +113,78 @@ def _statements(sql: str) -> list[str]:
     if current.strip():
         statements.append(current.strip())
     return [s for s in statements if s.rstrip(";").strip()]
+
+
+def give_back_space(conn: sqlite3.Connection) -> int:
+    """Return the file's free pages to the filesystem and empty the WAL; bytes given back.
+
+    A file made before incremental auto-vacuum (issue 27) is converted once, by a VACUUM that
+    copies the pages in use: only when the database's folder and the temporary folder both have
+    room for that copy, else it waits for the next call. Errors are logged, never raised: the
+    space comes back next time, and the samples must go on.
+    """
+    try:
+        before = _file_bytes(conn)
+        if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != INCREMENTAL:
+            _convert(conn)
+        else:
+            while conn.execute("PRAGMA freelist_count").fetchone()[0]:
+                # One page per step of the statement: fetchall() runs it to the end.
+                conn.execute(f"PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})").fetchall()
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        return before - _file_bytes(conn)
+    except sqlite3.Error as error:
+        log.warning("cannot give the database's free space back yet: %s", error)
+        return 0
+
+
+def space_in_use(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(bytes the main file takes, bytes its pages in use take)."""
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    in_use = conn.execute("PRAGMA page_count").fetchone()[0]
+    in_use -= conn.execute("PRAGMA freelist_count").fetchone()[0]
+    return _file_bytes(conn), in_use * page_size
+
+
+def _file_bytes(conn: sqlite3.Connection) -> int:
+    path = _main_file(conn)
+    return path.stat().st_size if path is not None else 0
+
+
+def _main_file(conn: sqlite3.Connection) -> Path | None:
+    for row in conn.execute("PRAGMA database_list"):
+        if row[1] == "main" and row[2]:
+            return Path(row[2])
+    return None  # an in-memory database
+
+
+def _convert(conn: sqlite3.Connection) -> None:
+    """VACUUM rewrites the file with auto_vacuum=INCREMENTAL (set at connect). It builds the
+    copy in a temporary file, then writes it through the WAL: room for it twice is needed."""
+    path = _main_file(conn)
+    if path is None:
+        return
+    _, in_use = space_in_use(conn)
+    copy = in_use + in_use // 10 + (1 << 20)
+    # The WAL grows by a copy beside the file, the temporary file is one in the temporary folder.
+    folders = (path.parent, Path(tempfile.gettempdir()))
+    needed: dict[int, int] = {}
+    for folder in folders:
+        needed[folder.stat().st_dev] = needed.get(folder.stat().st_dev, 0) + copy
+    for folder in folders:
+        free, wanted = shutil.disk_usage(folder).free, needed[folder.stat().st_dev]
+        if free < wanted:
+            log.warning(
+                "not converting %s to incremental auto-vacuum yet: it needs %d MB free in %s, "
+                "%d MB are; free pages stay in the file until then",
+                path, wanted >> 20, folder, free >> 20,
+            )  # fmt: skip
+            return
+    conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+    started = time.monotonic()
+    conn.execute("VACUUM")
+    log.info(
+        "converted %s to incremental auto-vacuum in %.1f s: %d MB in use",
+        path, time.monotonic() - started, in_use >> 20,
+    )  # fmt: skip

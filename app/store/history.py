@@ -85,6 +85,14 @@ def samples(
     return [dict(r) for r in rows]
 
 
+def carried_to(rows: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
+    """The sampler stores an idle array's sample only when it changes (app/live/idle.py): the
+    last one still holds at `now`, the present tick, so the line goes on to it unbroken."""
+    if rows and rows[-1]["run_id"] is None and rows[-1]["ts"] < now:
+        return [*rows, {**rows[-1], "ts": now}]
+    return rows
+
+
 # Coarsest first: the first level with at least one period per bucket is used.
 _LEVELS = "SELECT period_s FROM sample_rollup_levels ORDER BY period_s DESC"
 

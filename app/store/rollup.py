@@ -9,7 +9,8 @@ def downsample(conn: sqlite3.Connection, older_than: float) -> int:
     """Keep one sample per array per minute from before `older_than`, except in running runs.
 
     The sample_rollup periods that held a deleted sample are rebuilt from what is left, in the
-    same transaction, so the samples endpoint never picks a deleted sample.
+    same transaction, so the samples endpoint never picks a deleted sample. The pages the
+    deleted rows took then go back to the filesystem (issue 27: they stayed in the file).
     """
     deleted = 0
     touched: dict[str, tuple[float, float]] = {}  # array: (first, last) deleted ts
@@ -33,6 +34,7 @@ def downsample(conn: sqlite3.Connection, older_than: float) -> int:
             params = {"array": array, "first": first, "last": last}
             conn.execute(_CLEAR_ROLLUP, params)
             conn.execute(_REBUILD_ROLLUP, params)
+    db.give_back_space(conn)
     return deleted
 
 

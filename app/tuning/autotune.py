@@ -81,6 +81,8 @@ class AutoTuner:
     # ---- each tick
     def on_tick(self, tick: Tick) -> None:
         r = self.running
+        if r is not None and tick.clock_step:
+            r.shift(tick.clock_step)
         if r is None or tick.ts is None or tick.parsed is None:
             return  # nothing running, or a tick that could not read mdstat: wait for the next
         why = someone_else(self.applier.conn, r.ops)

@@ -67,6 +67,12 @@ class OwnIo:
     before: DiskStat | None = None
     latest: tuple[float, DiskStat] | None = None
 
+    def shift(self, delta: float) -> None:
+        if self.since is not None:
+            self.since += delta
+        if self.latest is not None:
+            self.latest = (self.latest[0] + delta, self.latest[1])
+
     def reset(self) -> None:
         self.since, self.before, self.latest = None, None, None
 

@@ -37,6 +37,16 @@ class Running:
     own_kb_s: float | None = None  # the box's own I/O on the array in the last counted step
     remarks: list[str] = field(default_factory=list)  # said with the result
 
+    def shift(self, delta: float) -> None:
+        """The wall clock stepped by `delta` s (issue 32): the step's measurement keeps its
+        monotonic span."""
+        if self.window is not None:
+            self.window.written += delta
+            self.window.points = [(ts + delta, done) for ts, done in self.window.points]
+        if self.held_since is not None:
+            self.held_since += delta
+        self.io.shift(delta)
+
     def step_now(self) -> dict[str, object] | None:
         """The step being measured, as the page shows it; None between the last phase's end and
         the sweep's (a request reads this without the lock the tick holds)."""

@@ -26,6 +26,7 @@ from app.tuning.targets import ArrayFailed, PlanError
 log = logging.getLogger(__name__)
 
 _BACK = "back to the original values"
+DAY_S = 86400.0
 
 
 class ScheduleOverlap(ScheduleError):
@@ -42,6 +43,17 @@ class Schedule:
     applied: float | None
     overridden: float | None
     removed: float | None
+    closed_window: float | None = None  # the start of the last window it closed
+
+    def carried(self, now: float, current: float | None) -> bool:
+        """The wall clock stepped (issue 32) while this schedule held a window: into another window
+        of the same schedule (say a day ahead, or back), which goes on as the one held, or back to
+        less than a day before the held window's start, which is waited for; neither is applied
+        or reverted again. A window the clock jumps past ends, as after a DST change."""
+        held = self.window_start
+        if held is None or current == held:
+            return False
+        return current is not None or 0 < held - now < DAY_S
 
     @property
     def label(self) -> str:
@@ -61,6 +73,7 @@ def _schedule(row: sqlite3.Row) -> Schedule:
         applied=row["applied"],
         overridden=row["overridden"],
         removed=row["removed"],
+        closed_window=row["closed_window"],
     )
 
 
@@ -125,20 +138,29 @@ class Scheduler:
         self.zone_name = zone_name
         self.errors: dict[int, str] = {}  # schedule id -> why its last apply failed
 
-    def on_tick(self, syncing: bool) -> None:
-        """Close windows that ended, then start the current one; the caller holds the lock."""
+    def on_tick(self, syncing: bool, clock_stepped: bool = False) -> None:
+        """Close windows that ended, then start the current one; the caller holds the lock.
+        `clock_stepped`: the wall clock stepped since the last tick (see Schedule.carried)."""
         conn, now = self.applier.conn, self.applier.clock()
         schedules = in_play(conn)
         for schedule in schedules:
             window = self._window(schedule, now)
             current = window[0] if window else None
+            if clock_stepped and schedule.carried(now, current):
+                if current is not None:
+                    with db.write_transaction(conn):
+                        conn.execute(
+                            "UPDATE schedules SET window_start = ? WHERE id = ?",
+                            (current, schedule.id),
+                        )
+                continue
             ended = schedule.window_start is not None and schedule.window_start != current
             if ended and not self._end(schedule):
                 return  # the revert failed: try again next tick, start nothing meanwhile
-        for schedule in schedules:
+        for schedule in in_play(conn):
             window = self._window(schedule, now)
-            if window is None:
-                continue
+            if window is None or window[0] == schedule.closed_window:
+                continue  # no window now, or one closed already (the clock stepped back into it)
             if schedule.window_start != window[0]:
                 with db.write_transaction(conn):
                     conn.execute(
@@ -202,8 +224,8 @@ class Scheduler:
                 return False
         with db.write_transaction(conn):
             conn.execute(
-                "UPDATE schedules SET window_start = NULL, applied = NULL, overridden = NULL "
-                "WHERE id = ?",
+                "UPDATE schedules SET window_start = NULL, applied = NULL, overridden = NULL, "
+                "closed_window = window_start WHERE id = ?",
                 (schedule.id,),
             )
         return True

@@ -109,7 +109,7 @@ class Tuner:
         if self.operation.locked() or not self.lock.acquire(blocking=False):
             return  # an apply or revert runs: the next tick does it
         try:
-            self.scheduler.on_tick(tick.any_running)
+            self.scheduler.on_tick(tick.any_running, tick.clock_step != 0)
             self.autotuner.on_tick(tick)
         finally:
             self.lock.release()

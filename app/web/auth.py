@@ -2,7 +2,8 @@
 
 Reading is open by default (MDBOOST_READ_REQUIRES_LOGIN closes it). Every change needs an admin:
 a session cookie (HttpOnly, SameSite=Strict) plus the session's CSRF token, or an
-`Authorization: Bearer` token. Secrets are stored only as hashes and never logged.
+`Authorization: Bearer` token with the admin scope; a read token (MDBOOST_READ_TOKEN, or one made
+with scope "read") only reads. Secrets are stored only as hashes and never logged.
 """
 
 import base64
@@ -14,6 +15,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import Literal
 
 from app.store import db
 
@@ -150,25 +152,34 @@ def end_every_session(conn: sqlite3.Connection) -> int:
 
 
 # ---- API tokens made in the page
+Scope = Literal["read", "admin"]  # read: GET API, /metrics, the page; admin: everything
+
+
 def create_api_token(
-    conn: sqlite3.Connection, name: str, now: float, parent_id: int | None = None
+    conn: sqlite3.Connection,
+    name: str,
+    now: float,
+    parent_id: int | None = None,
+    scope: Scope = "admin",
 ) -> str:
     """A new token; `parent_id` is the page-made token that made it, revoked with it."""
     token = "mdb_" + secrets.token_urlsafe(32)
     with db.write_transaction(conn):
         conn.execute(
-            "INSERT INTO api_tokens (name, token_hash, created, parent_id) VALUES (?, ?, ?, ?)",
-            (name, token_hash(token), now, parent_id),
+            "INSERT INTO api_tokens (name, token_hash, created, parent_id, scope)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (name, token_hash(token), now, parent_id, scope),
         )
     return token
 
 
-def api_token_id(conn: sqlite3.Connection, token: str) -> int | None:
-    """The id of an active page-made token, or None."""
+def api_token(conn: sqlite3.Connection, token: str) -> tuple[int, Scope] | None:
+    """The id and scope of an active page-made token, or None."""
     row = conn.execute(
-        "SELECT id FROM api_tokens WHERE token_hash = ? AND revoked IS NULL", (token_hash(token),)
+        "SELECT id, scope FROM api_tokens WHERE token_hash = ? AND revoked IS NULL",
+        (token_hash(token),),
     ).fetchone()
-    return int(row[0]) if row else None
+    return (int(row[0]), "read" if row[1] == "read" else "admin") if row else None
 
 
 def revoke_api_token(conn: sqlite3.Connection, token_id: int, now: float) -> bool:
@@ -191,7 +202,7 @@ def revoke_api_token(conn: sqlite3.Connection, token_id: int, now: float) -> boo
 
 def list_api_tokens(conn: sqlite3.Connection) -> list[dict[str, object]]:
     rows = conn.execute(
-        "SELECT id, name, created, revoked, parent_id FROM api_tokens ORDER BY id DESC"
+        "SELECT id, name, scope, created, revoked, parent_id FROM api_tokens ORDER BY id DESC"
     ).fetchall()
     return [dict(r) for r in rows]
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.forecast import boost as boost_model
-from app.forecast.physics import grow_knee
+from app.forecast.physics import AT_MAX, KNEE_SPEEDUP, KNEE_SPEEDUP_RANGE, grow_knee
 from app.live.arrays import role_of
 from app.live.snapshot import BoxNow
 from app.planner import layout, paces, timing
@@ -51,43 +51,58 @@ def make_plan(box: BoxNow, conn: sqlite3.Connection, request: Request, now: floa
     return plan_change(pool, wanted, history(box, conn, pool, now), now)
 
 
-def history(box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float) -> paces.History:
+def history(
+    box: BoxNow,
+    conn: sqlite3.Connection,
+    pool: layout.Pool,
+    now: float,
+    before: float = plan_history.ALWAYS,
+    limit: float | None = None,
+) -> paces.History:
     """What the plan rests on: the pool's last sync, its last grow around the knee, boost's
-    measured effect (else the forecast's model of it), and md's max limit now."""
+    measured effect (else the forecast's model of it), and md's max limit (now, unless given);
+    only what was known `before` a moment when given."""
     arrays = [t.array for t in pool.tiers]
-    before, after = _grow(box, conn, pool, now)
-    boost_sync, boost_grow = _boosts(conn, arrays)
+    grow_before, grow_after = _grow(box, conn, pool, now, before)
+    boost_sync, boost_grow = _boosts(conn, arrays, before)
     state = box.array(arrays[0])
-    limit = state.speed_max.kb_s if state is not None and state.speed_max else None
+    if limit is None and state is not None and state.speed_max:
+        limit = state.speed_max.kb_s
     return paces.History(
-        sync=_sync(conn, arrays),
-        grow_before=before,
-        grow_after=after,
+        sync=_sync(conn, arrays, before),
+        grow_before=grow_before,
+        grow_after=grow_after,
         boost_sync=boost_sync,
         boost_grow=boost_grow,
+        knee_speedup=(KNEE_SPEEDUP, *KNEE_SPEEDUP_RANGE),
         speed_max_kib_s=limit or box.speed_limit_max_kb_s,
         # boost's max (presets/boost.toml: 2,000,000 KiB/s) is above what any disk does
         boost_max_kib_s=None,
     )
 
 
-def _sync(conn: sqlite3.Connection, arrays: list[str]) -> paces.Measured | None:
-    run = plan_history.last_sync(conn, arrays)
+def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.Measured | None:
+    run = plan_history.last_sync(conn, arrays, before)
     if run is None:
         return None
     kib_s = run["total_blocks"] / (run["finished"] - run["started"])
+    limit = run["speed_max_kb_s"]
     return paces.Measured(
-        kib_s, f"the {run['action']} of {run['array']}", run["finished"], run["total_blocks"]
+        kib_s,
+        f"the {run['action']} of {run['array']}",
+        run["finished"],
+        run["total_blocks"],
+        held_by_max=limit is not None and kib_s >= AT_MAX * limit,
     )
 
 
 def _grow(
-    box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float
+    box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float, before: float
 ) -> tuple[paces.Measured | None, paces.Measured | None]:
     """The newest grow's pace before its knee and after it (the part it has run so far), per
     member: its progress share times the member's size (md counts a reshape per device; the
     simulator counts the old array's data)."""
-    run = plan_history.last_grow(conn, [t.array for t in pool.tiers])
+    run = plan_history.last_grow(conn, [t.array for t in pool.tiers], before)
     if run is None:
         return None, None
     member = next(t.member_kib for t in pool.tiers if t.array == run["array"])
@@ -98,12 +113,14 @@ def _grow(
     if knee is None or first is None or last is None:
         return None, None
     total, what = run["total_blocks"], f"the grow of {run['array']}"
+    if run["finished"] is None:
+        what += " (running)"
     when = run["finished"] or now
     at_knee = plan_history.progress_at(conn, run["id"], knee * total)
     end = at_knee or last
-    before = _pace(first, end, scale, what, when)
-    after = _pace(at_knee, last, scale, what, when) if at_knee is not None else None
-    return before, after
+    head = _pace(first, end, scale, what, when)
+    tail = _pace(at_knee, last, scale, what, when) if at_knee is not None else None
+    return head, tail
 
 
 def _pace(
@@ -127,7 +144,9 @@ def _knee(box: BoxNow, run: dict[str, Any]) -> float | None:
     return grow_knee(state.array.level, raid_disks)
 
 
-def _boosts(conn: sqlite3.Connection, arrays: list[str]) -> tuple[paces.Boost, paces.Boost]:
+def _boosts(
+    conn: sqlite3.Connection, arrays: list[str], before: float
+) -> tuple[paces.Boost, paces.Boost]:
     """Boost's effect on a sync and on a grow: the newest measured here, else the model's."""
     sync = paces.History().boost_sync
     low, high = boost_model.MODEL_BOOST_RANGE
@@ -140,7 +159,7 @@ def _boosts(conn: sqlite3.Connection, arrays: list[str]) -> tuple[paces.Boost, p
     )
     spread = 1 + boost_model.MEASURED_BOOST_SPREAD
     found_sync = found_grow = False
-    for row in plan_history.boost_ratios(conn, arrays):
+    for row in plan_history.boost_ratios(conn, arrays, before):
         ratio = row["ratio"]
         measured = paces.Boost(
             ratio, ratio / spread, ratio * spread, "measured", f"measured on {row['array']}"

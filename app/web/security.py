@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
+from pydantic import SecretStr
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.web import auth
@@ -130,6 +131,7 @@ class Principal:
     how: str  # token | session | demo | open
     csrf: str | None = None  # the session's CSRF token, for pages to embed
     token_id: int | None = None  # the page-made API token used, if any
+    scope: auth.Scope = "admin"  # a read token may only read (issue 26)
 
 
 def password_configured(request: Request, conn: DbDep) -> bool:
@@ -148,18 +150,24 @@ def login_session(request: Request, conn: DbDep) -> auth.LoginSession | None:
     return session
 
 
-async def _admin(request: Request, conn: DbDep) -> Principal | None:
-    """The admin behind this request, or None. Raises 401/403 for a wrong token or CSRF."""
+def _env_token(secret: SecretStr | None, given: str) -> bool:
+    return secret is not None and auth.same_secret(given, secret.get_secret_value())
+
+
+async def _signed_in(request: Request, conn: DbDep) -> Principal | None:
+    """Who is behind this request (an admin, or a read token), or None. Raises 401/403 for a
+    wrong token or CSRF."""
     settings = request.app.state.settings
     header = request.headers.get("authorization", "")
     if header[:7].lower() == "bearer ":
         token = header[7:].strip()
-        configured = settings.api_token.get_secret_value() if settings.api_token else None
-        if configured and auth.same_secret(token, configured):
+        if _env_token(settings.api_token, token):
             return Principal("token")
-        token_id = auth.api_token_id(conn, token)
-        if token_id is not None:
-            return Principal("token", token_id=token_id)
+        if _env_token(settings.read_token, token):
+            return Principal("token", scope="read")
+        found = auth.api_token(conn, token)
+        if found is not None:
+            return Principal("token", token_id=found[0], scope=found[1])
         raise HTTPException(401, detail="invalid API token")
     session = login_session(request, conn)
     if session is not None:
@@ -175,8 +183,8 @@ async def _admin(request: Request, conn: DbDep) -> Principal | None:
     return None
 
 
-async def require_admin(request: Request, conn: DbDep) -> Principal:
-    principal = await _admin(request, conn)
+async def _require_signed_in(request: Request, conn: DbDep) -> Principal:
+    principal = await _signed_in(request, conn)
     if principal is None:
         raise HTTPException(
             401,
@@ -186,10 +194,17 @@ async def require_admin(request: Request, conn: DbDep) -> Principal:
     return principal
 
 
+async def require_admin(request: Request, conn: DbDep) -> Principal:
+    principal = await _require_signed_in(request, conn)
+    if principal.scope != "admin":
+        raise HTTPException(403, detail="this token may only read: changes need an admin token")
+    return principal
+
+
 async def require_reader(request: Request, conn: DbDep) -> Principal:
     if not request.app.state.settings.read_requires_login:
         return Principal("open")
-    return await require_admin(request, conn)
+    return await _require_signed_in(request, conn)
 
 
 AdminDep = Annotated[Principal, Depends(require_admin)]

@@ -254,6 +254,13 @@ class Recorder:
             first = False
             if self.finished.wait(gap):
                 return
+            if (
+                "until_frac" in cfg
+                and self.last
+                and self.last[1] >= cfg["until_frac"] * self.last[2]
+            ):
+                log(f"bursts end: past {cfg['until_frac']:.0%} of the run")
+                return
             length = rng.uniform(*cfg["length"])
             kind = rng.choice(cfg["kinds"])
             if kind == "read_md":

@@ -304,6 +304,18 @@ def test_a_grow_held_by_its_max_gets_no_knee_speed_up() -> None:
     assert left_s(fc) == pytest.approx((TOTAL - 2000 * 1000) / 1000, rel=0.01)
 
 
+def test_the_range_of_a_held_grow_holds_an_overshoot_past_the_knee() -> None:
+    """With a stripe cache of 16384 a grow held by its max ran at 1.43x of it past the knee
+    (real kernel 6.1): the ETA stays at the max, the range reaches that early finish."""
+    knee = 2 / 3
+    run = RunProgress(knee)
+    feed(run, steady(2000, 1000), Limits(1_000, 1_000, 16_384))
+    fc = run.forecast()
+    assert fc.low is not None and fc.as_of is not None
+    early = (knee * TOTAL - 2000 * 1000) / 1000 + (1 - knee) * TOTAL / 1430
+    assert fc.low - fc.as_of <= early < left_s(fc)
+
+
 def test_the_knee_speed_up_is_capped_by_the_max() -> None:
     knee = 2 / 3
     limits = Limits(1_000, 2_000, 256)  # 1000/s is disk-bound, but 4x would pass the max

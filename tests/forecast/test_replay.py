@@ -117,3 +117,38 @@ def test_backtest_on_the_held_out_batch_recorded_after_the_model_was_frozen() ->
     assert batch["coverage"] >= 0.80, batch
     for steady in ("steady runs", "limit-bound runs"):
         assert figures[steady]["mdboost_median"] <= figures[steady]["kernel_median"], steady
+
+
+def backtest_json(*args: str) -> dict[str, dict[str, float]]:
+    result = subprocess.run(
+        [sys.executable, "scripts/backtest_forecast.py", "--json", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PROJECT_ROOT,
+    )
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def held_out_b() -> list[str]:
+    return [str(p) for p in sorted((PROJECT_ROOT / "tests/fixtures/runs").glob("real5s-b-*.csv"))]
+
+
+@pytest.mark.parametrize("step", [1, 2, 6])
+def test_the_range_holds_on_the_held_out_batch_sampled_every_5_10_and_30_s(step: int) -> None:
+    """Issue 30: coverage >= 80 % whatever the sampling (at 30 s the old model held 71 %: six
+    samples before a number left short runs without a range for half their life)."""
+    batch = backtest_json("--step", str(step), *held_out_b())["real5s-b runs"]
+    assert batch["coverage"] >= 0.80, batch
+    assert batch["mdboost_median"] * 2 <= batch["kernel_median"], batch
+
+
+def test_md_s_staircase_does_not_swing_the_forecast() -> None:
+    """Issue 30: replayed as md shows a sync held low (the position moves once every 16 s), the
+    held-out batch keeps its bar, and runs held by their max stay ahead of finish= (the old
+    model's error doubled on them: 5.1 % against finish='s 4.2 %)."""
+    figures = backtest_json("--staircase", "16", *held_out_b())
+    batch, limit = figures["real5s-b runs"], figures["limit-bound runs"]
+    assert batch["mdboost_median"] * 2 <= batch["kernel_median"], batch
+    assert batch["coverage"] >= 0.80, batch
+    assert limit["mdboost_median"] < limit["kernel_median"], limit

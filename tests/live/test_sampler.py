@@ -291,3 +291,74 @@ def test_md_says_whether_a_resync_or_reshape_finished(tree, conn):
         s.sample_once()
         clock.now += 5
         assert runs(conn)[-1] == ("md2", action, outcome)
+
+
+def stored(conn: sqlite3.Connection, array: str) -> list[float]:
+    rows = conn.execute("SELECT ts FROM samples WHERE array = ? ORDER BY ts", (array,))
+    return [r[0] for r in rows]
+
+
+def test_an_idle_array_stores_only_what_changes_and_an_hourly_heartbeat(tree, conn):
+    """Issue 27: a row a minute of "nothing happened" was ~150 MB a year for three arrays."""
+    clock = ManualClock()
+    s = make_sampler(tree, conn, clock)
+    idle(tree)
+    start = clock.now
+    for minute in range(181):  # three hours at the idle 60 s
+        clock.now = start + minute * 60
+        if minute == 30:
+            tree.md("md2", stripe_cache_size="4096")  # a knob
+        if minute == 50:
+            tree.md("md2", stripe_cache_size="4096", mismatch_cnt="128")  # a check's result
+        if minute == 70:
+            tree.mdstat(mdstat_text(raid5(status="UUU_"), raid1()))  # a member gone
+        assert s.sample_once().written == 2
+    hours = [start + 3600 * h for h in range(4)]
+    assert stored(conn, "md0") == hours
+    minutes = [0, 30, 50, 70, 130]  # then the heartbeat an hour after the last change
+    assert stored(conn, "md2") == [start + 60 * m for m in minutes]
+    row = conn.execute("SELECT * FROM samples WHERE array='md2' ORDER BY ts DESC").fetchone()
+    assert (row["stripe_cache_size"], row["mismatch_cnt"], row["status"]) == (4096, 128, "UUU_")
+
+
+def test_every_sample_of_a_run_is_stored_and_the_first_idle_one_after_it(tree, conn):
+    clock = ManualClock()
+    s = make_sampler(tree, conn, clock)
+    idle(tree)
+    s.sample_once()
+    for done in range(1000, 1010):
+        clock.now += 5
+        reshaping(tree, done)
+        s.sample_once()
+    for _ in range(3):
+        clock.now += 60
+        idle(tree)
+        s.sample_once()
+    md2 = conn.execute("SELECT run_id, done_blocks FROM samples WHERE array='md2' ORDER BY ts")
+    assert [tuple(r) for r in md2] == [
+        (None, None),
+        *((1, d) for d in range(1000, 1010)),
+        (None, None),
+    ]
+
+
+def test_an_idle_sample_that_could_not_be_written_is_stored_when_the_disk_has_room(tree, conn):
+    clock = ManualClock()
+    s = make_sampler(tree, conn, clock)
+    idle(tree)
+    s.sample_once()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLITE_FULL from now on
+    errors = []
+    for _ in range(100):  # until the change no longer fits in the file's free pages
+        clock.now += 60
+        tree.md("md2", stripe_cache_size=str(4096 + len(errors)))
+        errors.append(s.sample_once().error)
+        if errors[-1] is not None:
+            break
+    assert errors[-1] is not None and "full" in errors[-1]
+    conn.execute("PRAGMA max_page_count = 1073741823")
+    clock.now += 60
+    assert s.sample_once().error is None
+    caches = [r[0] for r in conn.execute("SELECT stripe_cache_size FROM samples WHERE array='md2'")]
+    assert caches == [256, *range(4096, 4096 + len(errors))]

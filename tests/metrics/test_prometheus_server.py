@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from tests import PROJECT_ROOT
+from tests.kernel_tree import KernelTree
 from tests.metrics.conftest import PrometheusTools
-from tests.server import Server, free_port, wait_for
+from tests.server import Server, free_port, tree_server, wait_for
 
 CONTRIB = PROJECT_ROOT / "contrib"
 ALERTS = CONTRIB / "prometheus" / "mdboost-alerts.yml"
@@ -24,12 +25,13 @@ DASHBOARD = CONTRIB / "grafana" / "mdboost-fleet.json"
 
 
 class Prometheus:
-    def __init__(self, binary: str, work: Path, target: str) -> None:
+    def __init__(self, binary: str, work: Path, target: str, config_text: str = "") -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         config = work / "prometheus.yml"
         config.write_text(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+            config_text
+            or "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
             f"rule_files: [{json.dumps(str(ALERTS))}]\n"
             "scrape_configs:\n  - job_name: mdboost\n"
             f"    static_configs: [{{targets: [{json.dumps(target)}]}}]\n"
@@ -131,3 +133,41 @@ def test_prometheus_scrapes_the_reshape_forecast_and_node_series(scraped: Promet
     exprs = [t["expr"].replace("$instance", ".*") for p in panels for t in p["targets"]]
     answered = {e: scraped.query(e) for e in exprs}
     assert answered[exprs[0]] and all(isinstance(r, list) for r in answered.values())
+
+
+def contrib_job_with_its_token(target: str, token_file: Path) -> str:
+    """contrib's scrape example as a user enables it: the authorization lines uncommented, the
+    token file and the target theirs, a 1 s interval so the test need not wait 30 s."""
+    text = (CONTRIB / "prometheus" / "prometheus.yml").read_text()
+    assert "credentials_file: /etc/prometheus/mdboost-read-token" in text
+    text = text.replace("    # authorization:", "    authorization:")
+    text = text.replace(
+        "    #   credentials_file: /etc/prometheus/mdboost-read-token",
+        "      credentials_file: " + json.dumps(str(token_file)),
+    )
+    text = text.replace('["nas1.lan:8080", "nas2.lan:8080"]', f"[{json.dumps(target)}]")
+    text = text.replace("scrape_interval: 30s", "scrape_interval: 1s")
+    return text.replace("  - mdboost-alerts.yml", f"  - {json.dumps(str(ALERTS))}")
+
+
+def test_the_contrib_scrape_job_reads_with_a_read_token_that_cannot_boost(
+    prometheus_tools: PrometheusTools, box: KernelTree, tmp_path: Path
+):
+    read_token = "read-only-token-for-prometheus"
+    token_file = tmp_path / "mdboost-read-token"
+    token_file.write_text(read_token + "\n")
+    env = {"MDBOOST_READ_REQUIRES_LOGIN": "true", "MDBOOST_READ_TOKEN": read_token}
+    with tree_server(box, tmp_path, **env) as server:
+        config = contrib_job_with_its_token(f"127.0.0.1:{server.port}", token_file)
+        prometheus = Prometheus(prometheus_tools.prometheus, tmp_path, "", config)
+        try:
+            scraped = 'mdboost_md_sync_action{job="mdboost",device="md2",action="reshape"} == 1'
+            wait_for(lambda: prometheus.query(scraped), 60, "a scrape with the read token")
+        finally:
+            prometheus.stop()
+        # The token the scrape sends in clear every 30 s changes nothing.
+        before = box.snapshot()
+        read = {"Authorization": f"Bearer {read_token}"}
+        assert server.request("POST", "/api/boost", {"on": True}, read)[0] == 403
+        assert server.request("POST", "/api/tokens", {"name": "x"}, read)[0] == 403
+        assert box.snapshot() == before

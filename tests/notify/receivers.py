@@ -26,13 +26,15 @@ class Request:
 
 
 class HttpReceiver:
-    """Records requests on 127.0.0.1:<port>; `status` is what it answers (503: "down");
-    stop() closes the port and start() opens the same port again."""
+    """Records requests on 127.0.0.1:<port>; `status` is what it answers (503: "down"; a 3xx
+    sends `location`, and such requests are recorded too); stop() closes the port and start()
+    opens the same port again."""
 
     def __init__(self) -> None:
         self.port = free_port()
         self.requests: list[Request] = []
         self.status = 200
+        self.location = ""
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
 
@@ -50,12 +52,16 @@ class HttpReceiver:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 with receiver.lock:
                     status = receiver.status
-                    if status < 300:
-                        receiver.requests.append(Request("POST", self.path, headers, body))
+                    if status < 400:
+                        receiver.requests.append(Request(self.command, self.path, headers, body))
                 self.send_response(status)
+                if 300 <= status < 400:
+                    self.send_header("location", receiver.location)
                 self.send_header("content-type", "application/json")
                 self.end_headers()
                 self.wfile.write(b'{"id": "x"}')
+
+            do_GET = do_PUT = do_POST  # a followed redirect may arrive as any of these
 
             def log_message(self, *args: object) -> None:
                 pass

@@ -142,3 +142,32 @@ def test_urls_are_checked_and_masked():
         "failed for gotify://h/TokenXYZ: TokenXYZ refused", "gotify://h/TokenXYZ"
     )
     assert "TokenXYZ" not in redacted
+
+
+def test_a_secret_is_masked_in_every_form_an_error_can_show_it():
+    url = "ntfy+http://us%65r_q9:pa%73s_q9@host/topic_q9?token=tk_q9%2Bx%0d%0ay"
+    shown = [
+        "tk_q9+x\r\ny",  # percent-decoded
+        "tk_q9%2Bx%0d%0ay",  # as written
+        repr(b"Bearer tk_q9+x\r\ny"),  # http.client's "Invalid header value b'...'"
+        repr("tk_q9+x\r\ny"),  # a str in an exception's repr
+        "tk_q9 x\r\ny",  # decoded as a form value (+ is a space)
+        "user_q9",  # the user name decoded
+        "pass_q9",  # the password decoded
+        base64.b64encode(b"user_q9:pass_q9").decode(),  # as a Basic credential
+    ]
+    for text in shown:
+        masked = destinations.redact(f"ValueError: Invalid header value {text}", url)
+        assert "q9" not in masked, (text, masked)
+
+
+def test_a_url_whose_secrets_hold_control_characters_is_refused():
+    for url in (
+        "ntfy://host/topic?token=tk%0d%0aX-Evil:%20yes",
+        "ntfy://:tk%0a@host/topic",
+        "smtp://me:pw%00@mail.example/?to=a@b.example",
+        "https://host/hook%7f",
+    ):
+        with pytest.raises(destinations.BadDestination, match="control characters") as refused:
+            destinations.parse(url)
+        assert "tk" not in str(refused.value)

@@ -49,7 +49,7 @@ def test_a_grow_uses_the_last_grow_before_and_after_its_knee():
     # Without a past grow: the check's pace scaled by the physics, and it says so.
     head, tail = grow_paces(History(sync=CHECK), DISK, NOW)
     assert head.source == "physics" and "of the disks' sync pace before the knee" in head.why
-    assert head.kib_s < tail.kib_s < CHECK.kib_s
+    assert head.kib_s < tail.kib_s <= CHECK.kib_s
 
 
 def test_md_never_goes_past_its_max_limit():
@@ -69,3 +69,22 @@ def test_a_measured_boost_and_the_history_drive_the_plan():
     assert boosted.boost_why == "measured on md2"
     assert slow.total is not None and fast.boosted_total is not None
     assert fast.boosted_total.seconds < slow.total.seconds
+
+
+def test_a_grow_seen_only_before_its_knee_speeds_up_past_it():
+    before = Measured(20_000.0, "the grow of md2", NOW, DISK // 10)
+    history = History(sync=CHECK, grow_before=before, knee_speedup=(5.0, 2.0, 12.0))
+    head, tail = grow_paces(history, DISK, NOW)
+    assert head.source == "measured" and tail.source == "physics"
+    assert tail.kib_s == 100_000.0
+    assert tail.why.startswith("x5 the pace before it (md only writes past the knee)")
+    assert tail.low_kib_s == pytest.approx(head.low_kib_s * 2)
+
+
+def test_a_sync_held_by_its_max_limit_is_a_floor_not_the_disks_pace():
+    held = Measured(5_000.0, "the check of md2", NOW, DISK, held_by_max=True)
+    pace = sync_pace(History(sync=held), DISK, NOW)
+    assert pace.source == "assumed" and pace.kib_s > held.kib_s
+    assert "ran at its max speed limit (5 MB/s), so the disks can do more" in pace.why
+    fast = Measured(900_000.0, "the check of md2", NOW, DISK, held_by_max=True)
+    assert sync_pace(History(sync=fast), DISK, NOW).kib_s == 900_000.0

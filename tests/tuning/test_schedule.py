@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from fastapi.testclient import TestClient
 
+from app.clock import Timeline
 from app.config import Settings
 from app.live.sampler import Sampler
 from app.live.tick import Tick
@@ -175,6 +176,54 @@ def test_a_restart_in_the_window_does_not_apply_twice_and_one_after_it_reverts(b
     assert nas.boosted()
     nas.tick("2026-06-11 09:00")
     assert nas.at_originals()
+
+
+class SteppingBox(Box):
+    """A Box whose wall clock NTP steps while the monotonic clock runs on (issue 32)."""
+
+    def __init__(self, tree: KernelTree, tmp_path: Path, start: str) -> None:
+        self.wall, self.mono = at(start), 0.0
+        self.timeline = Timeline(lambda: self.wall, lambda: self.mono)
+        super().__init__(tree, tmp_path, start)
+
+    def restart(self) -> None:
+        self.tuner = make_tuner(self.tree, self.tmp_path, self.timeline, tz="Europe/Berlin")
+        self.sampler = Sampler(self.tuner.host, self.tuner.conn, self.timeline)
+
+    def run(self, seconds: float, step: float = 0.0) -> Tick:
+        self.wall += seconds + step
+        self.mono += seconds
+        return self.tick()
+
+    def sessions(self) -> list[tuple[str, str | None]]:
+        rows = self.tuner.conn.execute("SELECT preset, end_reason FROM tuning_sessions ORDER BY id")
+        return [(r["preset"], r["end_reason"]) for r in rows]
+
+
+def test_steps_of_the_clock_never_apply_or_revert_one_window_twice(box, tmp_path):
+    nas = SteppingBox(box, tmp_path, "2026-06-11 00:59")
+    schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
+    nas.run(60)
+    assert nas.boosted()
+    nas.run(1800)  # 01:31
+    assert nas.run(5, step=-3600).clock_step == -3600  # 00:31: before the window it holds
+    nas.run(1800)  # 01:01 again
+    assert nas.boosted() and nas.sessions() == [("boost", None)]
+    nas.run(5, step=86400)  # 01:01 the next day: that night's window goes on as this one
+    nas.run(5, step=-86400)  # and back
+    assert nas.boosted() and nas.sessions() == [("boost", None)]
+    nas.run(at("2026-06-11 07:00") - nas.wall)
+    assert nas.at_originals()
+    nas.run(5, step=-3600)  # 06:00: back into the window it closed
+    nas.restart()
+    nas.run(60)
+    assert nas.at_originals()
+    ended = "schedule boost 01:00–07:00: the window ended"
+    assert nas.sessions() == [("boost", ended)]
+    nas.run(5, step=86400 + 3600)  # 07:02 the next day: that night's window was jumped past,
+    assert nas.sessions() == [("boost", ended)]  # as a DST change skips: nothing to do
+    nas.run(at("2026-06-13 01:00") - nas.wall)
+    assert nas.boosted()  # the next night is the schedule's again
 
 
 def test_a_revert_by_hand_still_wins_after_a_restart(box, tmp_path):

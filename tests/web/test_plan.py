@@ -20,6 +20,7 @@ from tests.server import wait_for
 
 DAY = 86400.0
 MD2_MEMBER = 2915894784 // 3  # KiB in each of md2's four partitions
+MD3_MEMBER = 976261120  # ... and of md3's two
 CHECK_S = 7200.0  # the check of md2 took two hours: 135 MB/s a disk
 GROW_BEFORE_S, GROW_AFTER_S = 40_000.0, 3_000.0  # md2's last grow, before and after its knee
 
@@ -47,6 +48,13 @@ def seed_history(path: Path, now: float) -> None:
             "VALUES (?, 'md2', 2, 'reshape', ?, ?)",
             (ts, done, MD2_MEMBER),
         )
+    # md3's recovery two days ago, after the check: 10 % slower than the check's pace says.
+    rebuilt = now - 2 * DAY
+    conn.execute(
+        "INSERT INTO runs (id, array, action, started, finished, outcome, total_blocks) "
+        "VALUES (3, 'md3', 'recovery', ?, ?, 'completed', ?)",
+        (rebuilt, rebuilt + MD3_MEMBER / (MD2_MEMBER / CHECK_S) * 1.1, MD3_MEMBER),
+    )
     conn.execute(
         "INSERT INTO tuning_sessions (id, started, preset) VALUES (1, ?, 'boost')", (start,)
     )
@@ -105,15 +113,16 @@ def test_a_plan_rests_on_this_boxs_history(planner: TestClient):
     assert "with boost;" in body.summary and "→" in body.summary
 
 
-def test_a_rebuild_goes_at_the_last_checks_pace(planner: TestClient):
+def test_a_rebuild_goes_at_the_newest_syncs_pace(planner: TestClient):
+    """The newest sync is md3's recovery, 10 % slower a disk than the check before it."""
     response = planner.post(
         "/api/plan", json={"change": "replace", "disk_bytes": 2 * 10**12, "member": "sdc6"}
     )
     body = PlanBody.model_validate(response.json())
     assert [(s.array, s.action) for s in body.steps] == [("md2", "rebuild"), ("md3", "rebuild")]
     md2 = body.steps[0]
-    assert md2.source == "measured" and "from the check of md2 on" in md2.why
-    assert md2.duration.seconds == pytest.approx(CHECK_S, rel=0.01)
+    assert md2.source == "measured" and "from the recovery of md3 on" in md2.why
+    assert md2.duration.seconds == pytest.approx(CHECK_S * 1.1, rel=0.01)
     assert body.member == "sdc"
 
 
@@ -178,3 +187,14 @@ def test_the_page_section_plans_from_a_form(planner: TestClient):
     refused = planner.get("/ui/plan?change=replace&disk_tb=2&member=sdq")
     assert "not a disk of the SHR-1 pool" in refused.text
     assert planner.get("/ui/plan?change=add&disk_tb=-3").status_code == 422
+
+
+def test_a_runs_page_shows_the_plan_beside_what_happened(planner: TestClient):
+    """md3's recovery, planned from the check before it, took 10 % longer: the plan was 9 % short.
+    md2's grow came before any check: its plan rested on assumptions, and says so."""
+    page = planner.get("/runs/3").text
+    assert "Planned before it began (from this box's history then): about 2 h 00 min" in page
+    assert "measured" in page and "the plan was -9 % off" in page
+    grow = planner.get("/runs/2").text
+    assert "Planned before it began" in grow and "assumed" in grow
+    assert "Planned before it began" not in planner.get("/runs/1").text  # a check is not planned

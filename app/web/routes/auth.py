@@ -164,8 +164,9 @@ def account_new_token(
     clock: ClockDep,
     admin: AdminDep,
     name: Annotated[str, Form(min_length=1, max_length=60)],
+    scope: Annotated[auth.Scope, Form()] = "read",
 ) -> Response:
-    token = auth.create_api_token(conn, name, clock(), admin.token_id)
+    token = auth.create_api_token(conn, name, clock(), admin.token_id, scope)
     return render_account(request, conn, admin, new_token=token)
 
 
@@ -181,6 +182,8 @@ class NewToken(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=60)
+    # read: GET API, /metrics and the page only (for Prometheus); admin: every change too.
+    scope: auth.Scope = "admin"
 
 
 @router.get("/api/tokens", responses=documents(Tokens))
@@ -192,8 +195,8 @@ def list_tokens(conn: DbDep, admin: AdminDep) -> dict[str, Any]:
 def create_token(body: NewToken, conn: DbDep, clock: ClockDep, admin: AdminDep) -> dict[str, Any]:
     """Create an API token; it is shown only in this answer (only its hash is kept). A token
     made with another page-made token is revoked with it."""
-    token = auth.create_api_token(conn, body.name, clock(), admin.token_id)
-    return {"name": body.name, "token": token}
+    token = auth.create_api_token(conn, body.name, clock(), admin.token_id, body.scope)
+    return {"name": body.name, "scope": body.scope, "token": token}
 
 
 @router.delete("/api/tokens/{token_id}")

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.live.snapshot import BoxNow
-from app.web import planning, security, views
+from app.web import plan_kept, planning, security, views
 from app.web.deps import BoxDep, ClockDep, DbDep, RowId, TunerDep
 from app.web.errors import call_tuning, message_of
 from app.web.headline import headline
@@ -106,6 +106,7 @@ def past_run(
     found = views.past_run(conn, run_id, summaries)
     if found is None:
         raise HTTPException(status_code=404, detail=f"no run {run_id}")
+    found["plan"] = plan_kept.beside(box, conn, found["run"])
     return render_page(request, "run.html", found)
 
 

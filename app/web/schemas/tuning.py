@@ -116,6 +116,7 @@ class Schedules(Body):
 class Token(Body):
     id: int
     name: str
+    scope: str  # read: GET API, /metrics and the page only; admin: every change too
     created: float
     revoked: float | None
     parent_id: int | None  # the page-made token that made it

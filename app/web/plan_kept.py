@@ -1,0 +1,47 @@
+"""Does a plan keep its word (issue 31)? Beside a rebuild or grow that happened, what the planner
+would have said just before it began, from only the history known then, and its error."""
+
+import sqlite3
+from dataclasses import replace
+from typing import Any
+
+from app.live.snapshot import BoxNow
+from app.planner import layout, timing
+from app.store import plan_history
+from app.web import planning
+
+PLANNED_ACTIONS = ("reshape", "recovery")
+
+
+def beside(box: BoxNow, conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any] | None:
+    """The plan for `run` made from what was known before it started, and how it compares: the
+    error is (planned - real) / real once the run completed. None for other runs, or when the
+    array is no longer a data array of a pool mdboost can plan."""
+    if run["action"] not in PLANNED_ACTIONS:
+        return None
+    pool = next((p for p in planning.pools(box) if run["array"] in _arrays(p)), None)
+    if pool is None:
+        return None
+    tier = next(t for t in pool.tiers if t.array == run["array"])
+    started = run["started"]
+    history = planning.history(
+        box, conn, pool, started, before=started, limit=plan_history.first_limit(conn, run["id"])
+    )
+    if run["action"] == "recovery":
+        step = timing.rebuild(tier, history, started)
+    else:  # the grow that gave the array its last member (DSM adds one disk at a time)
+        step = timing.grow(replace(tier, disks=tier.disks[:-1]), tier.level, history, started)
+    real = run["finished"] - started if run["outcome"] == "completed" else None
+    planned = step.duration
+    return {
+        "planned": {"seconds": planned.seconds, "low_s": planned.low, "high_s": planned.high},
+        "source": step.source,
+        "why": step.why,
+        "real_s": real,
+        "error": (planned.seconds - real) / real if real else None,
+        "within_range": planned.low <= real <= planned.high if real else None,
+    }
+
+
+def _arrays(pool: layout.Pool) -> list[str]:
+    return [t.array for t in pool.tiers]
