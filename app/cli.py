@@ -4,9 +4,12 @@ import argparse
 import json
 import logging.config
 import os
+import secrets
 import sys
 import tempfile
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from app.config import Settings
 from app.forecast import replay
@@ -21,10 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="serve the real arrays of this machine")
-    _add_listen_args(serve)
+    _add_listen_args(serve, "0.0.0.0")
 
     demo = commands.add_parser("demo", help="serve a simulated Synology box with a reshape")
-    _add_listen_args(demo)
+    # This machine only, unless asked: its boost is open to anyone who reaches it (issue 26).
+    _add_listen_args(demo, "127.0.0.1")
     demo.add_argument("--speedup", type=float, default=1.0, help="simulated seconds per second")
     demo.add_argument(
         "--state-dir", type=Path, help="keep the simulated tree here (default: a new temp dir)"
@@ -47,13 +51,25 @@ def main(argv: list[str] | None = None) -> int:
         # `mdboost parse | head` closed the pipe: not an error (Python docs, "Note on SIGPIPE").
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    if args.command == "demo":
-        return _demo(args)
-    return _serve(Settings(), args.host, args.port)
+    try:
+        if args.command == "demo":
+            return _demo(args)
+        return _serve(Settings(), args.host, args.port)
+    except ValidationError as error:
+        _print_bad_settings(error)
+        return 2
 
 
-def _add_listen_args(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--host", default="0.0.0.0", help="address to listen on")
+def _print_bad_settings(error: ValidationError) -> None:
+    """Each bad MDBOOST_* setting with what is wrong, never its value (it may be a secret)."""
+    for problem in error.errors(include_input=False, include_url=False):
+        name = "MDBOOST_" + "_".join(str(part) for part in problem["loc"]).upper()
+        message = problem["msg"].removeprefix("Value error, ")
+        print(f"mdboost: cannot start: {name}: {message}", file=sys.stderr)
+
+
+def _add_listen_args(command: argparse.ArgumentParser, host: str) -> None:
+    command.add_argument("--host", default=host, help=f"address to listen on (default {host})")
     command.add_argument("--port", type=int, default=8080)
 
 
@@ -105,6 +121,17 @@ def _demo(args: argparse.Namespace) -> int:
         # simulated minutes, and boost's effect read "not enough samples to measure".
         window_min = EFFECT_WINDOW_SAMPLES * sample_s * args.speedup / 60
         overrides["effect_minutes"] = max(defaults.effect_minutes, window_min)
+    if defaults.password is None:
+        # The open demo: anyone may boost it, but a notification destination makes this host
+        # send requests, and a token outlives the visit: those need this password.
+        password = secrets.token_urlsafe(12)
+        overrides |= {"password": password, "demo_open": True}
+        print(
+            "mdboost demo: boost and auto-tune are open to anyone who reaches this page; "
+            f"notifications and API tokens need the admin password {password}",
+            file=sys.stderr,
+            flush=True,
+        )
     settings = Settings.model_validate(overrides)
     logging.getLogger("mdboost").info("simulated box in %s (x%s speed)", state_dir, args.speedup)
     return _serve(settings, args.host, args.port, sim)

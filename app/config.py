@@ -10,6 +10,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.resources import data_dir
 
+MIN_PASSWORD_LENGTH = 8  # the set-up page's minimum, and MDBOOST_PASSWORD's (issue 26)
+
 
 class Settings(BaseSettings):
     """Every knob of mdboost itself; tests build their own instance."""
@@ -29,8 +31,11 @@ class Settings(BaseSettings):
     presets_dir: Path = data_dir("presets")  # built-in presets; users add theirs to data_dir
     templates_dir: Path = data_dir("templates")
     static_dir: Path = data_dir("static")
-    # Simulator mode ("mdboost demo"): the page says so, and changes need no login.
+    # Simulator mode ("mdboost demo"): the page says so.
     demo: bool = False
+    # Set by `mdboost demo` without MDBOOST_PASSWORD: boost, auto-tune and schedules need no
+    # login; notifications and tokens need the password it prints at start (issue 26).
+    demo_open: bool = False
 
     # Tuning (issue 3)
     # Stripe-cache budget summed over all arrays; None = 25 % of MemAvailable at planning time.
@@ -108,6 +113,15 @@ class Settings(BaseSettings):
         return (
             [n.strip() for n in value.split(",") if n.strip()] if isinstance(value, str) else value
         )
+
+    @field_validator("password")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_PASSWORD_LENGTH:
+            raise ValueError(
+                f"at least {MIN_PASSWORD_LENGTH} characters, like the set-up page asks"
+            )
+        return value
 
     @property
     def data_dir(self) -> Path:

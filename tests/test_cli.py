@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 from tests import PROJECT_ROOT
+from tests.server import free_port
 
 SEED_MDSTAT = """Personalities : [linear] [raid0] [raid1] [raid10] [raid6] [raid5] [raid4]
 md3 : active raid5 sdd6[2] sda6[0] sdb6[1]
@@ -109,3 +110,33 @@ def test_parse_keeps_a_broken_array_even_when_it_is_the_only_one():
     (md1,) = json.loads(result.stdout)["arrays"]
     assert (md1["name"], md1["state"], md1["status"]) == ("md1", "broken", "U__")
     assert [d["flags"] for d in md1["devices"]] == ["F", "F", ""]
+
+
+def test_a_short_mdboost_password_stops_start_up_saying_the_minimum(box, tmp_path):
+    """Issue 26, finding 6: MDBOOST_PASSWORD=a started without a word, while /setup asks for 8
+    characters. The real command on a kernel tree: it must stop before it listens."""
+    port = free_port()
+    for command in ("serve", "demo"):
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "app", command, "--host", "127.0.0.1", "--port", str(port)],
+                capture_output=True,
+                text=True,
+                cwd=PROJECT_ROOT,
+                env={
+                    **os.environ,
+                    "MDBOOST_PASSWORD": "short12",
+                    "MDBOOST_PROC_ROOT": str(box.proc),
+                    "MDBOOST_SYS_ROOT": str(box.sys),
+                    "MDBOOST_DB": str(tmp_path / command / "mdboost.db"),
+                },
+                timeout=30,
+            )
+        except subprocess.TimeoutExpired as still_running:
+            raise AssertionError(f"`mdboost {command}` started with a 7-character password") from (
+                still_running
+            )
+        assert done.returncode == 2, done.stderr
+        assert "MDBOOST_PASSWORD: at least 8 characters" in done.stderr
+        assert "short12" not in done.stderr + done.stdout  # the value itself is never shown
+        assert not (tmp_path / command).exists()  # stopped before touching anything

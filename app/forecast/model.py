@@ -287,6 +287,10 @@ class RunProgress:
         if settling:
             fast_speed = speed * regime.settle_range[0]
             slow_speed = speed * regime.settle_range[1]
+        elif recent is not None and recent > 0:
+            # The pace may have changed for good (a resync that speeds up once other I/O
+            # stops): the range reaches what the recent pace would give, either way.
+            fast_speed, slow_speed = max(speed, recent), min(speed, recent)
         # A grow held by its max gets no knee, but may still overshoot the max past it.
         fast_knee = self.knee if held and self.knee is not None and progress < self.knee else None
         fastest = seconds_left(

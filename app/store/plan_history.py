@@ -17,13 +17,15 @@ def _in(names: Sequence[str]) -> str:
 def last_sync(
     conn: sqlite3.Connection, arrays: Sequence[str], before: float = ALWAYS
 ) -> dict[str, Any] | None:
-    """The newest check, repair, resync or recovery of these arrays completed before `before`
-    (per-disk work), with the highest max limit it ran under (KiB/s)."""
+    """The newest check, repair, resync or recovery of these arrays ended before `before`
+    (per-disk work), with the highest max limit it ran under (KiB/s). An interrupted one counts:
+    its samples still tell the pace (a short check that ends between two ticks can be judged
+    interrupted, app/live/runs.py)."""
     return _newest(
         conn,
         arrays,
-        f"action IN ({_in(SYNC_ACTIONS)}) AND outcome = 'completed' AND finished > started "
-        "AND finished <= ?",
+        f"action IN ({_in(SYNC_ACTIONS)}) AND outcome IN ('completed', 'interrupted') "
+        "AND finished > started AND finished <= ?",
         (*SYNC_ACTIONS, before),
         "finished",
     )

@@ -19,7 +19,8 @@ class ScheduleError(ValueError):
 def parse_hhmm(text: str) -> int:
     """'01:00' -> 60; ScheduleError for anything that is not a time of day."""
     hours, sep, minutes = text.strip().partition(":")
-    if not sep or not (hours.isdigit() and minutes.isdigit()) or len(minutes) != 2:
+    digits = hours.isascii() and minutes.isascii() and hours.isdigit() and minutes.isdigit()
+    if not sep or not digits or len(minutes) != 2:
         raise ScheduleError(f"{text[:10]!r} is not a time of day (HH:MM)")
     if not (0 <= int(hours) <= 23 and 0 <= int(minutes) <= 59):
         raise ScheduleError(f"{text[:10]!r} is not a time of day (00:00 to 23:59)")

@@ -33,6 +33,13 @@ class ScheduleOverlap(ScheduleError):
     """The window overlaps another schedule's; nothing was stored."""
 
 
+MAX_SCHEDULES = 48  # 1440 one-minute windows toggled boost every minute (issue 26)
+
+
+class TooManySchedules(ScheduleError):
+    """MAX_SCHEDULES are in use; nothing was stored."""
+
+
 @dataclass(frozen=True)
 class Schedule:
     id: int
@@ -100,7 +107,12 @@ def add(conn: sqlite3.Connection, preset: str, start: str, end: str, now: float)
         raise ScheduleError("a window needs an end different from its start")
     wanted = minutes_of(start_minute, end_minute)
     with db.write_transaction(conn):
-        for other in in_use(conn):
+        others = in_use(conn)
+        if len(others) >= MAX_SCHEDULES:
+            raise TooManySchedules(
+                f"at most {MAX_SCHEDULES} schedule windows: remove one before adding another"
+            )
+        for other in others:
             if wanted & minutes_of(other.start_minute, other.end_minute):
                 raise ScheduleOverlap(
                     f"{hhmm(start_minute)}–{hhmm(end_minute)} overlaps {other.label}: "

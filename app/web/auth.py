@@ -23,7 +23,6 @@ SESSION_COOKIE = "mdboost_session"
 CSRF_HEADER = "x-csrf-token"
 CSRF_FIELD = "csrf_token"
 SESSION_SECONDS = 30 * 86400
-MIN_PASSWORD_LENGTH = 8
 # scrypt parameters (RFC 7914 section 2: N=2^14, r=8, p=1 is the interactive-login setting).
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 FAILURES_ALLOWED = 5

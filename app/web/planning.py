@@ -2,7 +2,7 @@
 boost's effect from history, the pure plan (app/planner), shaped for the API and the page."""
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from app.forecast import boost as boost_model
@@ -82,18 +82,23 @@ def history(
 
 
 def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.Measured | None:
+    """The newest sync's pace a disk: from its samples' progress when it has two, else (a
+    completed run) its total over its duration."""
     run = plan_history.last_sync(conn, arrays, before)
     if run is None:
         return None
-    kib_s = run["total_blocks"] / (run["finished"] - run["started"])
+    what = f"the {run['action']} of {run['array']}"
+    first = plan_history.progress_at(conn, run["id"])
+    last = plan_history.last_progress(conn, run["id"])
+    measured = _pace(first, last, 1.0, what, run["finished"]) if last is not None else None
+    if measured is None and run["outcome"] == "completed":
+        kib_s = run["total_blocks"] / (run["finished"] - run["started"])
+        measured = paces.Measured(kib_s, what, run["finished"], run["total_blocks"])
+    if measured is None:
+        return None
     limit = run["speed_max_kb_s"]
-    return paces.Measured(
-        kib_s,
-        f"the {run['action']} of {run['array']}",
-        run["finished"],
-        run["total_blocks"],
-        held_by_max=limit is not None and kib_s >= AT_MAX * limit,
-    )
+    held = limit is not None and measured.kib_s >= AT_MAX * limit
+    return replace(measured, held_by_max=held)
 
 
 def _grow(

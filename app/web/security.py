@@ -178,13 +178,13 @@ async def _signed_in(request: Request, conn: DbDep) -> Principal | None:
             if not given or not auth.same_secret(given, session.csrf):
                 raise HTTPException(403, detail="missing or wrong CSRF token: reload the page")
         return Principal("session", session.csrf)
-    if settings.demo and not password_configured(request, conn):
-        return Principal("demo")
     return None
 
 
-async def _require_signed_in(request: Request, conn: DbDep) -> Principal:
+async def _require_signed_in(request: Request, conn: DbDep, open_demo: bool = False) -> Principal:
     principal = await _signed_in(request, conn)
+    if principal is None and open_demo:
+        return Principal("demo")
     if principal is None:
         raise HTTPException(
             401,
@@ -195,7 +195,17 @@ async def _require_signed_in(request: Request, conn: DbDep) -> Principal:
 
 
 async def require_admin(request: Request, conn: DbDep) -> Principal:
-    principal = await _require_signed_in(request, conn)
+    """Notifications, tokens, the account: an admin, even on the open demo (issue 26)."""
+    return _admin_only(await _require_signed_in(request, conn))
+
+
+async def require_tuner(request: Request, conn: DbDep) -> Principal:
+    """Boost, revert, auto-tune and schedules: an admin, or anyone on the open demo."""
+    open_demo = request.app.state.settings.demo_open
+    return _admin_only(await _require_signed_in(request, conn, open_demo))
+
+
+def _admin_only(principal: Principal) -> Principal:
     if principal.scope != "admin":
         raise HTTPException(403, detail="this token may only read: changes need an admin token")
     return principal
@@ -208,6 +218,7 @@ async def require_reader(request: Request, conn: DbDep) -> Principal:
 
 
 AdminDep = Annotated[Principal, Depends(require_admin)]
+TuningChangeDep = Annotated[Principal, Depends(require_tuner)]
 ReaderDep = Annotated[Principal, Depends(require_reader)]
 
 

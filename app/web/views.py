@@ -18,7 +18,7 @@ from app.web import security
 PAST_RUNS = 20
 # The events a run's chart marks: people's and sweeps' changes, not its diagnoses (which grow
 # with the run's length).
-MARKER_EVENTS = ("apply", "revert", "autotune")
+MARKER_EVENTS = ("apply", "revert", "autotune", "clock_step")
 
 
 def diagnoses(box: BoxNow) -> dict[str, Any]:
@@ -77,7 +77,8 @@ def _failure(view: dict[str, Any], missing: int) -> str:
 def _markers(
     conn: sqlite3.Connection, run_id: int, summaries: dict[int, str]
 ) -> list[dict[str, Any]]:
-    """Apply/revert events of a run with their measured effect, for the chart and the list."""
+    """Apply/revert events of a run with their measured effect, and steps of the wall clock
+    (issue 32: the line before one was moved onto the new time), for the chart and the list."""
     marks = []
     for event in history.events(conn, run_id, MARKER_EVENTS):
         detail = event["detail"]
@@ -87,10 +88,19 @@ def _markers(
             label = f"reverted ({detail.get('reason', 'requested')})"
         elif event["kind"] == "autotune":
             label = detail.get("label", "auto-tune")
+        elif event["kind"] == "clock_step":
+            label = f"the clock moved {_hours(detail.get('moved_s', 0.0))}"
         else:
             continue
         marks.append({"ts": event["ts"], "kind": event["kind"], "label": label})
     return marks
+
+
+def _hours(seconds: float) -> str:
+    """+24 h, -1 h, +90 s: how far the wall clock stepped."""
+    if abs(seconds) >= 3600:
+        return f"{seconds / 3600:+.3g} h"
+    return f"{seconds / 60:+.3g} min" if abs(seconds) >= 60 else f"{seconds:+.0f} s"
 
 
 def cards(
@@ -146,7 +156,7 @@ def boost_panel(
     why = "; ".join(access.problems)
     readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
     session = security.login_session(request, conn)
-    open_demo = request.app.state.settings.demo and not security.password_configured(request, conn)
+    open_demo = request.app.state.settings.demo_open
     return {
         "tuning": tuning_view.status(tuner, conn, box),
         "running": any(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from app.clock import Timeline
 from app.config import Settings
 from app.kernel.host import Host
 from app.live import sampler
@@ -77,6 +78,30 @@ def test_verdict_changes_are_stored_as_events_of_the_run(
     assert {r["array"] for r in rows} == {"md2"}
     assert details[0]["numbers"]["max_kb_s"] == 6500
     assert details[0]["sentence"].startswith("Held by the speed limit")
+
+
+def test_a_step_of_the_wall_clock_keeps_the_verdict_and_its_window(
+    tree: KernelTree, conn: sqlite3.Connection
+) -> None:
+    """NTP steps the clock a day forward while md2 is held by its max (issue 32): the window's
+    rates and the verdict's streak span monotonic seconds, so the verdict and its numbers stay."""
+    box = Box(tree)
+    wall = {"offset": 0.0}
+    timeline = Timeline(lambda: box.now + wall["offset"], lambda: box.now)
+    the_sampler = sampler.Sampler(Host(tree.proc, tree.sys), conn, timeline)
+    box.tree.write("sys/block/md2/md/sync_speed_max", "6500 (local)")
+    tick_for(the_sampler, box, 90)
+    before = the_sampler.latest.diagnoses["md2"]
+    assert before.primary is not None and before.primary.verdict == "held_by_max"
+    wall["offset"] = 86400.0
+    tick_for(the_sampler, box, 5)
+    after = the_sampler.latest.diagnoses["md2"]
+    assert the_sampler.latest.clock_step == 86400.0
+    assert after.primary is not None and after.primary.verdict == "held_by_max"
+    assert after.primary.since == before.primary.since + 86400.0
+    assert after.readings["speed_kb_s"] == pytest.approx(before.readings["speed_kb_s"], rel=0.05)
+    kinds = [r[0] for r in conn.execute("SELECT kind FROM events ORDER BY id")]
+    assert kinds == ["diagnosis", "clock_step"]
 
 
 def test_a_failed_write_keeps_the_events_for_the_replay(tree: KernelTree, tmp_path: Path) -> None:

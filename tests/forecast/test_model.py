@@ -376,6 +376,16 @@ def test_the_range_covers_most_of_a_noisy_runs_truth() -> None:
     assert sorted(widths)[len(widths) // 2] < 0.6
 
 
+def test_the_range_reaches_a_pace_that_changed_for_good() -> None:
+    """A resync whose other I/O stopped: 2000 blocks/s for 15 min, then 6000 for 200 s. The
+    regime's average is the ETA; the range reaches what the recent pace would give."""
+    samples = steady(900, 2_000) + steady(200, 6_000, T0 + 905, 900 * 2_000 + 5 * 6_000)
+    fc = forecast(samples, ())
+    assert fc.low is not None and fc.as_of is not None
+    at_recent = (TOTAL - samples[-1][1]) / 6_000
+    assert fc.low - fc.as_of <= at_recent < left_s(fc)
+
+
 def test_checkpoints_stay_bounded_on_a_long_run() -> None:
     run = RunProgress()
     for ts, done, total in steady(86_400 * 3, 30, step=5):

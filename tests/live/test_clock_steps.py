@@ -14,8 +14,11 @@ from app.live import forecasts
 from app.live.present import Present
 from app.live.sampler import Sampler
 from app.live.tick import Tick
+from app.notify import destinations, senders
+from app.notify.delivery import Deliverer, Rules
 from app.notify.notifier import Notifier
 from app.store import history, journal
+from app.web import views
 from tests.kernel_tree import RESHAPE_TOTAL, KernelTree, mdstat_text, progress, raid1, raid5
 from tests.tuning.tuners import make_tuner
 
@@ -72,6 +75,7 @@ class Nas:
             self.conn, self.tuner.host, self.timeline, self.tuner.settings, self.timeline
         )
         self.done = RESHAPE_TOTAL // 10
+        self.speed = SPEED_KB_S
         self.notices: list[str] = []
         self.reshape()
 
@@ -81,7 +85,7 @@ class Nas:
 
     def tick(self, seconds: float = TICK_S, progressing: bool = True) -> Tick:
         self.clocks.run(seconds)
-        self.done += int(SPEED_KB_S * seconds) if progressing else 0
+        self.done += int(self.speed * seconds) if progressing else 0
         self.reshape()
         tick = self.sampler.sample_once()
         assert tick.error is None, tick.error
@@ -125,10 +129,13 @@ def test_steps_of_the_wall_clock_leave_the_forecast_the_boost_and_the_chart_alon
         "SELECT ts, detail FROM events WHERE kind = 'clock_step' AND run_id = ? ORDER BY id",
         (run["id"],),
     ).fetchall()
-    assert [json.loads(e["detail"])["moved_s"] for e in steps] == [
-        -HOUR,
-        DAY,
-        HOUR - DAY,
+    assert [json.loads(e["detail"])["moved_s"] for e in steps] == [-HOUR, DAY, HOUR - DAY]
+    page = views.past_run(nas.conn, run["id"], {})
+    assert page is not None
+    assert [m["label"] for m in page["card"]["markers"] if m["kind"] == "clock_step"] == [
+        "the clock moved -1 h",
+        "the clock moved +24 h",
+        "the clock moved -23 h",
     ]
     # The chart: one continuous line, each sample a tick after the one before, monotonic times
     # and wall times apart by the same seconds.
@@ -180,3 +187,55 @@ def test_an_idle_array_stores_no_row_for_its_monotonic_time_nor_for_a_step(nas: 
         nas.tick()
     rows = nas.conn.execute("SELECT ts FROM samples WHERE array = 'md0'").fetchall()
     assert len(rows) == 1
+
+
+def test_a_boosts_measured_effect_spans_monotonic_time_across_a_step(box: KernelTree, tmp_path):
+    """The before/after windows (MDBOOST_EFFECT_MINUTES) around an apply, with NTP stepping the
+    clock a day forward in the after-window: the effect is the doubled pace, measured in full."""
+    nas = Nas(box, tmp_path, effect_minutes=1.0)
+    for _ in range(24):
+        nas.tick()
+    nas.tuner.apply("boost")
+    nas.speed = 2 * SPEED_KB_S
+    for _ in range(9):  # the settle time, and into the after-window
+        nas.tick()
+    nas.clocks.wall += DAY
+    for _ in range(6):
+        nas.tick()
+    (effect,) = nas.conn.execute("SELECT * FROM tuning_effects").fetchall()
+    assert effect["measured_at"] is None  # a minute after the settle time has not passed
+    for _ in range(9):
+        nas.tick()
+    (effect,) = nas.conn.execute("SELECT * FROM tuning_effects").fetchall()
+    assert effect["measured_at"] is not None
+    assert (effect["before_kb_s"], effect["after_kb_s"]) == (SPEED_KB_S, 2 * SPEED_KB_S)
+    assert effect["ratio"] == 2.0
+
+
+def test_a_notifications_backoff_counts_monotonic_seconds_across_a_step(nas: Nas):
+    """A message whose send failed waits its retry delay in monotonic seconds: a day forward on
+    the wall clock neither sends it at once nor makes it wait a day after a step back."""
+    destinations.add(nas.conn, "http://127.0.0.1:9/hook", nas.timeline())
+    sent: list[str] = []
+
+    def refuse(url: str, message: senders.Message, timeout: float) -> None:
+        sent.append(message.key)
+        raise senders.SendFailed("connection refused")
+
+    deliverer = Deliverer(nas.conn, Rules(first_retry_s=60.0), nas.timeline, refuse)
+    nas.tick()  # the reshape's start is queued
+    assert deliverer.pass_once() == 0 and len(sent) == 1  # refused: retry in 60 s
+    nas.tick()
+    nas.clocks.wall += DAY
+    assert deliverer.pass_once() == 0 and len(sent) == 1  # before the sampler saw the step
+    nas.tick()
+    assert deliverer.pass_once() == 0 and len(sent) == 1  # 10 s of 60: not yet
+    for _ in range(10):
+        nas.tick()
+    assert deliverer.pass_once() == 0 and len(sent) == 2  # 60 s: tried again, refused again
+    nas.clocks.wall -= DAY
+    for _ in range(23):  # the second delay (120 s) less 5 s, on the clock stepped back
+        nas.tick()
+    assert deliverer.pass_once() == 0 and len(sent) == 2
+    nas.tick()
+    assert deliverer.pass_once() == 0 and len(sent) == 3

@@ -7,7 +7,6 @@ One boot (~2 min) runs tests/realkernel/guest/autotune_scenario.py: a RAID5 3->4
 choice is the best is scripts/bench_autotune.py's question (long runs, figures, no asserts).
 """
 
-import json
 from typing import Any
 
 import pytest
@@ -15,24 +14,21 @@ import vmharness
 
 pytestmark = pytest.mark.realkernel
 
-HDD_LIKE = "throttling.bps-total=60000000,throttling.iops-total=120"
-
 
 @pytest.fixture(scope="module")
 def facts(vm_image: vmharness.Image, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    run = vmharness.boot(
-        vm_image,
-        vmharness.guest_python("autotune_scenario.py"),
-        disks=4,
-        disk_size_mib=1536,
-        drive_opts=HDD_LIKE,
-        timeout_s=600,
-        run_dir=tmp_path_factory.mktemp("autotune"),
-    )
-    if run.rc != 0:
-        pytest.fail(f"auto-tune scenario failed in the guest:\n{run.describe()}")
-    loaded: dict[str, Any] = json.loads((run.out / "facts.json").read_text())
-    return loaded
+    try:
+        return vmharness.scenario_facts(
+            vm_image,
+            "autotune_scenario.py",
+            tmp_path_factory.mktemp("autotune"),
+            disks=4,
+            disk_size_mib=1536,
+            drive_opts=vmharness.HDD_LIKE,
+            timeout_s=600,
+        )
+    except RuntimeError as failed:
+        pytest.fail(str(failed))
 
 
 def test_a_sweep_completes_before_the_grows_knee_and_keeps_its_choice(facts):

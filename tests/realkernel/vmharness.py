@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -27,6 +28,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -519,6 +521,20 @@ def check_repo_venv() -> Path:
             "in the guest: remove .venv and run `sh scripts/setup.sh test`"
         )
     return python
+
+
+# QEMU's throttle for HDD-like disks: 60 MB/s and 120 requests/s each.
+HDD_LIKE = "throttling.bps-total=60000000,throttling.iops-total=120"
+
+
+def scenario_facts(image: Image, script: str, run_dir: Path, **boot_options: Any) -> dict[str, Any]:
+    """Boot once to run tests/realkernel/guest/<script>; its $OUT/facts.json. Raises
+    RuntimeError with the guest's story when the scenario failed."""
+    run = boot(image, guest_python(script), run_dir=run_dir, **boot_options)
+    if run.rc != 0:
+        raise RuntimeError(f"{script} failed in the guest:\n{run.describe()}")
+    facts: dict[str, Any] = json.loads((run.out / "facts.json").read_text())
+    return facts
 
 
 def guest_python(script: str, *args: str) -> str:

@@ -617,7 +617,7 @@ def test_a_load_that_stays_starts_the_ladder_comparison_afresh(box, tmp_path):
 def test_the_button_and_the_api_say_why_a_sweep_cannot_start(tree, tmp_path):
     idle_box(tree)
     settings = Settings(
-        proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite", demo=True
+        proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite", demo=True, demo_open=True
     )
     with TestClient(create_app(settings)) as client:
         wait_for(lambda: client.app.state.tuner.latest, 10, "the first tick")

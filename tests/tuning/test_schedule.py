@@ -294,6 +294,7 @@ def client(box: KernelTree, tmp_path: Path):
         db=tmp_path / "db.sqlite",
         sample_seconds=0.2,
         demo=True,
+        demo_open=True,
         max_cache_mb=1024,
         tz="Europe/Berlin",
     )

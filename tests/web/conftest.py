@@ -56,14 +56,16 @@ def client(
 ) -> Iterator[TestClient]:
     for name in ("md0", "md1", "md2"):
         tree.md(name)
-    # demo: changes need no login while no password is set (app/web/security.py)
+    # The open demo: boost and auto-tune need no login, unless a password is given (locked).
+    params = getattr(request, "param", {})
     settings = Settings(
         proc_root=tree.proc,
         sys_root=tree.sys,
         db=tmp_path / "db.sqlite",
         sample_seconds=0.2,
         demo=True,
-        **getattr(request, "param", {}),
+        demo_open="password" not in params,
+        **params,
     )
     with TestClient(create_app(settings)) as test_client:
         get = test_client.get

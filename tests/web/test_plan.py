@@ -10,12 +10,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
+from app.live.snapshot import BoxNow
 from app.main import create_app
 from app.store import db
+from app.web import planning
 from app.web.schemas.plan import PlanBody
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree
-from tests.planner.test_change import SHR_1_1_2_2
+from tests.planner.test_change import SHR_1_1_2_2, pools_of
 from tests.server import wait_for
 
 DAY = 86400.0
@@ -82,7 +84,7 @@ def planner(tree: KernelTree, tmp_path: Path) -> Iterator[TestClient]:
     shr_tree(tree)
     seed_history(tmp_path / "db.sqlite", time.time())
     settings = Settings(
-        proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite", demo=True
+        proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite", demo=True, demo_open=True
     )
     with TestClient(create_app(settings)) as client:
         present = client.app.state.present  # type: ignore[attr-defined]
@@ -198,3 +200,24 @@ def test_a_runs_page_shows_the_plan_beside_what_happened(planner: TestClient):
     grow = planner.get("/runs/2").text
     assert "Planned before it began" in grow and "assumed" in grow
     assert "Planned before it began" not in planner.get("/runs/1").text  # a check is not planned
+
+
+def test_an_interrupted_check_still_gives_its_pace(conn):
+    """A short check that ends between two ticks can be judged interrupted (app/live/runs.py):
+    its samples still tell the pace a disk, and only they do."""
+    (pool,) = pools_of(SHR_1_1_2_2)
+    now = time.time()
+    conn.execute(
+        "INSERT INTO runs (id, array, action, started, finished, outcome, total_blocks) "
+        "VALUES (1, 'md2', 'check', ?, ?, 'interrupted', ?)",
+        (now - 100, now - 10, MD2_MEMBER),
+    )
+    for ts, done in ((now - 99, 100_000), (now - 49, 5_100_000)):
+        conn.execute(
+            "INSERT INTO samples (ts, array, run_id, action, done_blocks, total_blocks, "
+            "speed_max_kb_s) VALUES (?, 'md2', 1, 'check', ?, ?, 200000)",
+            (ts, done, MD2_MEMBER),
+        )
+    sync = planning.history(BoxNow(), conn, pool, now).sync
+    assert sync is not None and sync.kib_s == pytest.approx(100_000)
+    assert sync.what == "the check of md2" and not sync.held_by_max

@@ -106,12 +106,18 @@ def app_settings(tree: KernelTree, db_path: Path) -> Settings:
         db=db_path,
         sample_seconds=3600,  # the start-up tick only: the polls below run between two ticks
         demo=True,
+        demo_open=True,
+        password=PASSWORD,  # the open demo's: the account page needs it
     )
+
+
+PASSWORD = "the open demo's password"
 
 
 def test_no_get_route_reads_proc_or_sys(reshaping: KernelTree, tmp_path: Path) -> None:
     reshape_history(tmp_path / "db.sqlite", samples=50, events=5)
     with TestClient(create_app(app_settings(reshaping, tmp_path / "db.sqlite"))) as client:
+        assert client.post("/login", data={"password": PASSWORD}).status_code == 200
         client.app.state.tuner.apply("boost")  # a session: its knobs are shown too
         routes = get_routes()
         assert set(POLLS) <= set(routes)

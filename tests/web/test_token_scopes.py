@@ -99,7 +99,7 @@ def test_the_account_page_mints_either_kind(server, box):
             page = client.post("/account/tokens", data={"name": f"a {scope}", "scope": scope})
             assert page.status_code == 200
             made[scope] = re.search(r'id="new-token" value="(mdb_[^"]+)"', page.text).group(1)
-        assert "only read" in client.get("/account").text
+        assert "(only reads)" in client.get("/account").text  # the new read token, listed
     assert_reads_but_changes_nothing(server, box, made["read"])
     status, _ = server.request("POST", "/api/boost", {"on": False}, bearer(made["admin"]))
     assert status == 200

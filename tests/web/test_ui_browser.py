@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, Request, expect
 
-from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
+from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5, syncing_box
 from tests.server import Server, forecast_ok, tree_server, wait_for
 from tests.web.browsing import (
     DESKTOP,
@@ -276,12 +276,17 @@ def test_every_tap_target_is_at_least_44_px_on_every_page(
         assert [e for e in console.errors if "404" not in e] == []
         page.context.close()
     page = open_page(browser, NARROW, "dark")
-    page.goto(server.base + "/setup")  # the open demo box has no password yet
-    assert small_tap_targets(page) == []
-    first = page.get_by_label("Password (at least 8 characters)").bounding_box()
-    second = page.locator("label[for=confirm]").bounding_box()
-    assert second["y"] >= first["y"] + first["height"]  # its label sits below field one
-    screenshot(page, "phone-360-dark-set-up.png")
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    tree = KernelTree(fresh / "kernel")
+    syncing_box(tree)
+    with tree_server(tree, fresh) as unset:  # a real box with no password yet
+        page.goto(unset.base + "/setup")
+        assert small_tap_targets(page) == []
+        first = page.get_by_label("Password (at least 8 characters)").bounding_box()
+        second = page.locator("label[for=confirm]").bounding_box()
+        assert second["y"] >= first["y"] + first["height"]  # its label sits below field one
+        screenshot(page, "phone-360-dark-set-up.png")
     page.context.close()
 
 

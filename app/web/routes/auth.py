@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.config import MIN_PASSWORD_LENGTH
 from app.web import auth
 from app.web.account import render_account
 from app.web.deps import ClockDep, DbDep, RowId
@@ -134,8 +135,8 @@ def setup(
     error = None
     if password_configured(request, conn):
         error = "A password is already set: sign in instead."
-    elif len(password) < auth.MIN_PASSWORD_LENGTH:
-        error = f"Use at least {auth.MIN_PASSWORD_LENGTH} characters."
+    elif len(password) < MIN_PASSWORD_LENGTH:
+        error = f"Use at least {MIN_PASSWORD_LENGTH} characters."
     elif password != confirm:
         error = "The two passwords differ."
     elif not auth.set_password_once(conn, password, clock()):
@@ -179,7 +180,7 @@ def account_revoke_token(
 
 
 class NewToken(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(min_length=1, max_length=60)
     # read: GET API, /metrics and the page only (for Prometheus); admin: every change too.

@@ -17,7 +17,7 @@ from app.web.templating import Static, render_page
 router = APIRouter(tags=["pages"], include_in_schema=False)
 router.mount("/static", Static(), name="static")
 
-CHANGES = [Depends(security.same_origin), Depends(security.require_admin)]
+CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]
 
 
 def _page(

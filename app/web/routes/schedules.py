@@ -8,7 +8,7 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.tuning import schedule
-from app.tuning.daily import ScheduleError
+from app.tuning.daily import ScheduleError, hhmm
 from app.tuning.tuner import Tuner
 from app.web import security, views
 from app.web.deps import ClockDep, DbDep, RowId, TunerDep
@@ -20,14 +20,15 @@ from app.web.templating import render_page
 router = APIRouter(tags=["schedules"])
 
 PRESET = r"^[a-z][a-z0-9_-]{0,39}$"
-TIME_OF_DAY = r"^\d{1,2}:\d{2}$"
-CHANGES = [Depends(security.same_origin), Depends(security.require_admin)]
+# ASCII digits only: \d also took Arabic-Indic and full-width ones, stored as 07:00 (issue 26).
+TIME_OF_DAY = r"^[0-9]{1,2}:[0-9]{2}$"
+CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]
 
 
 class ScheduleBody(BaseModel):
     """A daily window in the box's time zone: `preset` from `start` to `end` (HH:MM)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     preset: str = Field(pattern=PRESET)
     start: str = Field(pattern=TIME_OF_DAY)
@@ -42,11 +43,12 @@ def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody)
         raise HTTPException(422, detail={"message": message})
     try:
         added = schedule.add(conn, body.preset, body.start, body.end, now)
-    except schedule.ScheduleOverlap as error:
+    except (schedule.ScheduleOverlap, schedule.TooManySchedules) as error:
         raise HTTPException(409, detail={"message": str(error)}) from None
     except ScheduleError as error:
         raise HTTPException(422, detail={"message": str(error)}) from None
-    return {"id": added.id, "preset": added.preset, "start": body.start, "end": body.end}
+    start, end = hhmm(added.start_minute), hhmm(added.end_minute)
+    return {"id": added.id, "preset": added.preset, "start": start, "end": end}
 
 
 @router.get("/api/schedules", responses=documents(Schedules))
@@ -57,14 +59,14 @@ def list_schedules(tuner: TunerDep, conn: DbDep, clock: ClockDep) -> dict[str, A
 
 @router.post("/api/schedules", status_code=201)
 def add_schedule(
-    body: ScheduleBody, tuner: TunerDep, conn: DbDep, clock: ClockDep, admin: security.AdminDep
+    body: ScheduleBody, tuner: TunerDep, conn: DbDep, clock: ClockDep, who: security.TuningChangeDep
 ) -> dict[str, Any]:
     return _add(tuner, conn, clock(), body)
 
 
 @router.delete("/api/schedules/{schedule_id}")
 def remove_schedule(
-    schedule_id: RowId, conn: DbDep, clock: ClockDep, admin: security.AdminDep
+    schedule_id: RowId, conn: DbDep, clock: ClockDep, who: security.TuningChangeDep
 ) -> dict[str, Any]:
     """A window this schedule holds open ends at the next tick: the originals go back."""
     if not schedule.remove(conn, schedule_id, clock()):

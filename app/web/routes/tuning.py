@@ -10,7 +10,7 @@ from app.web.deps import BoxDep, DbDep, TunerDep
 from app.web.errors import call_tuning
 from app.web.schemas import documents
 from app.web.schemas.tuning import Presets, TuningStatus
-from app.web.security import AdminDep
+from app.web.security import TuningChangeDep
 
 router = APIRouter(prefix="/api", tags=["tuning"])
 
@@ -21,7 +21,7 @@ class ArraysBody(BaseModel):
     """Which arrays to tune; left out: those syncing now, else the data arrays. An empty list is
     refused rather than read as "all" (issue 13)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     arrays: list[Annotated[str, Field(pattern=r"^md\d+$")]] | None = Field(
         default=None, min_length=1, max_length=64
@@ -37,7 +37,9 @@ class ArraysBody(BaseModel):
 
 
 class BoostBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Strict: "yes", 0 or 1 are not a boolean (issue 26)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     on: bool
 
@@ -75,19 +77,19 @@ def plan_preset(
 def apply_preset(
     name: PresetName,
     tuner: TunerDep,
-    admin: AdminDep,
+    who: TuningChangeDep,
     body: Annotated[ArraysBody | None, Body()] = None,
 ) -> dict[str, Any]:
     return call_tuning(tuner.apply, name, body.arrays if body else None)
 
 
 @router.post("/revert")
-def revert(tuner: TunerDep, admin: AdminDep) -> dict[str, Any]:
+def revert(tuner: TunerDep, who: TuningChangeDep) -> dict[str, Any]:
     return call_tuning(tuner.revert, "requested")
 
 
 @router.post("/boost")
-def boost(body: BoostBody, tuner: TunerDep, admin: AdminDep) -> dict[str, Any]:
+def boost(body: BoostBody, tuner: TunerDep, who: TuningChangeDep) -> dict[str, Any]:
     if body.on:
         return call_tuning(tuner.apply, "boost", None)
     return call_tuning(tuner.revert, "boost switched off")
@@ -96,14 +98,14 @@ def boost(body: BoostBody, tuner: TunerDep, admin: AdminDep) -> dict[str, Any]:
 class AutoTuneBody(BaseModel):
     """The array to sweep; left out: the one array syncing now."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     array: str | None = Field(default=None, pattern=r"^md\d+$")
 
 
 @router.post("/autotune")
 def autotune(
-    tuner: TunerDep, admin: AdminDep, body: Annotated[AutoTuneBody | None, Body()] = None
+    tuner: TunerDep, who: TuningChangeDep, body: Annotated[AutoTuneBody | None, Body()] = None
 ) -> dict[str, Any]:
     """Start a sweep on the running sync; GET /api/tuning shows it as it measures."""
     return call_tuning(tuner.autotune, body.array if body else None)
