@@ -13,6 +13,8 @@ ACTION_LABELS = {
     "delayed": "Queued (DELAYED)",
     "pending": "Queued (PENDING)",
 }
+# A preset applied during a run, as the run list says it (one notion of the tuning state).
+PRESET_DONE = {"boost": "boosted", "auto-tune": "auto-tuned"}
 # Member flags as mdstat prints them (md.c md_seq_show).
 FLAG_LABELS = {"F": "faulty", "S": "spare", "W": "write-mostly", "J": "journal", "R": "replacement"}
 

@@ -74,7 +74,8 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         )
         tuner = app.state.tuner = Tuner.open(app.state.host, app.state.clock, settings)
         app.state.reconcile = await asyncio.to_thread(tuner.reconcile)
-        present = app.state.present = Present(app.state.host, conn)
+        present = app.state.present = Present(app.state.host, conn, tuner.lock)
+        tuner.applier.on_write = present.after_write
         # Backoffs run on the app's clock, unless the demo's clock runs faster than real time.
         wall = time.time if sim is not None else app.state.clock
         notifier = Notifier.open(app.state.host, app.state.clock, settings, present, wall)

@@ -18,6 +18,7 @@ REALKERNEL = pytest.mark.realkernel
 # script: (its smoke arguments, a line its output must hold, marks)
 SMOKE: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_core.py": (["--smoke"], "sampler CPU per tick, mean", ()),
+    "bench_year.py": (["--smoke"], "context switches per tick", ()),
     "bench_load.py": (["--clients", "2", "--seconds", "1"], "/healthz after the load: 200", ()),
     "probe_slowloris.py": (["--sockets", "5", "--hold", "1"], "fresh client: {200:", ()),
     "crash_trials.py": (

@@ -9,8 +9,10 @@ except the 10 s stop limit that Docker's default `docker stop` timeout sets.
 import itertools
 import json
 import os
+import re
 import socket
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests import PROJECT_ROOT
 
@@ -285,7 +288,7 @@ def test_container_defaults_watch_this_machine_read_only(podman: Podman, image: 
 def test_narrower_variant_can_tune_per_array(
     podman: Podman, image: BuiltImage, kernel_tree: Path
 ) -> None:
-    """compose.yaml's variant 3: SYS_ADMIN plus a read-write sysfs at MDBOOST_SYS_ROOT."""
+    """SYS_ADMIN plus a read-write sysfs at MDBOOST_SYS_ROOT (compose.yaml's default, issue 26)."""
     with container(
         podman, image, "--cap-add", "SYS_ADMIN",
         "-v", f"{kernel_tree / 'sys'}:/host/sys:rw", "-e", "MDBOOST_SYS_ROOT=/host/sys",
@@ -364,3 +367,66 @@ def test_dockerfile_is_hadolint_clean() -> None:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def compose_run_args(kernel_sys: Path, data: Path) -> list[str]:
+    """compose.yaml's service as `podman run` options, with this test's host paths for ./data
+    and /sys (the kernel tree's): every security setting exactly as the file writes it."""
+    service = yaml.safe_load((PROJECT_ROOT / "compose.yaml").read_text())["services"]["mdboost"]
+    assert "privileged" not in service  # the fallback stays a comment
+    args = [f"--cap-drop={cap}" for cap in service["cap_drop"]]
+    args += [f"--cap-add={cap}" for cap in service["cap_add"]]
+    args += [f"--security-opt={opt}" for opt in service["security_opt"]]
+    args += ["--read-only"] if service["read_only"] else []
+    args += [f"--tmpfs={path}" for path in service["tmpfs"]]
+    host_paths = {"./data": str(data), "/sys": str(kernel_sys)}
+    for volume in service["volumes"]:
+        source, target, *mode = volume.split(":")
+        args += ["-v", ":".join([host_paths[source], target, *mode])]
+    for name, value in service["environment"].items():
+        args += ["-e", f"{name}={value}"]
+    return args
+
+
+@pytest.mark.container
+def test_the_compose_file_as_written_starts_and_says_whether_it_can_tune(
+    podman: Podman, image: BuiltImage, kernel_tree: Path, tmp_path: Path
+) -> None:
+    """Issue 26, finding 10: no privileged, all capabilities dropped but SYS_ADMIN,
+    no-new-privileges, a read-only root: the app starts, answers /healthz and says why it can
+    (or cannot) tune."""
+    data = tmp_path / "data"
+    data.mkdir()
+    args = compose_run_args(kernel_tree / "sys", data)
+    with container(podman, image, *args) as box:
+        box.wait_ready()
+        health = box.get_json("/healthz")
+        effective = box.podman.check(
+            "podman", "exec", box.name, "grep", "-E", "^(CapEff|NoNewPrivs)", "/proc/1/status"
+        )
+        wrote_root = box.podman.run("podman", "exec", box.name, "touch", "/usr/local/x")
+        logs = box.logs()
+    assert health["status"] == "ok" and "Traceback" not in logs, logs
+    assert health["tuning_writable"] is True, health
+    assert health["tuning"].startswith("tuning is on"), health
+    assert "per-array sync_speed_min/max replace them" in health["tuning"]  # /proc/sys is ro
+    caps = int(re.search(r"CapEff:\s*([0-9a-f]+)", effective).group(1), 16)
+    assert caps == 1 << 21, effective  # CAP_SYS_ADMIN (bit 21) and nothing else
+    assert re.search(r"NoNewPrivs:\s*1", effective), effective
+    assert wrote_root.returncode != 0  # the root filesystem is read-only
+    assert stat.S_IMODE((data / "mdboost.db").stat().st_mode) == 0o600
+
+
+@pytest.mark.container
+def test_without_the_sys_volume_it_monitors_and_says_why_it_cannot_tune(
+    podman: Podman, image: BuiltImage, kernel_tree: Path, tmp_path: Path
+) -> None:
+    args = compose_run_args(kernel_tree / "sys", tmp_path)
+    sys_volume = args.index(f"{kernel_tree / 'sys'}:/host/sys:rw")
+    del args[sys_volume - 1 : sys_volume + 1]  # "monitoring only": the /sys line removed
+    args += ["-e", "MDBOOST_SYS_ROOT=/sys"]
+    with container(podman, image, *args) as box:
+        box.wait_ready()
+        health = box.get_json("/healthz")
+    assert health["status"] == "ok" and health["tuning_writable"] is False
+    assert health["tuning"].startswith("tuning is off") and "read-only" in health["tuning"], health

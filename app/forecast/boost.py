@@ -12,6 +12,8 @@ MODEL_BOOST_RATIO = 1.4
 MODEL_BOOST_RANGE = (1.0, 2.0)
 LIMIT_BOOST_CAP = 5.0  # the seeds' best measured boost
 MEASURED_BOOST_SPREAD = 0.15
+# Below this gain boost is not offered: the page says it would not help (issue 25).
+NO_GAIN = 1.05
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class BoostEstimate:
     source: Literal["measured", "limit", "model"]
     label: str = "estimate"
     why: str = ""
+    helps: bool = True  # False: boost would not speed this run up (eta is then None)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -35,6 +38,7 @@ def boost_forecast(
     measured_ratio: float | None = None,
     boost_max: float | None = None,
     measured_on: str = "this array",
+    untuned_speed: float | None = None,
 ) -> BoostEstimate | None:
     """The forecast if the boost preset were applied now.
 
@@ -42,7 +46,9 @@ def boost_forecast(
     `measured_on`, a sibling's in the same SHR pool; speed with the boost / speed without, from
     the tuning journal); otherwise from the physics: a run held by its max
     goes at most up to the boost's new max (`boost_max`, KiB/s), a disk-bound one by the real
-    kernel's stripe-cache figure. None when the current forecast has no number to scale.
+    kernel's stripe-cache figure. Each of these is a gain over the untuned pace: while another
+    preset holds the run (auto-tune), `untuned_speed` (blocks/s before it) scales it to the pace
+    now. None when the current forecast has no number to scale.
     """
     eta, low, high, now = current.eta, current.low, current.high, current.as_of
     speed = current.speed_blocks_s
@@ -54,7 +60,7 @@ def boost_forecast(
     if measured_ratio is not None and measured_ratio > 0:
         ratio, source = measured_ratio, "measured"
         slow, fast = ratio / (1 + MEASURED_BOOST_SPREAD), ratio * (1 + MEASURED_BOOST_SPREAD)
-        why = f"measured on {measured_on}: x{ratio:.1f}"
+        why = f"it measured ×{ratio:.1f} on {measured_on}"
     elif current.bound == "max limit" and boost_max is not None and boost_max > speed:
         ceiling = min(boost_max / speed, LIMIT_BOOST_CAP)
         ratio, source = min(FREED_SPEEDUP, ceiling), "limit"
@@ -64,6 +70,14 @@ def boost_forecast(
         ratio, source = MODEL_BOOST_RATIO, "model"
         slow, fast = MODEL_BOOST_RANGE
         why = "disk-bound: a larger stripe cache gave x1.4 on a real kernel's HDD-like disks"
+    if untuned_speed is not None:
+        scale = untuned_speed / speed
+        ratio, slow, fast = ratio * scale, slow * scale, fast * scale
+        why += f", against the pace before tuning ({untuned_speed * 1.024 / 1000:.1f} MB/s)"
+    if ratio < NO_GAIN:
+        why += ": the disks already run about as fast as boost could make them"
+        return BoostEstimate(None, None, None, ratio, source, why=why, helps=False)
+    slow = max(slow, 1.0)  # at worst, boost leaves the pace as it is
     return BoostEstimate(
         eta=now + (eta - now) / ratio,
         low=now + (low - now) / fast,

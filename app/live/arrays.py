@@ -22,22 +22,55 @@ def role_of(array: mdstat.Array) -> str:
     return "data"
 
 
-def is_failed(array: mdstat.Array, array_state: str | None) -> bool:
-    """md has given up on the array, so its data is not available: mdstat says "broken" (Linux
-    6.12+), or sysfs array_state does (kernels 5.4 to 6.11 print "active" in mdstat then)."""
-    return array.broken or array_state == "broken"
+# Members each level can lose and still serve its data (raid5.c max_degraded; raid1 needs one).
+_CAN_LOSE = {"raid4": 1, "raid5": 1, "raid6": 2}
+# Levels without redundancy: a faulty member is a failed array.
+_NO_REDUNDANCY = ("raid0", "linear")
+
+
+def is_failed(array: mdstat.Array, array_state: str | None, degraded: int | None = None) -> bool:
+    """md has given up on the array, so its data is not available. Judged from the three things
+    the kernels show, because none alone is enough on every kernel (issue 28):
+    - the word: mdstat says "broken" (Linux 6.12+), or sysfs array_state does (5.4 onwards, after
+      the next I/O; 5.10 to 6.11 print "active" in mdstat then);
+    - the counts: fewer working members than the level needs, from mdstat's [n/m] or else sysfs
+      `degraded`; this holds while array_state still says write-pending (6.1 and 6.12 show that
+      for seconds, the faulty member `faulty,blocked`), and when sysfs cannot be read;
+    - a faulty member of a level without redundancy (raid0, linear)."""
+    if array.broken or array_state == "broken":
+        return True
+    if array.state != "active":
+        return False  # inactive: not running, not failed (severity says warning)
+    if array.level in _NO_REDUNDANCY:
+        return any("F" in d.flags for d in array.devices)
+    total = array.raid_disks
+    working = array.active_disks
+    if working is None and total is not None and degraded is not None:
+        working = total - degraded
+    if total is None or working is None:
+        return False
+    if array.level in _CAN_LOSE:
+        return working < total - _CAN_LOSE[array.level]
+    if array.level == "raid1":
+        return working < 1
+    return False  # raid10: which members are gone decides (md's _enough()); the word tells
 
 
 def failed_names(md: mdstat.MdStat, host: Host) -> list[str]:
     """The arrays md has given up on, in mdstat's order."""
-    return [a.name for a in md.arrays if is_failed(a, _array_state(a.name, host))]
+    return [a.name for a in md.arrays if is_failed(a, *_array_state(a.name, host))]
 
 
-def _array_state(name: str, host: Host) -> str | None:
+def _array_state(name: str, host: Host) -> tuple[str | None, int | None]:
+    """sysfs array_state and degraded of one array (None where unreadable)."""
     if not ARRAY_NAME.fullmatch(name):
-        return None
-    text = host.read(host.md_attr_path(name, "array_state"))
-    return text.strip() if text else None
+        return None, None
+    state = host.read(host.md_attr_path(name, "array_state"))
+    degraded = host.read(host.md_attr_path(name, "degraded"))
+    return (
+        state.strip() if state else None,
+        int(degraded) if degraded and degraded.strip().isdigit() else None,
+    )
 
 
 def severity(array: mdstat.Array, failed: bool, degraded: bool) -> str:
@@ -56,7 +89,9 @@ def array_view(state: "ArrayNow") -> dict[str, Any]:
     view = mdstat.array_to_json(array)
     view["role"] = role_of(array)
     view["degraded"] = array.degraded
-    view["failed"] = is_failed(array, sysfs.array_state if sysfs else None)
+    view["failed"] = is_failed(
+        array, sysfs.array_state if sysfs else None, sysfs.degraded if sysfs else None
+    )
     view["sysfs"] = (
         {
             "array_state": sysfs.array_state,

@@ -43,26 +43,37 @@ def array_eta(box: BoxNow, conn: sqlite3.Connection, name: str, now: float) -> d
         idle = model.Forecast("insufficient", "no operation is running on this array")
         return _view(name, None, idle, None, now)
     fc = state.forecast or model.Forecast("insufficient", "no samples of this run yet")
-    boosted = journal.open_session(conn) is not None
-    estimate = None if boosted else _boost_estimate(box, conn, name, fc)
+    session = journal.open_session(conn)
+    boosted = session is not None and session["preset"] == BOOST_PRESET
+    estimate = None
+    if session is None:
+        estimate = _boost_estimate(box, conn, name, fc, None)
+    elif not boosted:
+        # Another preset holds the run (auto-tune, a schedule): boost's gains were measured
+        # over the untuned pace, so they scale that pace, never the tuned one (issue 25).
+        untuned = effects.untuned_speed(conn, session["id"], name)
+        estimate = _boost_estimate(box, conn, name, fc, untuned) if untuned else None
+    if fc.settling and fc.regime == "revert":
+        estimate = None  # the pace without tuning is not measured again yet: nothing to scale
     view = _view(name, run, fc, estimate, now)
-    view["boost_active"] = boosted
+    view["boost_active"] = session is not None
     return view
 
 
 def _boost_estimate(
-    box: BoxNow, conn: sqlite3.Connection, name: str, fc: model.Forecast
+    box: BoxNow, conn: sqlite3.Connection, name: str, fc: model.Forecast, untuned: float | None
 ) -> boost.BoostEstimate | None:
     """From this array's measured boost; else from another array of the same SHR pool, which
     sits on the same disks (md2's x5 says more about md3 than any model); else the physics."""
     ratio = effects.latest_ratio(conn, BOOST_PRESET, name)
     if ratio is not None:
-        return boost.boost_forecast(fc, ratio)
+        return boost.boost_forecast(fc, ratio, untuned_speed=untuned)
     for sibling in (m.name for m in box.pool_members if m.name != name):
         ratio = effects.latest_ratio(conn, BOOST_PRESET, sibling)
         if ratio is not None:
-            return boost.boost_forecast(fc, ratio, measured_on=f"{sibling}, on the same disks")
-    return boost.boost_forecast(fc)
+            on = f"{sibling}, on the same disks"
+            return boost.boost_forecast(fc, ratio, measured_on=on, untuned_speed=untuned)
+    return boost.boost_forecast(fc, untuned_speed=untuned)
 
 
 def pool_eta(box: BoxNow, now: float) -> dict[str, Any]:

@@ -6,6 +6,8 @@ this kernel has; then it replaces `box` in one assignment. Requests read `box`, 
 """
 
 import sqlite3
+import threading
+from dataclasses import replace
 from typing import Any
 
 from app.forecast import model, physics
@@ -24,9 +26,15 @@ from app.store import history, journal
 class Present:
     """Holds the latest BoxNow; update() runs in the sampler's thread, requests read `box`."""
 
-    def __init__(self, host: Host, conn: sqlite3.Connection) -> None:
+    def __init__(
+        self, host: Host, conn: sqlite3.Connection, writes: "threading.Lock | None" = None
+    ) -> None:
         self.host = host
         self.conn = conn
+        # The tuning writer's lock: a tick reads the session's knobs and publishes them under it,
+        # so a tick that read the kernel before a write never publishes after that write's
+        # read-back (after_write) and shows mdboost's own value as "changed outside mdboost".
+        self.writes = writes or threading.Lock()
         self.box = BoxNow()
         self.progress: dict[int, model.RunProgress] = {}  # open run id -> its progress so far
         # Which knobs the kernel has changes when arrays come or go: checked then, not each tick.
@@ -77,8 +85,24 @@ class Present:
             )
 
         members = forecasts.pool_members(self.conn, tick.parsed, forecast_of)
-        open_session = journal.open_session(self.conn)
-        knobs = knob_states(self.host, self.conn, open_session) if open_session else []
+        available_kib = self.host.read_meminfo().get("MemAvailable")
+        capabilities = self._knob_capabilities(tick.parsed)
+        with self.writes:
+            open_session = journal.open_session(self.conn)
+            knobs = knob_states(self.host, self.conn, open_session) if open_session else []
+            self._publish(tick, arrays, members, open_session, knobs, available_kib, capabilities)
+
+    def _publish(
+        self,
+        tick: Tick,
+        arrays: list[ArrayNow],
+        members: list[pool_model.PoolMember],
+        open_session: sqlite3.Row | None,
+        knobs: list[dict[str, Any]],
+        available_kib: int | None,
+        capabilities: tuple[Capability, ...],
+    ) -> None:
+        assert tick.parsed is not None and tick.ts is not None
         self.box = BoxNow(
             arrays=tuple(arrays),
             ts=tick.ts,
@@ -91,22 +115,30 @@ class Present:
             preset=open_session["preset"] if open_session else None,
             session_started=open_session["started"] if open_session else None,
             session_id=open_session["id"] if open_session else None,
-            knobs=tuple(
-                KnobNow(
-                    k["knob"],
-                    k["target"],
-                    k["unit"],
-                    k["desired"],
-                    k["current"],
-                    k["drift"],
-                    k["key"],
-                    k["original"],
-                )
-                for k in knobs
-            ),
+            knobs=tuple(_knob(k) for k in knobs),
             pool_members=tuple(members),
-            available_kib=self.host.read_meminfo().get("MemAvailable"),
-            capabilities=self._knob_capabilities(tick.parsed),
+            available_kib=available_kib,
+            capabilities=capabilities,
+        )
+
+    def after_write(self, open_session: sqlite3.Row | None, knobs: list[dict[str, Any]]) -> None:
+        """An apply, a revert or an auto-tune step has just written (the applier holds
+        `writes`): the session and its knobs as the write read them back, at once (issue 25).
+        A knob this write left alone keeps what the last tick read."""
+        box = self.box
+        same = open_session is not None and box.session_id == open_session["id"]
+        seen = {k.key: k.current for k in box.knobs} if same else {}
+        now = [
+            k if k["current"] is not None else k | {"current": seen.get(k["key"])} for k in knobs
+        ]
+        for k in now:
+            k["drift"] = k["current"] is not None and k["current"] != k["desired"]
+        self.box = replace(
+            box,
+            preset=open_session["preset"] if open_session else None,
+            session_started=open_session["started"] if open_session else None,
+            session_id=open_session["id"] if open_session else None,
+            knobs=tuple(_knob(k) for k in now),
         )
 
     def _knob_capabilities(self, md: MdStat) -> tuple[Capability, ...]:
@@ -145,6 +177,19 @@ class Present:
         )
         event = kinds[-1] if kinds else None
         progress.add(tick.ts, sync.done_blocks, sync.total_blocks, limits, event)
+
+
+def _knob(k: dict[str, Any]) -> KnobNow:
+    return KnobNow(
+        k["knob"],
+        k["target"],
+        k["unit"],
+        k["desired"],
+        k["current"],
+        k["drift"],
+        k["key"],
+        k["original"],
+    )
 
 
 def _members(tick: Tick, array: str) -> tuple[MemberIO, ...]:

@@ -14,7 +14,7 @@ from prometheus_client.metrics_core import Metric
 
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
-from app.live.arrays import role_of
+from app.live.arrays import is_failed, role_of
 from app.live.snapshot import ArrayNow, BoxNow
 from app.md.attributes import effective_limit
 from app.md.mdstat import Array
@@ -101,6 +101,11 @@ def _array_families(box: BoxNow) -> Iterator[Metric]:
         "source",
     )
     degraded = _gauge("mdboost_md_degraded_disks", "Members missing from the array.")
+    failed = _gauge(
+        "mdboost_md_failed",
+        "1 when md has given up on the array (its data is not available): mdstat or sysfs says "
+        "broken, or fewer members work than its level needs; 0 otherwise.",
+    )
     mismatch = _gauge(
         "mdboost_md_mismatch_sectors", "sysfs mismatch_cnt: sectors the last check found wrong."
     )
@@ -139,6 +144,14 @@ def _array_families(box: BoxNow) -> Iterator[Metric]:
             if sysfs is not None and sysfs.degraded is not None
             else (array.status or "").count("_"),
         )
+        failed.add_metric(
+            [name],
+            1.0
+            if is_failed(
+                array, sysfs.array_state if sysfs else None, sysfs.degraded if sysfs else None
+            )
+            else 0.0,
+        )
         _add_forecast(finish, [name], now.forecast)
         for member in now.members:
             busy.add_metric([name, member.member], member.busy_ratio)
@@ -160,7 +173,7 @@ def _array_families(box: BoxNow) -> Iterator[Metric]:
             if value is not None:
                 family.add_metric([name], value)
     yield from (info, action, completed, total, speed, kernel_left, limit_min, limit_max)
-    yield from (degraded, mismatch, cache_size, cache_active, finish, busy, wait)
+    yield from (degraded, failed, mismatch, cache_size, cache_active, finish, busy, wait)
 
 
 def _add_progress(

@@ -106,7 +106,9 @@ def _array(
     name, now = array.name, obs.now
     was: dict[str, Any] = before or {"state": None, "degraded": 0, "devices": {}, "run_id": None}
     at = f"{now:.0f}"
-    if array.state == "broken" and was["state"] != "broken":
+    # "failed" is remembered since issue 28; an older memory knew only mdstat's word.
+    was_failed = was.get("failed", was["state"] == "broken")
+    if (array.failed or array.state == "broken") and not was_failed:
         events.append(Event("broken", f"array:{name}:broken:{at}", name))
     for device, flags in sorted(array.devices.items()):
         if "F" in flags and "F" not in was["devices"].get(device, ""):
@@ -132,6 +134,7 @@ def _array(
         run_ended(was, array, obs, rules, state, events)
     memory: dict[str, Any] = {
         "state": array.state,
+        "failed": array.failed or array.state == "broken",
         "degraded": array.degraded,
         "devices": array.devices,
         "run_id": array.run_id,

@@ -193,6 +193,11 @@ def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> obs
         mismatch_cnt=row.get("mismatch_cnt"),
         queued=array.sync is not None and not array.sync.running,
         verdict=_verdict(tick, array.name),
+        failed=arrays.is_failed(
+            array,
+            sysfs.array_state if (sysfs := tick.sysfs.get(array.name)) else None,
+            sysfs.degraded if sysfs else None,
+        ),
     )
 
 

@@ -35,6 +35,8 @@ class ArrayNow:
     queued: bool  # resync=DELAYED / PENDING
     # What holds the run back, as shown on the page (app/diagnosis): verdict, since, sentence.
     verdict: tuple[str, float, str] | None = None
+    # md has given up on it (app.live.arrays.is_failed: the word, the counts, sysfs array_state)
+    failed: bool = False
 
     @property
     def progress(self) -> float | None:

@@ -9,6 +9,7 @@ import sqlite3
 from typing import Any
 
 from app.store import db
+from app.store.history import FROM_UNTUNED
 
 SETTLE_S = 30.0
 MIN_COVERAGE = 0.5  # a window needs samples over at least half its length
@@ -62,6 +63,7 @@ def measure(
         "after_kb_s": effect["after_kb_s"],
         "ratio": effect["ratio"],
         "complete": effect["measured_at"] is not None,
+        "over": tuned_before(conn, effect["op_id"]),
     }
     if not out["complete"] and effect["run_id"] is not None:
         previous = _neighbour_event(conn, effect["array"], applied, after=False)
@@ -76,8 +78,22 @@ def measure(
         out["complete"] = now >= after_end
     before, after = out["before_kb_s"], out["after_kb_s"]
     out["ratio"] = round(after / before, 2) if before and after is not None else None
-    out["summary"] = summary(out["preset"], before, after, out["ratio"], out["complete"])
+    name = out["preset"] + (f" over {out['over']}" if out["over"] else "")
+    out["summary"] = summary(name, before, after, out["ratio"], out["complete"])
     return out
+
+
+def tuned_before(conn: sqlite3.Connection, op_id: int) -> str | None:
+    """The preset the session held when this apply came (None: it opened the session), so an
+    effect of boost over auto-tune is read as that, not as boost's own."""
+    row = conn.execute(
+        "SELECT earlier.preset FROM tuning_ops this JOIN tuning_ops earlier"
+        " ON earlier.session_id = this.session_id AND earlier.id < this.id"
+        " WHERE this.id = ? AND earlier.kind = 'apply' AND earlier.state = 'done'"
+        " ORDER BY earlier.id DESC LIMIT 1",
+        (op_id,),
+    ).fetchone()
+    return str(row[0]) if row else None
 
 
 def summary(
@@ -129,10 +145,31 @@ def recent(
 
 
 def latest_ratio(conn: sqlite3.Connection, preset: str, array: str) -> float | None:
-    """This array's latest fully measured effect of a preset (speed after / before)."""
+    """This array's latest fully measured effect of a preset over the untuned pace (speed
+    after / before)."""
     row = conn.execute(
         "SELECT ratio FROM tuning_effects WHERE array = ? AND preset = ? "
-        "AND measured_at IS NOT NULL AND ratio > 0 ORDER BY applied_at DESC LIMIT 1",
+        f"AND measured_at IS NOT NULL AND ratio > 0 AND {FROM_UNTUNED} "
+        "ORDER BY applied_at DESC LIMIT 1",
         (array, preset),
     ).fetchone()
+    return float(row[0]) if row else None
+
+
+def untuned_speed(conn: sqlite3.Connection, session_id: int, array: str) -> float | None:
+    """KiB/s of the array before the open session tuned it: the "before" of the apply that
+    opened it, else the first step of an auto-tune sweep in it (the values it found)."""
+    row = conn.execute(
+        "SELECT before_kb_s FROM tuning_effects JOIN tuning_ops ON tuning_ops.id = op_id"
+        f" WHERE tuning_ops.session_id = ? AND array = ? AND {FROM_UNTUNED}"
+        " AND before_kb_s > 0 LIMIT 1",
+        (session_id, array),
+    ).fetchone()
+    if row is None:
+        row = conn.execute(
+            "SELECT speed_kb_s FROM autotune_steps JOIN autotune_sweeps ON id = sweep_id"
+            " WHERE session_id = ? AND array = ? AND role = 'start' AND speed_kb_s > 0"
+            " ORDER BY id, seq LIMIT 1",
+            (session_id, array),
+        ).fetchone()
     return float(row[0]) if row else None

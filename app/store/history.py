@@ -194,11 +194,22 @@ def run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
     return detail
 
 
+# A tuning effect measured against the kernel's own settings: its apply opened its session. One
+# applied over another preset (boost over auto-tune) compares two tuned paces: its ×1 says
+# nothing of what boost does to an untuned run (issue 25).
+FROM_UNTUNED = (
+    "NOT EXISTS (SELECT 1 FROM tuning_ops this JOIN tuning_ops earlier"
+    " ON earlier.session_id = this.session_id AND earlier.id < this.id"
+    " WHERE this.id = tuning_effects.op_id AND earlier.kind = 'apply' AND earlier.state = 'done')"
+)
+
+
 def measured_ratios(conn: sqlite3.Connection, run_id: int) -> dict[str, float]:
-    """Each preset's latest measured effect during a run (speed after / before), by preset."""
+    """Each preset's latest effect measured from the untuned pace during a run (speed after /
+    before), by preset."""
     rows = conn.execute(
         "SELECT preset, ratio FROM tuning_effects WHERE run_id = ? AND measured_at IS NOT NULL "
-        "AND ratio > 0 ORDER BY applied_at",
+        f"AND ratio > 0 AND {FROM_UNTUNED} ORDER BY applied_at",
         (run_id,),
     ).fetchall()
     return {row["preset"]: float(row["ratio"]) for row in rows}

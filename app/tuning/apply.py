@@ -17,9 +17,14 @@ from typing import Any
 from app.config import Settings
 from app.kernel.host import Host
 from app.kernel.knobs import CATALOGUE, SYSTEM, read_knob
+from app.live.knobs import journaled_knobs
 from app.store import journal
 from app.tuning.plan import Change, Plan
 from app.tuning.revert import UnrecordedRevert, record_revert, revert_steps, unrecorded_message
+
+# Told, under `lock`, right after an apply or a revert: the journal's open session (None once
+# reverted) and its knobs, each written one with the value the kernel read back (issue 25).
+OnWrite = Callable[[sqlite3.Row | None, list[dict[str, Any]]], None]
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +93,8 @@ class Applier:
         self.lock = threading.Lock()
         # A revert done in the kernel whose journal write failed (disk full); held by `lock`.
         self.unrecorded: UnrecordedRevert | None = None
+        # The present listens here, so that a page shows a write's own read-back at once.
+        self.on_write: OnWrite | None = None
 
     @contextmanager
     def exclusive(self, wait: bool) -> Iterator[None]:
@@ -146,8 +153,7 @@ class Applier:
                 if len(written) == 1:
                     self._crash_point("mid_write")
             self._crash_point("after_write")
-            for change in changes:
-                self._verify(change, change.to_value)
+            read_back = {change.key: self._verify(change, change.to_value) for change in changes}
         except TuningFailed as failure:
             self._roll_back(written, failure)
             self._abandon(session_id, op_id, failure.message)
@@ -168,6 +174,7 @@ class Applier:
                 f"{name} was taken back out of the kernel: {unjournaled.message}"
             ) from None
         log.info("applied %s to %s: %d knobs", name, ", ".join(plan.arrays), len(changes))
+        self._written(read_back)
         return {
             "ok": True,
             "op_id": op_id,
@@ -205,7 +212,8 @@ class Applier:
                 kernel=error.strerror or str(error),
             ) from None
 
-    def _verify(self, change: Change, value: str) -> None:
+    def _verify(self, change: Change, value: str) -> str:
+        """The value the kernel reads back, which must be the one written."""
         try:
             seen = read_knob(self.host, CATALOGUE[change.knob], change.target)
         except OSError as error:
@@ -219,6 +227,19 @@ class Applier:
                 value=value,
                 kernel=f"read back {seen!r}",
             )
+        return value
+
+    def _written(self, read_back: dict[str, str]) -> None:
+        """Tell the listener what the journal holds now and what the kernel read back."""
+        if self.on_write is None:
+            return
+        session = journal.open_session(self.conn)
+        knobs = (
+            journaled_knobs(self.conn, session, lambda key, knob, target: read_back.get(key))
+            if session is not None
+            else []
+        )
+        self.on_write(session, knobs)
 
     def _roll_back(self, written: list[Change], failure: TuningFailed) -> None:
         for change in reversed(written):
@@ -253,12 +274,13 @@ class Applier:
         self._crash_point("revert_after_journal")
         steps, gone, errors = revert_steps(self.host, self.conn, session["id"])
         restored: list[dict[str, Any]] = []
+        read_back: dict[str, str] = {}
         for change in write_order(steps):
             try:
                 if change.from_value != change.to_value:
                     self._write(change, change.to_value, restoring=True)
                     self._crash_point("revert_mid_write")
-                self._verify(change, change.to_value)
+                read_back[change.key] = self._verify(change, change.to_value)
                 restored.append(
                     {"key": change.key, "from": change.from_value, "to": change.to_value}
                 )
@@ -293,6 +315,7 @@ class Applier:
                 )
                 log.error("reverted %d knobs, but cannot journal it: %s", len(restored), error)
                 raise JournalUnavailable(unrecorded_message(self.unrecorded, str(error))) from None
+        self._written(read_back)
         if errors:
             log.error(
                 "revert (%s) incomplete; the session stays open: %s", reason, "; ".join(errors)

@@ -8,6 +8,8 @@ from app.kernel.knobs import budget_from_available, stripe_cache_mib
 from app.live.knobs import journaled_knobs
 from app.live.snapshot import BoxNow
 from app.store import effects, journal
+from app.tuning.autotune_record import setting_label
+from app.tuning.autotune_writes import PRESET as AUTOTUNE_PRESET
 from app.tuning.plan import member_disks
 from app.tuning.tuner import Tuner
 
@@ -25,12 +27,22 @@ def status(tuner: Tuner, conn: sqlite3.Connection, box: BoxNow) -> dict[str, Any
         if max_cache_mb is not None
         else budget_from_available((box.available_kib or 0) / 1024)
     )
+    # The stripe caches as the tick read them, or as a later write read them back.
+    written = {
+        k.target: int(k.current)
+        for k in box.knobs
+        if k.knob == "stripe_cache_size" and k.current is not None and k.current.isdigit()
+    }
     cost = sum(
-        stripe_cache_mib(state.sysfs.stripe_cache_size, member_disks(state.array))
+        stripe_cache_mib(
+            written.get(state.name, state.sysfs.stripe_cache_size), member_disks(state.array)
+        )
         for state in box.arrays
         if state.sysfs is not None and state.sysfs.stripe_cache_size is not None
     )
+    sweep = tuner.autotuner.view(conn)
     return {
+        "state": tuning_state(session, sweep, tuner.scheduler.view(conn, tuner.clock())),
         "active": session is not None,
         "preset": session["preset"] if session else None,
         "session": dict(session) | {"arrays": json.loads(session["arrays"])} if session else None,
@@ -42,12 +54,58 @@ def status(tuner: Tuner, conn: sqlite3.Connection, box: BoxNow) -> dict[str, Any
         "ram": {"budget_mib": round(budget, 1), "cost_mib": round(cost, 1)},
         "capabilities": [c.__dict__ for c in box.capabilities],
         "preset_errors": [e.__dict__ for e in tuner.preset_errors],
-        "autotune": tuner.autotuner.view(conn),
+        "autotune": sweep,
     }
 
 
+def tuning_state(
+    session: sqlite3.Row | None, sweep: dict[str, Any] | None, schedule: dict[str, Any]
+) -> dict[str, Any]:
+    """What is tuned now, the one notion the switch, the headline, the run list, /metrics and
+    the API show (issue 25): "off", "boost", "auto-tuning" (a sweep measures), "auto-tuned" (what
+    a sweep kept), "schedule" (a schedule's window applied its preset) or "preset" (one applied
+    by hand), from the journal's open session, the latest sweep and the schedules."""
+    if session is None:
+        return {"kind": "off", "preset": None, "label": "Not tuned", "detail": None}
+    preset = session["preset"]
+    if preset == "boost":
+        return {"kind": "boost", "preset": preset, "label": "Boosted", "detail": None}
+    if preset == AUTOTUNE_PRESET and sweep is not None:
+        if sweep["state"] == "running":
+            label = f"Auto-tune is measuring {sweep['array']}"
+            return {"kind": "auto-tuning", "preset": preset, "label": label, "detail": None}
+        kept = sweep.get("chosen") or {}
+        detail = ", ".join(setting_label(k, int(v)) for k, v in kept.items()) or None
+        return {"kind": "auto-tuned", "preset": preset, "label": "Auto-tuned", "detail": detail}
+    windows = [e for e in schedule["schedules"] if e["applied"] and e["preset"] == preset]
+    if windows:
+        detail = f"{windows[0]['start']}–{windows[0]['end']}"
+        return {
+            "kind": "schedule",
+            "preset": preset,
+            "label": f"Schedule: {preset}",
+            "detail": detail,
+        }
+    return {"kind": "preset", "preset": preset, "label": f"Preset {preset}", "detail": None}
+
+
 def _knobs(conn: sqlite3.Connection, session: sqlite3.Row, box: BoxNow) -> list[dict[str, Any]]:
-    """The journaled knobs; what the kernel holds as the last tick read it (None for a session
-    newer than that tick)."""
-    seen = {k.key: k.current for k in box.knobs} if box.session_id == session["id"] else {}
-    return journaled_knobs(conn, session, lambda key, knob, target: seen.get(key))
+    """The session's knobs as the present holds them: what mdboost last wrote and what the
+    kernel held, from one reading (a tick's, or a write's own read-back), so that drift is
+    never judged between a new write and an older reading (issue 25). A session newer than the
+    present (its write is still being published): the journal's, current unknown."""
+    if box.session_id == session["id"]:
+        return [
+            {
+                "key": k.key,
+                "knob": k.knob,
+                "target": k.target,
+                "unit": k.unit,
+                "original": k.original,
+                "desired": k.desired,
+                "current": k.current,
+                "drift": k.drift,
+            }
+            for k in box.knobs
+        ]
+    return journaled_knobs(conn, session, lambda key, knob, target: None)

@@ -45,7 +45,9 @@ def headline(
     found.update(
         doing=DOING.get(action, f"is running a {action}"),
         percent=focus["sync"]["percent"],
-        forecast=fc if fc is not None and fc.get("status") == "ok" else None,
+        # A settling forecast (the pace before a change, scaled by it) is shown with its label:
+        # right after boost the finish moves, it never turns into "no finish time" (issue 25).
+        forecast=fc if fc is not None and fc.get("status") in ("ok", "settling") else None,
         no_forecast=(fc or {}).get("reason") or "measuring the pace",
     )
     return found
@@ -92,15 +94,20 @@ def _redundancy(level: str, disks: int) -> int:
 
 
 def _boost(focus: dict[str, Any] | None, boost: dict[str, Any]) -> dict[str, Any]:
-    """Boost as the sentence says it: on, with its measured effect; off, with what it would give."""
+    """Boost as the sentence says it: on, with its measured effect; otherwise the tuning state
+    (auto-tuned, a preset, a schedule's window) and what boost would give from there, or that it
+    would not help."""
     tuning = boost["tuning"]
-    on = bool(tuning["active"] and tuning["preset"] == "boost")
+    state = tuning["state"]
+    on = state["kind"] == "boost"
     name = focus["array"]["name"] if focus else None
     effects = [e for e in tuning["effects"] if e["preset"] == "boost"]
     effect = next((e for e in effects if e["array"] == name), effects[0] if effects else None)
     estimate = focus["eta"]["boost"] if focus and focus["eta"] and not on else None
     return {
         "on": on,
+        "state": state,
         "effect": effect if on else None,
         "estimate": estimate if estimate and estimate.get("eta") else None,
+        "no_help": estimate if estimate and not estimate.get("helps", True) else None,
     }

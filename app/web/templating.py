@@ -15,7 +15,17 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.formats import ACTION_LABELS, DAY_FORMAT, ROLE_LABELS, clock, duration, iso, mb_s, ratio
+from app.formats import (
+    ACTION_LABELS,
+    DAY_FORMAT,
+    PRESET_DONE,
+    ROLE_LABELS,
+    clock,
+    duration,
+    iso,
+    mb_s,
+    ratio,
+)
 
 # The browser's IANA zone, set by static/app.js, so that times are rendered once in their final
 # form and never rewritten on the page (issue 14 item 4).
@@ -64,7 +74,10 @@ def _templates(directory: Path) -> Jinja2Templates:
         mb_s=mb_s, duration=duration, clock=_page_clock, day=_page_day, iso=iso, ratio=ratio
     )
     templates.env.globals.update(
-        ROLE_LABELS=ROLE_LABELS, ACTION_LABELS=ACTION_LABELS, zone_name=zone_name
+        ROLE_LABELS=ROLE_LABELS,
+        ACTION_LABELS=ACTION_LABELS,
+        PRESET_DONE=PRESET_DONE,
+        zone_name=zone_name,
     )
     return templates
 

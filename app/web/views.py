@@ -48,7 +48,9 @@ def card(
         "failed": view["failed"],
         "failure": _failure(view, missing) if view["failed"] else None,
         "missing": missing,
-        "collapsed": not sync and not degraded and view["state"] == "active",
+        # Only a quiet, whole, working array folds into one "healthy" line: a raid0 whose member
+        # disk vanished is failed (array_state broken) with nothing degraded in mdstat.
+        "collapsed": not sync and not degraded and not view["failed"] and view["state"] == "active",
         "role_label": ROLE_LABELS.get(view["role"], view["role"]),
         "members": [
             {**d, "flag_labels": [FLAG_LABELS.get(f, f) for f in d["flags"]]}
@@ -126,7 +128,9 @@ def past_runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 
 
 def _with_tuning(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any]:
-    presets = [e["detail"].get("preset") for e in history.events(conn, run["id"], ("apply",))]
+    """The run with the presets applied during it (an auto-tune's steps count as one)."""
+    tuned = history.events(conn, run["id"], ("apply", "autotune"))
+    presets = [e["detail"].get("preset") for e in tuned]
     named = list(dict.fromkeys(p for p in presets if p))
     return {**run, "presets": named, "ratios": history.measured_ratios(conn, run["id"])}
 

@@ -77,4 +77,57 @@ def test_severity_of_each_kind_of_array(tree: KernelTree, conn: sqlite3.Connecti
         "md4": "critical",  # failed, even without any sysfs (no /sys/block/md4 here)
     }
     assert arrays.failed_names(parsed, host) == ["md4"]
-    assert arrays.is_failed(mdstat_parse.parse(ACTIVE_BUT_FAILED).arrays[0], None) is False
+
+
+def test_too_few_working_members_is_failed_whatever_sysfs_says() -> None:
+    """Issue 28: 5.10 prints [3/1] [U__] under "active"; 6.1 and 6.12 say write-pending in sysfs
+    for seconds (the member faulty,blocked); sysfs may be unreadable. The counts decide then."""
+    array = mdstat_parse.parse(ACTIVE_BUT_FAILED).arrays[0]
+    for array_state in (None, "write-pending", "clean", "active"):
+        assert arrays.is_failed(array, array_state) is True, array_state
+
+
+def test_one_missing_member_of_a_raid5_or_two_of_a_raid6_is_degraded_not_failed() -> None:
+    def first(text: str) -> mdstat.Array:
+        return mdstat_parse.parse(text).arrays[0]
+
+    raid5 = first(
+        "md0 : active raid5 vdb[1] vda[0]\n      10 blocks level 5, 64k chunk, algorithm 2 [3/2] [UU_]\n"
+    )
+    raid6 = first(
+        "md0 : active raid6 vdb[1] vda[0]\n      10 blocks level 6, 64k chunk, algorithm 2 [4/2] [UU__]\n"
+    )
+    raid6_gone = first(
+        "md0 : active raid6 vda[0]\n      10 blocks level 6, 64k chunk, algorithm 2 [4/1] [U___]\n"
+    )
+    raid1_last = first("md0 : active raid1 vda[0]\n      10 blocks [2/1] [U_]\n")
+    raid1_none = first("md0 : active raid1 vda[0](F)\n      10 blocks [2/0] [__]\n")
+    assert [arrays.is_failed(a, "write-pending") for a in (raid5, raid6, raid1_last)] == [False] * 3
+    assert arrays.is_failed(raid6_gone, "clean") and arrays.is_failed(raid1_none, None)
+
+
+def test_sysfs_degraded_counts_where_mdstat_shows_no_counts() -> None:
+    array = mdstat.Array(
+        "md0", "active", False, False, "raid5", "1.2", 10, 64, (), 3, None, None, None, None
+    )
+    assert arrays.is_failed(array, "write-pending", degraded=2) is True
+    assert arrays.is_failed(array, "write-pending", degraded=1) is False
+
+
+def test_a_faulty_member_fails_a_raid0_or_linear() -> None:
+    raid0 = mdstat_parse.parse(
+        "md0 : active raid0 vdb[1](F) vda[0]\n      10 blocks 64k chunks\n"
+    ).arrays[0]
+    whole = mdstat_parse.parse(
+        "md0 : active raid0 vdb[1] vda[0]\n      10 blocks 64k chunks\n"
+    ).arrays[0]
+    assert arrays.is_failed(raid0, None) and not arrays.is_failed(whole, "clean")
+    assert arrays.is_failed(whole, "broken")  # its member disk vanished: sysfs knows after I/O
+
+
+def test_failed_names_reads_sysfs_degraded_too(tree: KernelTree) -> None:
+    tree.mdstat(mdstat_text(ACTIVE_BUT_FAILED, raid1("md1")))
+    tree.md("md0", array_state="write-pending", degraded="2")
+    tree.md("md1", array_state="clean", degraded="0")
+    host = Host(tree.proc, tree.sys)
+    assert arrays.failed_names(arrays.current(host), host) == ["md0"]

@@ -99,4 +99,4 @@ def test_md3_of_an_shr_expansion_is_offered_md2s_measured_boost(tmp_path: Path) 
         md3 = client.get("/api/arrays/md3/forecast").json()
     assert md3["forecast"]["status"] == "ok"
     assert md3["boost"]["source"] == "measured" and md3["boost"]["ratio"] == pytest.approx(5.2)
-    assert md3["boost"]["why"] == "measured on md2, on the same disks: x5.2"
+    assert md3["boost"]["why"] == "it measured ×5.2 on md2, on the same disks"

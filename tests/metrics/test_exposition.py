@@ -55,6 +55,7 @@ def test_reshape_capture_in_base_units():
         'mdboost_md_speed_limit_min_bytes_per_second{device="md0",source="system"}': 1000 * KIB,
         'mdboost_md_speed_limit_max_bytes_per_second{device="md0",source="system"}': 1000 * KIB,
         'mdboost_md_degraded_disks{device="md0"}': 0,
+        'mdboost_md_failed{device="md0"}': 0,
         'mdboost_md_mismatch_sectors{device="md0"}': 0,
         'mdboost_md_stripe_cache_size{device="md0"}': 513,
         'mdboost_md_stripe_cache_active{device="md0"}': 0,
@@ -90,6 +91,7 @@ def test_degraded_and_local_limits(tree: KernelTree):
     tree.md("md0")
     found = samples(box_of(tree))
     assert found['mdboost_md_degraded_disks{device="md2"}'] == 1
+    assert found['mdboost_md_failed{device="md2"}'] == 0  # one missing of four: degraded only
     assert found['mdboost_md_speed_limit_max_bytes_per_second{device="md2",source="local"}'] == (
         50000 * KIB
     )
@@ -240,3 +242,20 @@ def test_promtool_accepts_every_output(prometheus_tools):
                 "check", "metrics", stdin=render(box, node_compat=node_compat)
             )
             assert output.strip() == "", output  # no lint complaint either
+
+
+def test_failed_from_the_counts_while_sysfs_says_write_pending(tree: KernelTree):
+    """Issue 28: a RAID5 with two of three members gone is failed in /metrics too, during the
+    seconds 6.1 and 6.12 show array_state write-pending, and for a raid0 whose disk vanished."""
+    tree.mdstat(
+        mdstat_text(
+            "md0 : active raid5 vdc[2](F) vdb[1](F) vda[0]\n"
+            "      520192 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/1] [U__]\n",
+            "md1 : active raid0 vde[1] vdd[0]\n      1046528 blocks super 1.2 64k chunks\n",
+        )
+    )
+    tree.md("md0", array_state="write-pending", degraded="2")
+    tree.md("md1", array_state="broken")
+    found = samples(box_of(tree))
+    assert found['mdboost_md_failed{device="md0"}'] == 1
+    assert found['mdboost_md_failed{device="md1"}'] == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.kernel.mdstat_parse import parse
 from app.md.mdstat import Array
@@ -39,14 +40,21 @@ class Detail:
     level: str | None
     raid_devices: int | None
     array_size_kib: int | None
-    state: str  # e.g. "clean, degraded, recovering"
+    state: str  # e.g. "clean, degraded, recovering"; "clean, FAILED", "broken, FAILED"
     members: tuple[Member, ...]
+    unnamed: int = 0  # members mdadm lists as "missing": in the array, their device gone
+
+    @property
+    def failed(self) -> bool:
+        """mdadm says the array has failed (it prints FAILED, and "broken" where md does)."""
+        return "FAILED" in self.state or "broken" in self.state
 
 
 def parse_detail(text: str) -> Detail:
     """Parse the fields we compare out of `mdadm --detail /dev/mdX` (mdadm 4.x layout)."""
     fields: dict[str, str] = {}
     members: list[Member] = []
+    missing = 0
     in_table = False
     for line in text.splitlines():
         if re.match(r"^\s*Number\s+Major\s+Minor\s+RaidDevice", line):
@@ -59,6 +67,8 @@ def parse_detail(text: str) -> Detail:
                 members.append(
                     Member(words[-1].removeprefix("/dev/"), number, " ".join(words[4:-1]))
                 )
+            elif words[-1:] == ["missing"] and words[0].isdigit():
+                missing += 1  # a member whose device node is gone (its disk unplugged)
             continue
         key, sep, value = line.partition(" : ")
         if sep:
@@ -70,6 +80,7 @@ def parse_detail(text: str) -> Detail:
         array_size_kib=int(size.split()[0]) if size else None,
         state=fields.get("State", ""),
         members=tuple(members),
+        unnamed=missing,
     )
 
 
@@ -89,8 +100,15 @@ def disagreements(array: Array, detail: Detail, array_state: str | None) -> list
             problems.append(f"{array.name} {what}: parser {parsed!r}, mdadm/sysfs {reference!r}")
 
     inactive = "inactive" in detail.state
-    expect("state", array.state, "inactive" if inactive else "active")
-    expect("members", sorted(d.name for d in array.devices), sorted(m.name for m in detail.members))
+    if detail.failed:  # mdstat's word for it: "broken" since 6.12, "active" before
+        expect("state", array.state in ("active", "broken"), True)
+    else:
+        expect("state", array.state, "inactive" if inactive else "active")
+    named = sorted(d.name for d in array.devices)
+    if detail.unnamed:  # mdstat still names an unplugged member; mdadm cannot
+        expect("members", len(named), len(detail.members) + detail.unnamed)
+        named = [n for n in named if n in {m.name for m in detail.members}]
+    expect("members", named, sorted(m.name for m in detail.members))
     if inactive:
         return problems
     expect("level", array.level, detail.level)
@@ -101,7 +119,9 @@ def disagreements(array: Array, detail: Detail, array_state: str | None) -> list
         counted = array.raid_disks if array.raid_disks is not None else len(array.devices)
         expect("raid devices", counted, detail.raid_devices)
     if array.raid_disks is not None and array.active_disks is not None:
-        expect("degraded", array.active_disks < array.raid_disks, "degraded" in detail.state)
+        # mdadm says FAILED instead of degraded when too few members are left
+        reference = "degraded" in detail.state or detail.failed
+        expect("degraded", array.active_disks < array.raid_disks, reference)
     expect("sync action", array.sync.action if array.sync else None, detail_action(detail.state))
     by_name = {m.name: m for m in detail.members}
     for device in array.devices:
@@ -134,6 +154,31 @@ def check_state(state_dir: Path) -> list[str]:
         array_state_file = state_dir / "sys" / "block" / name / "md" / "array_state"
         array_state = array_state_file.read_text().strip() if array_state_file.exists() else None
         problems += disagreements(array, parse_detail(detail_file.read_text()), array_state)
+    return problems
+
+
+def failed_everywhere_problems(facts: dict[str, Any]) -> list[str]:
+    """How the app misshows the guest's two failed arrays (api_scenarios.smoke_failed_arrays):
+    each must be failed and critical in the API, on its card (never "healthy"), in the page's
+    title and headline, in /metrics, and in a "broken" notification. Empty when all agree."""
+    failed, problems = facts["failed"], []
+    for name in ("md0", "md20"):
+        view, card = failed["api"][name], failed["cards"][name]
+        if (view["failed"], view["severity"]) != (True, "critical"):
+            problems.append(f"API {name}: {view}")
+        if "healthy" in card.lower() or 'class="array failed' not in card:
+            problems.append(f"card {name}: {card[:300]}")
+        if f'mdboost_md_failed{{device="{name}"}} 1.0' not in failed["metrics"]:
+            problems.append(f"/metrics {name}: {failed['metrics']}")
+        if f"{name} FAILED" not in failed["title"]:
+            problems.append(f"title: {failed['title']}")
+    if sorted(failed["api_failed"]) != ["md0", "md20"]:
+        problems.append(f"API failed list: {failed['api_failed']}")
+    if not failed["headline_needs_you"]:
+        problems.append("headline does not say 'Needs you now'")
+    titles = sorted(message["title"] for _, message in facts["notifications"])
+    if titles != ["md0 is broken", "md20 is broken"]:
+        problems.append(f"notifications: {titles}")
     return problems
 
 

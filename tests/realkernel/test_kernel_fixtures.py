@@ -1,5 +1,7 @@
-"""The parser against the kernel-exact fixtures in tests/fixtures/kernel (no VM needed)."""
+"""The parser against the kernel-exact fixtures of each kernel (no VM needed): tests/fixtures/
+kernel (6.1), kernel-5.10 and kernel-6.12."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -14,10 +16,21 @@ from kernel_states import (
     state_dirs,
 )
 
+from app.kernel.host import Host
 from app.kernel.mdstat_parse import parse
+from app.live import arrays
+from app.live.snapshot import ArrayNow
 
 STATES = state_dirs()
 RENDERED = rendered_dirs()
+OTHER_KERNELS = [k for k in vmharness.KERNELS if k != vmharness.DEFAULT_KERNEL]
+EVERY_STATE = [
+    pytest.param(state, id=f"{kernel}/{state.name}")
+    for kernel in vmharness.KERNELS
+    for state in state_dirs(vmharness.fixtures_dir(kernel))
+]
+# The failed arrays each kernel's capture ends with (guest/capture_formats.py failed_arrays()).
+FAILED_STATES = {"raid5-two-failed": "md0", "raid0-member-unplugged": "md20"}
 
 
 def test_fixtures_cover_every_kernel_format() -> None:
@@ -35,9 +48,56 @@ def test_fixtures_cover_every_kernel_format() -> None:
     assert {"F", "S"} <= flags
 
 
-@pytest.mark.parametrize("state", STATES, ids=[s.name for s in STATES])
+@pytest.mark.parametrize("state", EVERY_STATE)
 def test_parser_agrees_with_mdadm_detail(state: Path) -> None:
     assert check_state(state) == []
+
+
+@pytest.mark.parametrize("generation", OTHER_KERNELS)
+def test_every_kernel_has_its_own_capture(generation: str) -> None:
+    root = vmharness.fixtures_dir(generation)
+    facts = json.loads((root / "kernel-facts.json").read_text())
+    assert vmharness.generation_of(facts["kernel"]) == generation
+    assert {s.name for s in state_dirs(root)} >= {s.name for s in STATES} - {
+        "linear-and-raid4-recovery"
+    }
+
+
+@pytest.mark.parametrize("generation", list(vmharness.KERNELS))
+def test_failed_arrays_read_as_failed_on_every_kernel(generation: str, tmp_path: Path) -> None:
+    """Issue 28: whatever word the kernel prints, the app calls these failed and critical."""
+    for state, name in FAILED_STATES.items():
+        root = tmp_path / state
+        shutil.copytree(vmharness.fixtures_dir(generation) / state, root)
+        host = Host(root / "proc", root / "sys")
+        md = arrays.current(host)
+        assert arrays.failed_names(md, host) == [name], (generation, state)
+        view = arrays.array_view(ArrayNow(md.arrays[0], host.read_array_sysfs(name)))
+        assert (view["failed"], view["severity"]) == (True, "critical"), (generation, state)
+        # and from mdstat alone (sysfs unreadable) where the counts tell: the raid5
+        if state == "raid5-two-failed":
+            assert arrays.is_failed(md.arrays[0], None)
+
+
+def test_what_differs_between_the_kernels() -> None:
+    """The facts of issue 28's table, as each kernel's capture recorded them."""
+    facts = {
+        k: json.loads((vmharness.fixtures_dir(k) / "kernel-facts.json").read_text())
+        for k in vmharness.KERNELS
+    }
+    assert ["new_level" in f["raid5_md_attributes"] for f in facts.values()] == [False, False, True]
+    assert ["[linear]" in f["personalities"] for f in facts.values()] == [True, True, False]
+    assert [f["raid5_two_failed"]["second_fail_rc"] == 0 for f in facts.values()] == [
+        True,
+        False,
+        False,
+    ]
+    words = [f["raid5_two_failed"]["mdstat_after_io"].split()[2] for f in facts.values()]
+    assert words == ["active", "active", "broken"]
+    assert facts["5.10"]["raid5_two_failed"]["array_state_at_once"] == "broken"
+    for f in facts.values():
+        personalities = parse(f["personalities"] + "\nunused devices: <none>\n").personalities
+        assert personalities is not None and "raid5" in personalities
 
 
 def test_a_wrong_reading_is_caught() -> None:

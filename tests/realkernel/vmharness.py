@@ -7,10 +7,17 @@ sparse virtual disks (/dev/vda, /dev/vdb, ...), the repository mounted read-only
 absolute path (so its .venv, built with Debian's /usr/bin/python3, runs unchanged), and a run
 directory mounted at /mnt/host where the script's results ($OUT) come back.
 
+The kernel is one of three generations (KERNELS): Debian 12's 6.1 (the default), 11's 5.10 (the
+generation Synology's DSM 7.2 runs on many models) and 13's 6.12. Each comes from the configured
+Debian mirror: bookworm's through apt, the others from their suite's Packages index, checked
+against the suite's signed InRelease (gpgv with debian-archive-keyring) and the .deb's SHA256.
+The userland (mdadm, python3) is bookworm's on all three. REALKERNEL_KERNEL picks the kernel of a
+test session (default 6.1).
+
 Command line (used by scripts/bench_realkernel.py, handy by hand):
-    .venv/bin/python tests/realkernel/vmharness.py build
-    .venv/bin/python tests/realkernel/vmharness.py run GUEST_SCRIPT.sh  # prints the run directory
-    .venv/bin/python tests/realkernel/vmharness.py capture  # refresh tests/fixtures/kernel
+    .venv/bin/python tests/realkernel/vmharness.py [--kernel 5.10] build
+    .venv/bin/python tests/realkernel/vmharness.py [--kernel 5.10] run GUEST_SCRIPT.sh  # prints the run directory
+    .venv/bin/python tests/realkernel/vmharness.py [--kernel 5.10] capture  # refresh its fixtures
 """
 
 from __future__ import annotations
@@ -19,12 +26,15 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import lzma
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +44,11 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 GUEST_INIT = HERE / "guest" / "init"
 CACHE_ROOT = Path(os.environ.get("REALKERNEL_CACHE", Path.home() / ".cache" / "mdboost-vm"))
-SUITE = "bookworm"
+SUITE = "bookworm"  # the guest's userland, on every kernel
+# Kernel generation -> the Debian suite whose newest linux-image-<version>-amd64 it boots.
+KERNELS = {"5.10": "bullseye", "6.1": "bookworm", "6.12": "trixie"}
+DEFAULT_KERNEL = "6.1"
+KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 HOST_PACKAGES = ("qemu-system-x86", "debootstrap", "cpio", "kmod")
 GUEST_PACKAGES = (
     "mdadm",
@@ -72,6 +86,10 @@ MDADM_CONF = (
 )
 
 
+# A boot that has not reached /init by then hung (seen once under emulation on a loaded host):
+# it is killed and booted once more. A healthy boot is ready in ~7 s; on a machine at load 30
+# (2 cores) one took 104 s and another more than 240 s without being hung.
+READY_TIMEOUT_S = 600
 CAPTURE_DISK_MIB = 256  # small disks: every sync in the capture scenario ends in seconds
 
 
@@ -85,6 +103,35 @@ class Image:
     initramfs: Path
     kernel_version: str  # uname -r of the guest, e.g. "6.1.0-37-amd64"
     mdadm_version: str  # Debian package version of mdadm in the guest
+
+    @property
+    def generation(self) -> str:
+        """ "5.10", "6.1" or "6.12": the key of KERNELS this image's kernel belongs to."""
+        return generation_of(self.kernel_version)
+
+
+def generation_of(version: str) -> str:
+    """The major.minor of a kernel release or package name ("linux-image-6.12.57+deb13-amd64")."""
+    digits = version.rpartition("linux-image-")[2]
+    major, minor = digits.split(".")[:2]
+    return f"{major}.{''.join(c for c in minor if c.isdigit())}"
+
+
+def selected_kernel() -> str:
+    """The kernel generation of this session: REALKERNEL_KERNEL, else 6.1 (checked)."""
+    return check_kernel(os.environ.get("REALKERNEL_KERNEL") or DEFAULT_KERNEL)
+
+
+def check_kernel(kernel: str) -> str:
+    if kernel not in KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}: one of {', '.join(KERNELS)}")
+    return kernel
+
+
+def fixtures_dir(kernel: str) -> Path:
+    """Where the states captured from one kernel generation live (6.1's came first)."""
+    name = "kernel" if kernel == DEFAULT_KERNEL else f"kernel-{check_kernel(kernel)}"
+    return REPO / "tests" / "fixtures" / name
 
 
 @dataclass
@@ -136,9 +183,10 @@ def ensure_host_tools() -> None:
         )
     log(f"apt-get install {' '.join(missing)}")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    _run(["apt-get", "update", "-q"], env=env, stdout=subprocess.DEVNULL)
+    wait = ["-o", "DPkg::Lock::Timeout=600"]  # another session may be installing something
+    _run(["apt-get", *wait, "update", "-q"], env=env, stdout=subprocess.DEVNULL)
     _run(
-        ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
+        ["apt-get", *wait, "install", "-y", "-q", "--no-install-recommends", *missing],
         env=env,
         stdout=subprocess.DEVNULL,
     )
@@ -226,6 +274,92 @@ def _build_kernel(package: str) -> Path:
     return dest
 
 
+def _fetch(url: str, dest: Path) -> None:
+    with urllib.request.urlopen(url, timeout=120) as answer, dest.open("wb") as out:
+        shutil.copyfileobj(answer, out)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _suite_kernel(suite: str, work: Path) -> tuple[str, str, str]:
+    """The newest linux-image-<version>-amd64 of a suite: (package, filename, sha256), from its
+    Packages index, itself checked against the suite's InRelease signed by Debian's archive key."""
+    mirror = _mirror().rstrip("/")
+    release = work / "InRelease"
+    _fetch(f"{mirror}/dists/{suite}/InRelease", release)
+    if not KEYRING.exists():
+        raise HarnessUnavailable(f"{KEYRING} missing: apt-get install debian-archive-keyring")
+    signed = subprocess.run(
+        ["gpgv", "--keyring", KEYRING, "--output", "-", release], capture_output=True, check=False
+    )
+    if signed.returncode != 0:
+        raise HarnessUnavailable(f"{suite} InRelease: bad signature: {signed.stderr[-300:]!r}")
+    index = "main/binary-amd64/Packages.xz"
+    wanted = next(
+        (
+            line.split()[0]
+            for line in signed.stdout.decode().split("SHA256:", 1)[1].splitlines()
+            if line.split()[2:3] == [index]
+        ),
+        None,
+    )
+    if wanted is None:
+        raise HarnessUnavailable(f"{suite} InRelease lists no {index}")
+    packed = work / "Packages.xz"
+    _fetch(f"{mirror}/dists/{suite}/{index}", packed)
+    if _sha256(packed) != wanted:
+        raise HarnessUnavailable(f"{suite} {index}: SHA256 differs from InRelease")
+    best: tuple[str, str, str, str] | None = None  # version, package, filename, sha256
+    for stanza in lzma.decompress(packed.read_bytes()).decode().split("\n\n"):
+        fields = dict(
+            line.split(": ", 1) for line in stanza.splitlines() if ": " in line and line[0] != " "
+        )
+        package = fields.get("Package", "")
+        if not re.fullmatch(r"linux-image-\d[^ ]*-amd64", package):
+            continue
+        if package.endswith(("-rt-amd64", "-cloud-amd64")) or "-unsigned" in package:
+            continue
+        version = fields["Version"]
+        if best is None or _version_gt(version, best[0]):
+            best = (version, package, fields["Filename"], fields["SHA256"])
+    packed.unlink()
+    if best is None:
+        raise HarnessUnavailable(f"no linux-image-<version>-amd64 in {suite}")
+    return best[1], best[2], best[3]
+
+
+def _version_gt(a: str, b: str) -> bool:
+    compare = ["dpkg", "--compare-versions", a, "gt", b]
+    return subprocess.run(compare, check=False).returncode == 0
+
+
+def _build_suite_kernel(suite: str) -> Path:
+    """Another suite's kernel package, SHA256-checked, unpacked like bookworm's."""
+    with tempfile.TemporaryDirectory(dir=CACHE_ROOT) as scratch:
+        package, filename, sha256 = _suite_kernel(suite, Path(scratch))
+    # Named apart from bookworm's kernel-linux-image-*: a harness older than the kernel option
+    # takes the newest of those, and must keep finding 6.1 in a cache shared with this one.
+    dest = CACHE_ROOT / f"kernel-{suite}-{package}"
+    if (dest / "done").exists():
+        return dest
+    log(f"downloading {package} ({suite})")
+    with _building(dest) as work:
+        deb = work / Path(filename).name
+        _fetch(f"{_mirror().rstrip('/')}/{filename}", deb)
+        if _sha256(deb) != sha256:
+            raise HarnessUnavailable(f"{filename}: SHA256 differs from {suite}'s Packages")
+        _run(["dpkg-deb", "-x", deb, work / "root"])
+        deb.unlink()
+        (work / "SOURCE").write_text(f"suite={suite} file={filename} sha256={sha256}\n")
+    return dest
+
+
 def _build_rootfs() -> Path:
     """debootstrap --variant=minbase with the guest packages; keyed by suite and packages."""
     dest = CACHE_ROOT / f"rootfs-{_digest(SUITE, *GUEST_PACKAGES)}"
@@ -248,8 +382,22 @@ def _build_rootfs() -> Path:
     return dest
 
 
+def _modules_root(kernel_root: Path) -> Path:
+    """lib/modules, or usr/lib/modules where newer packages (trixie) put them."""
+    usr = kernel_root / "usr" / "lib" / "modules"
+    lib = kernel_root / "lib" / "modules"
+    return usr if usr.is_dir() and not lib.is_dir() else lib
+
+
 def _module_closure(kernel_root: Path, version: str) -> set[Path]:
-    """The .ko files of GUEST_MODULES and everything they depend on."""
+    """The .ko files of GUEST_MODULES and everything they depend on (a module this kernel
+    does not have, such as 6.12's linear, is left out)."""
+    lib = kernel_root / "lib" / "modules"
+    if not lib.exists() and (kernel_root / "usr" / "lib" / "modules").is_dir():
+        if lib.is_symlink():
+            lib.unlink()  # an absolute link from before the folder was renamed
+        lib.parent.mkdir(exist_ok=True)
+        lib.symlink_to(Path("..") / "usr" / "lib" / "modules")  # modprobe -d wants lib/modules
     if not (kernel_root / "lib" / "modules" / version / "modules.dep").exists():
         _run(["depmod", "-b", kernel_root, version])  # the .deb leaves this to its postinst
     files: set[Path] = set()
@@ -266,19 +414,25 @@ def _module_closure(kernel_root: Path, version: str) -> set[Path]:
     return files
 
 
-def build_image() -> Image:
-    """Build (or find in the cache) the kernel + initramfs; needs root for debootstrap."""
+def build_image(kernel: str | None = None) -> Image:
+    """Build (or find in the cache) the kernel + initramfs of one kernel generation (default:
+    selected_kernel()); needs root for debootstrap."""
+    kernel = check_kernel(kernel or selected_kernel())
     CACHE_ROOT.mkdir(parents=True, exist_ok=True)
     with _locked(CACHE_ROOT / "build.lock"):
-        cached = _find_cached_image()
+        cached = _find_cached_image(kernel)
         if cached is not None:
             return cached
         if not _is_root():
             raise HarnessUnavailable(
-                f"no cached VM image in {CACHE_ROOT} and building one needs root"
+                f"no cached {kernel} VM image in {CACHE_ROOT} and building one needs root"
             )
         ensure_host_tools()
-        kernel_dir = _build_kernel(_kernel_package())
+        suite = KERNELS[kernel]
+        if suite == SUITE:
+            kernel_dir = _build_kernel(_kernel_package())
+        else:
+            kernel_dir = _build_suite_kernel(suite)
         rootfs = _build_rootfs()
         return _pack_initramfs(kernel_dir, rootfs)
 
@@ -289,10 +443,13 @@ def _image_key(kernel_dir: Path, rootfs: Path) -> str:
     )
 
 
-def _find_cached_image() -> Image | None:
-    """The newest complete image whose key matches today's recipe, without touching apt."""
+def _find_cached_image(kernel: str) -> Image | None:
+    """The newest complete image of this kernel generation whose key matches today's recipe,
+    without touching apt or the mirror."""
     rootfs = CACHE_ROOT / f"rootfs-{_digest(SUITE, *GUEST_PACKAGES)}"
-    for kernel_dir in sorted(CACHE_ROOT.glob("kernel-linux-image-*"), reverse=True):
+    for kernel_dir in sorted(CACHE_ROOT.glob("kernel-*linux-image-*"), reverse=True):
+        if generation_of(kernel_dir.name) != kernel:
+            continue
         image = _image_in(CACHE_ROOT / f"image-{_image_key(kernel_dir, rootfs)}")
         if image is not None:
             return image
@@ -317,23 +474,32 @@ def _pack_initramfs(kernel_dir: Path, rootfs: Path) -> Image:
         return image
     log(f"packing initramfs into {dest}")
     kernel_root = kernel_dir / "root"
-    (version,) = [p.name for p in (kernel_root / "lib" / "modules").iterdir()]
+    (version,) = [p.name for p in _modules_root(kernel_root).iterdir()]
     with _building(dest) as work:
         stage = work / "stage"
         _run(["cp", "-a", rootfs, stage])
         (stage / ".done").unlink()
         for sub in TRIM:
             shutil.rmtree(stage / sub, ignore_errors=True)
-        modules_src = kernel_root / "lib" / "modules" / version
+        modules_src = _modules_root(kernel_root) / version
         modules_dst = stage / "lib" / "modules" / version
         modules_dst.mkdir(parents=True)
         for meta in modules_src.glob("modules.builtin*"):
             shutil.copy(meta, modules_dst)
         shutil.copy(modules_src / "modules.order", modules_dst)
         for ko in _module_closure(kernel_root, version):
-            target = stage / ko.relative_to(kernel_root)
+            target = (
+                stage
+                / "lib"
+                / "modules"
+                / version
+                / ko.resolve().relative_to(modules_src.resolve())
+            )
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(ko, target)
+            if ko.suffix == ".xz":  # trixie compresses its modules; the guest gets them plain
+                target.with_suffix("").write_bytes(lzma.decompress(ko.read_bytes()))
+            else:
+                shutil.copy(ko, target)
         _run(["depmod", "-b", stage, version])
         (stage / "etc" / "mdadm" / "mdadm.conf").write_text(MDADM_CONF)
         (stage / "etc" / "hostname").write_text("mdboost-vm\n")
@@ -449,7 +615,12 @@ def boot(
         "-device",
         "virtio-9p-pci,fsdev=repo,mount_tag=repo",
     ]
-    append = f"console=ttyS0 panic=-1 quiet loglevel=4 raid=noautodetect mdboost.repo={REPO}"
+    # no_timer_check: under emulation on a loaded host, 5.10's check of the IO-APIC timer
+    # ("..MP-BIOS bug: 8254 timer not connected") hung a boot for good; a VM needs no such check.
+    append = (
+        "console=ttyS0 panic=-1 quiet loglevel=4 raid=noautodetect no_timer_check "
+        f"mdboost.repo={REPO}"
+    )
     cmd = [
         "qemu-system-x86_64",
         "-machine",
@@ -477,13 +648,19 @@ def boot(
         "none",
     ]
     started = time.monotonic()
-    with (run_dir / "console.log").open("w") as console:
-        proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT
-        )
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
+    for attempt in (1, 2):
+        with (run_dir / "console.log").open("w") as console:
+            proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT
+            )
+            if attempt == 2 or _reached_ready(proc, run_dir / "console.log"):
+                try:
+                    proc.wait(timeout=timeout_s)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                break
+            log(f"the guest did not reach /init in {READY_TIMEOUT_S} s (hung boot): booting again")
             proc.kill()
             proc.wait()
     wall = time.monotonic() - started
@@ -499,6 +676,16 @@ def boot(
         if line.startswith("VM: ready uptime="):
             ready = float(line.split("=")[1].split()[0])
     return GuestRun(run_dir=run_dir, rc=rc, wall_s=wall, ready_s=ready, console=console_text)
+
+
+def _reached_ready(proc: subprocess.Popen[bytes], console: Path) -> bool:
+    """Whether /init said "VM: ready" (or the VM ended) within READY_TIMEOUT_S."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None or "VM: ready" in console.read_text(errors="replace"):
+            return True
+        time.sleep(0.5)
+    return False
 
 
 def check_repo_venv() -> Path:
@@ -543,13 +730,14 @@ def guest_python(script: str, *args: str) -> str:
     return f'exec "$REPO/.venv/bin/python" "$REPO/tests/realkernel/guest/{script}" {quoted}\n'
 
 
-def capture_fixtures() -> GuestRun:
-    """Boot once, capture every md state, and replace tests/fixtures/kernel with the result."""
-    image = build_image()
+def capture_fixtures(kernel: str) -> GuestRun:
+    """Boot once, capture every md state, and replace the kernel's fixtures with the result."""
+    image = build_image(kernel)
     run = boot(image, guest_python("capture_formats.py"), disk_size_mib=CAPTURE_DISK_MIB)
     if run.rc != 0:
         raise RuntimeError(run.describe())
-    fixtures = REPO / "tests" / "fixtures" / "kernel"
+    fixtures = fixtures_dir(kernel)
+    fixtures.mkdir(parents=True, exist_ok=True)
     remove_captured(fixtures)
     shutil.copytree(run.out / "fixtures", fixtures, dirs_exist_ok=True)
     shutil.copy(run.out / "facts.json", fixtures / "kernel-facts.json")
@@ -566,43 +754,52 @@ def remove_captured(fixtures: Path) -> None:
 
 
 FIXTURES_README = """\
-# Kernel-exact md states
+# Kernel-exact md states: Linux {image.generation}
 
-Captured by booting Debian's own kernel **{image.kernel_version}** (mdadm {image.mdadm_version},
-Debian bookworm) in QEMU with virtual disks, and walking md through every state we could provoke:
-tests/realkernel/guest/capture_formats.py. Regenerate (as root, ~3 minutes):
+Captured by booting Debian's own kernel **{image.kernel_version}** (userland Debian bookworm,
+mdadm {image.mdadm_version}) in QEMU with virtual disks, and walking md through every state we
+could provoke: tests/realkernel/guest/capture_formats.py. Each kernel generation has its own
+folder (tests/fixtures/kernel for 6.1, kernel-5.10, kernel-6.12). Regenerate (as root, ~3-8
+minutes):
 
-    .venv/bin/python tests/realkernel/vmharness.py capture
+    .venv/bin/python tests/realkernel/vmharness.py --kernel {image.generation} capture
 
 Each folder is one moment, read at once: `proc/mdstat` (byte for byte as the kernel printed it),
-`proc/sys/dev/raid/speed_limit_*`, `sys/block/<md>/md/*` and `sys/block/*/queue/read_ahead_kb`
-(a root for MDBOOST_PROC_ROOT / MDBOOST_SYS_ROOT), and `mdadm-detail/<md>.txt`, the reference
-tests/realkernel/test_kernel_fixtures.py holds app.kernel.mdstat_parse.parse() to (level, raid devices,
-state, sync action, members, slots, F/S flags, read-only).
+`proc/sys/dev/raid/speed_limit_*`, `sys/block/<md>/md/*` (with each member's `dev-*/state`) and
+`sys/block/*/queue/read_ahead_kb` (a root for MDBOOST_PROC_ROOT / MDBOOST_SYS_ROOT), and
+`mdadm-detail/<md>.txt`, the reference tests/realkernel/test_kernel_fixtures.py holds
+app.kernel.mdstat_parse.parse() to (level, raid devices, state, sync action, members, slots, F/S
+flags, read-only).
 Progress states were held at a crawl with speed_limit_min = speed_limit_max = 1000 KiB/s, so the
-speed limits in those folders are not the defaults (1000 / 200000).
+speed limits in those folders are not the defaults (1000 / 200000). The capture ends with two
+failed arrays: `raid5-two-failed` (two of three members failed, then I/O) and
+`raid0-member-unplugged` (a member disk removed by PCI hot-unplug in the guest, then I/O).
 
 A folder holding `RENDERED.md` was not captured: it shows a state this kernel cannot print (md's
 `broken`, Linux 6.12+), rendered from md.c's format; its RENDERED.md cites the source. Capturing
 keeps it, and the comparison with mdadm skips it.
 
 `kernel-facts.json`: the kernel's answers to writes mdboost validates or survives, recorded
-during a RAID5 reshape (errno name, then the value read back), and stripe_cache_size before and
-after `mdadm --grow` started.
+during a RAID5 reshape (errno name, then the value read back), stripe_cache_size before and
+after `mdadm --grow` started, the personalities, a raid5's md attributes, and what the two
+failed arrays showed at once and after the next I/O.
 """
 
 
 def main(argv: list[str]) -> int:
+    kernel = selected_kernel()
+    if argv[:1] == ["--kernel"] and len(argv) > 1 and argv[1] in KERNELS:
+        kernel, argv = argv[1], argv[2:]
     if argv[:1] == ["build"]:
-        image = build_image()
+        image = build_image(kernel)
         print(image)
         return 0
     if argv[:1] == ["capture"]:
-        run = capture_fixtures()
+        run = capture_fixtures(kernel)
         print(f"captured in {run.wall_s:.0f} s (guest ready after {run.ready_s} s)")
         return 0
     if len(argv) == 2 and argv[0] == "run":
-        run = boot(build_image(), Path(argv[1]).read_text())
+        run = boot(build_image(kernel), Path(argv[1]).read_text())
         print(run.describe() if run.rc != 0 else run.run_dir)
         return 0 if run.rc == 0 else 1
     print(__doc__, file=sys.stderr)

@@ -2,6 +2,7 @@
 Through the real server on a temporary kernel tree: nothing is stored or written for a refused
 body."""
 
+import httpx
 import pytest
 
 from tests.server import tree_server
@@ -86,3 +87,16 @@ def test_a_body_of_the_wrong_type_is_refused_and_nothing_changes(server, box, pa
     assert box.snapshot() == before
     assert server.get("/api/tuning")["active"] is False
     assert schedules(server) == []
+
+
+@pytest.mark.parametrize("value", ["yes", "1", "on", "0", ""])
+def test_the_page_switch_takes_only_true_or_false(server, box, value):
+    before = box.snapshot()
+    answer = httpx.post(
+        server.base + "/ui/boost",
+        data={"on": value},
+        headers={"authorization": f"Bearer {TOKEN}", "hx-request": "true"},
+    )
+    assert answer.status_code == 422, answer.text
+    assert box.snapshot() == before
+    assert server.get("/api/tuning")["active"] is False

@@ -125,3 +125,18 @@ def test_a_head_that_arrives_in_pieces_in_time_is_answered(server):
             sock.sendall(piece)
             time.sleep(HEAD_TIMEOUT_S / 4)  # a slow but honest client, under the timeout
         assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+
+
+def test_a_head_trickled_a_byte_at_a_time_is_still_dropped_at_its_deadline(server):
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        started = time.monotonic()
+        try:
+            for byte in HEAD_START * 10:  # never the blank line; a byte every 0.2 s
+                sock.sendall(bytes([byte]))
+                if time.monotonic() - started > HEAD_TIMEOUT_S + 3:
+                    break
+                time.sleep(0.2)  # the attacker's pace, not synchronisation
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server closed it while bytes were still coming
+        assert closed_by_server(sock)
+        assert time.monotonic() - started < HEAD_TIMEOUT_S + 2

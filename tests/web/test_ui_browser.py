@@ -309,7 +309,8 @@ def test_boost_boost_off_and_revert_without_javascript(browser: Browser, server:
     switch.click()
     expect(page.locator("#boost form.confirm")).to_contain_text("stripe_cache_size")
     page.get_by_role("button", name="Apply boost").click()
-    expect(page).to_have_url(server.base + "/#boost")
+    expect(page).to_have_url(server.base + "/?done=boost-on#boost")
+    expect(page.locator("#boost-done")).to_contain_text("Boost is on")
     expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "true")
     assert server.get("/api/tuning")["active"] is True
     page.get_by_role("switch").click()  # "boost off"

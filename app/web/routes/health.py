@@ -16,6 +16,8 @@ def healthz(request: Request) -> dict[str, Any]:
         "simulated": request.app.state.settings.demo,
         "last_sample_error": latest.error,
         "tuning_writable": request.app.state.tuning_access.writable,
+        # Whether tuning works here and why not: the start-up log's line (issue 26).
+        "tuning": request.app.state.tuning_access.summary(),
         # What start-up did with a tuning session a stop or crash left open (None: there was none).
         "reconcile": request.app.state.reconcile,
     }

@@ -2,14 +2,14 @@
 
 import sqlite3
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.live.snapshot import BoxNow
 from app.web import plan_kept, planning, security, views
-from app.web.deps import BoxDep, ClockDep, DbDep, RowId, TunerDep
+from app.web.deps import BoxDep, ClockDep, DbDep, PresentDep, RowId, TunerDep
 from app.web.errors import call_tuning, message_of
 from app.web.headline import headline
 from app.web.templating import Static, render_page
@@ -18,6 +18,14 @@ router = APIRouter(tags=["pages"], include_in_schema=False)
 router.mount("/static", Static(), name="static")
 
 CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]
+# What a change did, said in the panel right after it (issue 25); without JS the redirect
+# carries the key, so the page never echoes text from the address.
+DONE = {
+    "boost-on": "Boost is on: the table shows each setting as the kernel read it back.",
+    "boost-off": "Boost is off: every setting mdboost changed holds its original value again.",
+    "reverted": "Reverted: every setting mdboost changed holds its original value again.",
+    "autotune": "Auto-tune started: it measures each setting a few minutes, then keeps the best.",
+}
 
 
 def _page(
@@ -60,13 +68,21 @@ def _boost_fragment(
 
 
 def _after_post(
-    request: Request, box: BoxNow, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
+    request: Request,
+    box: BoxNow,
+    conn: sqlite3.Connection,
+    now: float,
+    boost: dict[str, Any],
+    done: str | None = None,
 ) -> Response:
-    """htmx: the boost panel plus the chart markers out of band; without JS: the whole page."""
+    """htmx: the boost panel plus the chart markers out of band; without JS: the whole page.
+    `done` (a DONE key) acknowledges a change that worked."""
+    if done is not None and not boost.get("error"):
+        boost["done"] = DONE[done]
     if request.headers.get("hx-request") != "true":
         if boost.get("plan") or boost.get("error"):
             return _page(request, box, conn, now, boost)
-        return RedirectResponse("/#boost", status_code=303)
+        return RedirectResponse(f"/?done={done}#boost" if done else "/#boost", status_code=303)
     return _boost_fragment(request, box, conn, now, boost)
 
 
@@ -80,7 +96,9 @@ def _attempt(action: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any] | Non
 
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep) -> Response:
-    return _page(request, box, conn, clock(), views.boost_panel(request, tuner, conn, box))
+    boost = views.boost_panel(request, tuner, conn, box)
+    done = DONE.get(request.query_params.get("done") or "")
+    return _page(request, box, conn, clock(), boost | ({"done": done} if done else {}))
 
 
 @router.get("/ui/arrays/{name}", response_class=HTMLResponse)
@@ -132,34 +150,40 @@ def boost_plan(
 @router.post("/ui/boost", response_class=HTMLResponse, dependencies=CHANGES)
 def boost_switch(
     request: Request,
-    box: BoxDep,
+    present: PresentDep,
     conn: DbDep,
     clock: ClockDep,
     tuner: TunerDep,
-    on: Annotated[bool, Form()],
+    switch: Annotated[Literal["true", "false"], Form(alias="on")],
 ) -> Response:
-    """The toggle: on applies the boost preset, off reverts to the journaled originals."""
+    """The toggle: on applies the boost preset, off reverts to the journaled originals. The
+    answer reads the present after the write, which holds the write's own read-back. Only the
+    page's own "true" and "false": "yes" or "1" is a 422, as in the API (issue 26)."""
+    on = switch == "true"
     _, error = _attempt(
         (lambda: tuner.apply("boost", None)) if on else (lambda: tuner.revert("boost switched off"))
     )
+    box = present.box
     boost = views.boost_panel(request, tuner, conn, box, error=error)
-    return _after_post(request, box, conn, clock(), boost)
+    return _after_post(request, box, conn, clock(), boost, "boost-on" if on else "boost-off")
 
 
 @router.post("/ui/autotune", response_class=HTMLResponse, dependencies=CHANGES)
 def autotune(
-    request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    request: Request, present: PresentDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
     """Start a sweep on the running sync; the panel then polls while it measures."""
     _, error = _attempt(lambda: tuner.autotune(None))
+    box = present.box
     boost = views.boost_panel(request, tuner, conn, box, error=error)
-    return _after_post(request, box, conn, clock(), boost)
+    return _after_post(request, box, conn, clock(), boost, "autotune")
 
 
 @router.post("/ui/revert", response_class=HTMLResponse, dependencies=CHANGES)
 def revert(
-    request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    request: Request, present: PresentDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
     _, error = _attempt(lambda: tuner.revert("requested"))
+    box = present.box
     boost = views.boost_panel(request, tuner, conn, box, error=error)
-    return _after_post(request, box, conn, clock(), boost)
+    return _after_post(request, box, conn, clock(), boost, "reverted")

@@ -35,6 +35,7 @@ class Effect(Body):
     after_kb_s: float | None
     ratio: float | None  # after / before
     complete: bool
+    over: str | None  # the preset it was applied over (its "before" was tuned), None: untuned
     summary: str
 
 
@@ -56,7 +57,17 @@ class PresetError(Body):
     message: str
 
 
+class TuningState(Body):
+    """What is tuned now: one notion for the switch, the headline, the run list and the API."""
+
+    kind: str  # off | boost | auto-tuning | auto-tuned | schedule | preset
+    preset: str | None  # the preset the session holds (the one applied last)
+    label: str  # in words: "Not tuned", "Boosted", "Auto-tuned", "Schedule: quiet", ...
+    detail: str | None  # what auto-tune kept, or the schedule's window "01:00–07:00"
+
+
 class TuningStatus(Body):
+    state: TuningState
     active: bool
     preset: str | None
     session: Session | None

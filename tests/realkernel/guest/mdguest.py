@@ -189,18 +189,21 @@ def snapshot(state: str, arrays: Iterable[str]) -> Path:
         (queue / "read_ahead_kb").write_text(
             Path(f"/sys/block/{md}/queue/read_ahead_kb").read_text()
         )
-        members |= {p.name.removeprefix("dev-") for p in Path(f"/sys/block/{md}/md").glob("dev-*")}
+        for dev in Path(f"/sys/block/{md}/md").glob("dev-*"):
+            members.add(dev.name.removeprefix("dev-"))
+            with contextlib.suppress(OSError):  # a member's state: faulty,blocked and the like
+                (md_dir / dev.name).mkdir()
+                (md_dir / dev.name / "state").write_text((dev / "state").read_text())
         detail = subprocess.run(["mdadm", "--detail", f"/dev/{md}"], capture_output=True, text=True)
         (root / "mdadm-detail").mkdir(exist_ok=True)
         (root / "mdadm-detail" / f"{md}.txt").write_text(detail.stdout)
     for member in sorted(members):
         disk = member.rstrip("0123456789") if member.startswith("vd") else member
         queue = root / "sys" / "block" / disk / "queue"
-        if not queue.exists():
+        source = Path(f"/sys/block/{disk}/queue/read_ahead_kb")
+        if not queue.exists() and source.exists():  # a member whose disk was unplugged has none
             queue.mkdir(parents=True)
-            (queue / "read_ahead_kb").write_text(
-                Path(f"/sys/block/{disk}/queue/read_ahead_kb").read_text()
-            )
+            (queue / "read_ahead_kb").write_text(source.read_text())
     say(f"snapshot {state}:\n{mdstat()}")
     return root
 
