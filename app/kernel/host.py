@@ -124,6 +124,11 @@ class Host:
             sysfs.parse_int(self.read(self.raid_sysctl_path("speed_limit_max"))),
         )
 
+    def read_kernel_release(self) -> str | None:
+        """The running kernel's release, as `uname -r` says ("5.10.0-32-amd64"); None if absent."""
+        text = self.read(self.proc_root / "sys" / "kernel" / "osrelease")
+        return (text.strip() or None) if text else None
+
     def read_meminfo(self) -> dict[str, int]:
         text = self.read(self.proc_root / "meminfo")
         return sysfs.parse_meminfo(text) if text else {}

@@ -34,7 +34,13 @@ def rebuild(conn: sqlite3.Connection, run_id: int, knee: float | None) -> model.
     return progress
 
 
-def array_eta(box: BoxNow, conn: sqlite3.Connection, name: str, now: float) -> dict[str, Any]:
+def array_eta(
+    box: BoxNow,
+    conn: sqlite3.Connection,
+    name: str,
+    now: float,
+    boost_max: float | None = None,
+) -> dict[str, Any]:
     """The forecast of the array's running operation as of the sampler's last tick, with "what
     if I boost" while no preset is applied (the journal's open session says whether one is)."""
     state = box.array(name)
@@ -47,12 +53,12 @@ def array_eta(box: BoxNow, conn: sqlite3.Connection, name: str, now: float) -> d
     boosted = session is not None and session["preset"] == BOOST_PRESET
     estimate = None
     if session is None:
-        estimate = _boost_estimate(box, conn, name, fc, None)
+        estimate = _boost_estimate(box, conn, name, fc, None, boost_max)
     elif not boosted:
         # Another preset holds the run (auto-tune, a schedule): boost's gains were measured
         # over the untuned pace, so they scale that pace, never the tuned one (issue 25).
         untuned = effects.untuned_speed(conn, session["id"], name)
-        estimate = _boost_estimate(box, conn, name, fc, untuned) if untuned else None
+        estimate = _boost_estimate(box, conn, name, fc, untuned, boost_max) if untuned else None
     if fc.settling and fc.regime == "revert":
         estimate = None  # the pace without tuning is not measured again yet: nothing to scale
     view = _view(name, run, fc, estimate, now)
@@ -61,7 +67,12 @@ def array_eta(box: BoxNow, conn: sqlite3.Connection, name: str, now: float) -> d
 
 
 def _boost_estimate(
-    box: BoxNow, conn: sqlite3.Connection, name: str, fc: model.Forecast, untuned: float | None
+    box: BoxNow,
+    conn: sqlite3.Connection,
+    name: str,
+    fc: model.Forecast,
+    untuned: float | None,
+    boost_max: float | None,
 ) -> boost.BoostEstimate | None:
     """From this array's measured boost; else from another array of the same SHR pool, which
     sits on the same disks (md2's x5 says more about md3 than any model); else the physics."""
@@ -73,7 +84,10 @@ def _boost_estimate(
         if ratio is not None:
             on = f"{sibling}, on the same disks"
             return boost.boost_forecast(fc, ratio, measured_on=on, untuned_speed=untuned)
-    return boost.boost_forecast(fc, untuned_speed=untuned)
+    disks = history.last_sync_pace(conn, name)
+    return boost.boost_forecast(
+        fc, None, boost_max, untuned_speed=untuned, disks=disks, kernel_release=box.kernel_release
+    )
 
 
 def pool_eta(box: BoxNow, now: float) -> dict[str, Any]:

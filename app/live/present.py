@@ -35,7 +35,8 @@ class Present:
         # so a tick that read the kernel before a write never publishes after that write's
         # read-back (after_write) and shows mdboost's own value as "changed outside mdboost".
         self.writes = writes or threading.Lock()
-        self.box = BoxNow()
+        self.kernel_release = host.read_kernel_release()  # fixed while the system runs
+        self.box = BoxNow(kernel_release=self.kernel_release)
         self.progress: dict[int, model.RunProgress] = {}  # open run id -> its progress so far
         # Which knobs the kernel has changes when arrays come or go: checked then, not each tick.
         self._capabilities: tuple[tuple[Any, ...], tuple[Capability, ...]] = ((), ())
@@ -119,6 +120,7 @@ class Present:
             pool_members=tuple(members),
             available_kib=available_kib,
             capabilities=capabilities,
+            kernel_release=self.kernel_release,
         )
 
     def after_write(self, open_session: sqlite3.Row | None, knobs: list[dict[str, Any]]) -> None:

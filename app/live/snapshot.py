@@ -79,6 +79,7 @@ class BoxNow:
     pool_members: tuple[PoolMember, ...] = ()  # the data arrays in pool order (forecasts.py)
     available_kib: int | None = None  # /proc/meminfo MemAvailable, KiB: the stripe cache's budget
     capabilities: tuple[Capability, ...] = ()
+    kernel_release: str | None = None  # /proc/sys/kernel/osrelease, read once at start
 
     def array(self, name: str) -> ArrayNow | None:
         return next((a for a in self.arrays if a.array.name == name), None)

@@ -215,6 +215,18 @@ def measured_ratios(conn: sqlite3.Connection, run_id: int) -> dict[str, float]:
     return {row["preset"]: float(row["ratio"]) for row in rows}
 
 
+def last_sync_pace(conn: sqlite3.Connection, array: str) -> tuple[str, float] | None:
+    """The array's last completed check or resync and its average KiB/s: how fast its disks
+    went when a whole-array sync last ran, a ceiling for what lifting a limit can give."""
+    row = conn.execute(
+        "SELECT action, speed_sum_kb_s / NULLIF(speed_samples, 0) FROM runs"
+        " WHERE array = ? AND outcome = 'completed' AND action IN ('check', 'resync', 'repair')"
+        " ORDER BY finished DESC LIMIT 1",
+        (array,),
+    ).fetchone()
+    return (str(row[0]), float(row[1])) if row and row[1] else None
+
+
 def open_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
     row = conn.execute(
         f"SELECT {RUN_COLUMNS} FROM runs WHERE array = ? AND finished IS NULL", (array,)

@@ -32,8 +32,10 @@ def card(
     conn: sqlite3.Connection,
     now: float,
     summaries: dict[int, str],
+    boost_max: float | None = None,
 ) -> dict[str, Any]:
-    """One array's card: the API's array view plus what the page derives from it."""
+    """One array's card: the API's array view plus what the page derives from it; `boost_max`
+    (KiB/s, the boost preset's sync_speed_max) for the estimate of a run held by its limit."""
     sync = view["sync"] or {}
     running = sync.get("percent") is not None
     run = view["run"]
@@ -58,7 +60,7 @@ def card(
         ],
         "elapsed_s": now - run["started"] if run else None,
         "kernel_eta": now + finish_min * 60 if running and finish_min is not None else None,
-        "eta": array_eta(box, conn, view["name"], now) if running and run else None,
+        "eta": array_eta(box, conn, view["name"], now, boost_max) if running and run else None,
         "markers": _markers(conn, run["id"], summaries) if run else [],
     }
 
@@ -106,11 +108,17 @@ def _hours(seconds: float) -> str:
 
 
 def cards(
-    box: BoxNow, conn: sqlite3.Connection, now: float, summaries: dict[int, str]
+    box: BoxNow,
+    conn: sqlite3.Connection,
+    now: float,
+    summaries: dict[int, str],
+    boost_max: float | None = None,
 ) -> list[dict[str, Any]]:
     """Failed first (issue 19), then running, then degraded, then data before DSM's own arrays;
     file order otherwise."""
-    found = [card(arrays.array_view(state), box, conn, now, summaries) for state in box.arrays]
+    found = [
+        card(arrays.array_view(state), box, conn, now, summaries, boost_max) for state in box.arrays
+    ]
     return sorted(
         found,
         key=lambda c: (
@@ -173,8 +181,17 @@ def boost_panel(
         "csrf": session.csrf if session else None,
         "schedule": tuner.scheduler.view(conn, tuner.clock()),
         "presets": [n for n, p in tuner.presets.items() if not p.restore_originals],
+        "boost_max_kb_s": _boost_max(tuner),
         **extra,
     }
+
+
+def _boost_max(tuner: Tuner) -> float | None:
+    """The max limit the boost preset writes (KiB/s), when it names one."""
+    preset = tuner.presets.get("boost")
+    settings = preset.settings if preset is not None else ()
+    value = next((s.value for s in settings if s.knob == "sync_speed_max"), None)
+    return float(value) if value is not None and value.isdigit() else None
 
 
 def summaries(boost: dict[str, Any]) -> dict[int, str]:

@@ -5,7 +5,12 @@ import random
 
 import pytest
 
-from app.forecast.boost import MODEL_BOOST_RATIO, boost_forecast
+from app.forecast.boost import (
+    MODEL_BOOST_BY_KERNEL,
+    MODEL_BOOST_RATIO,
+    boost_forecast,
+    kernel_generation,
+)
 from app.forecast.model import STALL_S, Forecast, RunProgress, Sample, forecast
 from app.forecast.physics import KNEE_SPEEDUP, Limits, grow_knee
 from app.forecast.regime import MAX_CHECKPOINTS
@@ -409,7 +414,25 @@ def test_boost_of_a_run_held_by_its_max_goes_up_towards_the_new_max() -> None:
     feed(run, steady(600, 5_000), held)
     estimate = boost_forecast(run.forecast(), boost_max=200_000)
     assert estimate is not None and estimate.source == "limit" and estimate.ratio > 1.4
-    assert "max" in estimate.why
+    assert estimate.why.startswith("its speed limit holds it at 5.1 MB/s: boost lifts the limit")
+    assert "the disks decide how far" in estimate.why
+
+
+def test_boost_of_a_run_held_by_its_max_is_capped_by_its_disks_last_check() -> None:
+    """Issue 25: held by the max, boost gives the ratio of the limits, but no more than the
+    disks did in the last check; without a limit worth lifting it would not help."""
+    held = Limits(1_000, 5_000, 256)
+    run = RunProgress()
+    feed(run, steady(600, 5_000), held)
+    fc = run.forecast()
+    estimate = boost_forecast(fc, boost_max=200_000, disks=("check", 15_000.0))
+    assert estimate is not None and estimate.source == "limit"
+    assert estimate.ratio == pytest.approx(15_000 / fc.speed_blocks_s)  # type: ignore[operator]
+    assert "the disks did 15.4 MB/s in its last check" in estimate.why
+    assert estimate.eta < fc.eta  # type: ignore[operator]
+    no_gain = boost_forecast(fc, boost_max=200_000, disks=("check", 5_000.0))
+    assert no_gain is not None and not no_gain.helps and no_gain.eta is None
+    assert "the disks already run about as fast as boost could make them" in no_gain.why
 
 
 def test_boost_of_a_disk_bound_run_uses_the_real_kernel_figure() -> None:
@@ -418,8 +441,23 @@ def test_boost_of_a_disk_bound_run_uses_the_real_kernel_figure() -> None:
     estimate = boost_forecast(run.forecast(), boost_max=400_000)
     assert estimate is not None and estimate.source == "model"
     assert estimate.ratio == MODEL_BOOST_RATIO
+    assert estimate.why.startswith("the disks set the pace, and a larger stripe cache")
     assert estimate.low < estimate.eta < estimate.high  # type: ignore[operator]
     assert boost_forecast(forecast([])) is None
+
+
+def test_the_disk_bound_figure_is_the_kernel_generations_own() -> None:
+    """Issue 29: 5.10 (DSM 7.2's generation) has its own measured stripe-cache figure."""
+    run = RunProgress()
+    feed(run, steady(600, 8_000), DSM)
+    on_510 = boost_forecast(run.forecast(), kernel_release="5.10.0-32-amd64")
+    on_61 = boost_forecast(run.forecast(), kernel_release="6.1.0-56-amd64")
+    on_612 = boost_forecast(run.forecast(), kernel_release="6.12.117+deb13-amd64")
+    assert on_510 is not None and on_61 is not None and on_612 is not None
+    assert on_510.ratio == MODEL_BOOST_BY_KERNEL["5.10"] and "Linux 5.10" in on_510.why
+    assert on_61.ratio == MODEL_BOOST_BY_KERNEL["6.1"]
+    assert on_612.ratio == MODEL_BOOST_RATIO and "not measured on 6.12" in on_612.why
+    assert kernel_generation("4.4.302+") == "4.4" and kernel_generation(None) is None
 
 
 def test_a_min_above_the_max_is_the_ceiling() -> None:

@@ -125,3 +125,22 @@ def test_the_pool_is_one_job_only_when_several_arrays_take_part(tree, conn):
     assert pool is not None and (pool.status, pool.phase, pool.phases) == ("ok", 1, 2)
     md2 = next(a for a in present.box.arrays if a.array.name == "md2").forecast
     assert md2 is not None and md2.eta is not None and pool.eta is not None and pool.eta > md2.eta
+
+
+def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
+    """Issue 29: the boost estimate uses the running kernel generation's own measured figure."""
+    (tree.proc / "sys" / "kernel").mkdir(parents=True, exist_ok=True)
+    (tree.proc / "sys" / "kernel" / "osrelease").write_text("5.10.0-32-amd64\n")
+    clock = Clock()
+    present = Present(Host(tree.proc, tree.sys), conn)
+    run_reshape(tree, conn, clock, present, 6)
+    (tree.proc / "sys" / "kernel" / "osrelease").write_text("6.1.0-56-amd64\n")
+    run_reshape(tree, conn, clock, present, 1)
+    assert present.box.kernel_release == "5.10.0-32-amd64"  # read at start, not per tick
+    view = service.array_eta(present.box, conn, "md2", clock.now)
+    assert view["boost"] is not None, view
+    assert "Linux 5.10" in view["boost"]["why"], view["boost"]
+
+
+def test_no_osrelease_means_no_kernel_release(tree, conn):
+    assert Present(Host(tree.proc, tree.sys), conn).box.kernel_release is None

@@ -50,7 +50,7 @@ def _regions(
     """The cards, the pool, past runs, the boost panel and the sentence that sums them up.
     Without `all_runs` (a card's poll), past runs are read only when nothing runs: then the
     sentence names the last one."""
-    cards = views.cards(box, conn, now, views.summaries(boost))
+    cards = views.cards(box, conn, now, views.summaries(boost), boost.get("boost_max_kb_s"))
     idle = not any(c["running"] for c in cards)
     pool, runs = views.pool(box, now), views.past_runs(conn) if all_runs or idle else []
     found = {"cards": cards, "pool": pool, "runs": runs, "boost": boost}
