@@ -137,7 +137,7 @@ def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
     (tree.proc / "sys" / "kernel" / "osrelease").write_text("6.1.0-56-amd64\n")
     run_reshape(tree, conn, clock, present, 1)
     assert present.box.kernel_release == "5.10.0-32-amd64"  # read at start, not per tick
-    view = service.array_eta(present.box, conn, "md2", clock.now)
+    view = forecasts.array_eta(present.box, conn, "md2", clock.now)
     assert view["boost"] is not None, view
     assert "Linux 5.10" in view["boost"]["why"], view["boost"]
 
