@@ -1,8 +1,7 @@
 """Present: the box /metrics shows, rebuilt after each sampler tick from what the tick read."""
 
-from app.forecast import service
 from app.kernel.host import Host
-from app.live import sampler
+from app.live import forecasts, sampler
 from app.live.present import Present
 from app.store import history
 from tests.kernel_tree import (
@@ -61,7 +60,7 @@ def test_forecast_follows_the_ticks_and_equals_the_apis(tree, conn):
     run = history.open_run(conn, "md2")
     assert run is not None
     # The same samples as GET /api/arrays/md2/forecast reads from SQLite: the same numbers.
-    assert md2.forecast == service.rebuild(conn, run["id"], None).forecast()
+    assert md2.forecast == forecasts.rebuild(conn, run["id"], None).forecast()
     assert present.box.last_success == clock.now - TICK_S
     assert present.box.speed_limit_max_kb_s == 200000
 
@@ -138,7 +137,7 @@ def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
     (tree.proc / "sys" / "kernel" / "osrelease").write_text("6.1.0-56-amd64\n")
     run_reshape(tree, conn, clock, present, 1)
     assert present.box.kernel_release == "5.10.0-32-amd64"  # read at start, not per tick
-    view = service.array_eta(present.box, conn, "md2", clock.now)
+    view = forecasts.array_eta(present.box, conn, "md2", clock.now)
     assert view["boost"] is not None, view
     assert "Linux 5.10" in view["boost"]["why"], view["boost"]
 

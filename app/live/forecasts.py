@@ -6,11 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 from app.forecast import boost, model, physics, pool
-from app.kernel import mdstat
 from app.live import arrays
 from app.live.snapshot import BoxNow
-from app.store import history
-from app.tuning import effects, journal
+from app.md import mdstat
+from app.store import effects, history, journal
 
 BOOST_PRESET = "boost"
 # An SHR pool's arrays reshape one after another: a run that completed this long before the
