@@ -17,6 +17,7 @@ from app.kernel import capabilities
 from app.kernel.host import Host
 from app.live import sampler
 from app.live.present import Present
+from app.live.tick import Tick
 from app.notify import delivery
 from app.notify.notifier import Notifier
 from app.resources import require_dirs
@@ -80,7 +81,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         notifier = Notifier.open(app.state.host, app.state.clock, settings, present, wall)
         deliverer = delivery.Deliverer.open(settings, wall)
 
-        def after_tick(tick: sampler.Tick) -> None:
+        def after_tick(tick: Tick) -> None:
             present.update(tick)  # first: the tuner and the notifier read the present
             tuner.on_tick(tick)
             notifier.on_tick(tick)  # only queues: the delivery task sends
@@ -135,8 +136,8 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     return app
 
 
-def _interval(settings: Settings) -> Callable[[sampler.Tick], float]:
-    def next_interval(tick: sampler.Tick) -> float:
+def _interval(settings: Settings) -> Callable[[Tick], float]:
+    def next_interval(tick: Tick) -> float:
         return sampler.interval_seconds(
             tick,
             settings.sample_seconds,

@@ -13,7 +13,7 @@ Prints figures: each candidate's speed (whole run, and before the grow's knee, w
 measures), auto-tune's choice against the sweep's best, the auto-tuned run against the
 defaults, and this machine's load meanwhile. Asserts nothing. Needs root (or a cached VM image).
 
-    nice .venv/bin/python scripts/bench_autotune.py [--disk-mib 2048] [--plan "..."] [--merge F]
+    nice .venv/bin/python scripts/bench_autotune.py [--kernel 5.10] [--disk-mib 2048] [--plan "..."]
 """
 
 import argparse
@@ -64,10 +64,16 @@ def main() -> int:
     parser.add_argument(
         "--steps", default="5 40 60", help="auto-tune's settle, min and max measure (s)"
     )
+    parser.add_argument(
+        "--kernel",
+        choices=list(vmharness.KERNELS),
+        default=vmharness.selected_kernel(),
+        help="kernel generation to boot (default: REALKERNEL_KERNEL, else 6.1)",
+    )
     args = parser.parse_args()
 
     vmharness.check_repo_venv()
-    image = vmharness.build_image()
+    image = vmharness.build_image(args.kernel)
     throttle = f"throttling.bps-total={args.mb_s * 1_000_000},throttling.iops-total={args.iops}"
     settle, measure, max_measure = args.steps.split()
     guest_env = (

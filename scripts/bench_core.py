@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from app.diagnosis import processes
-from app.kernel import mdstat, mdstat_parse
+from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from app.live import sampler
+from app.md import mdstat
 from app.resources import SOURCE_ROOT, data_dir
 from app.simulator import box, layout
 from app.store import db, rollup

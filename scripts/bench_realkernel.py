@@ -6,7 +6,7 @@ on the array: A = DSM-like defaults (stripe_cache_size 256, speed_limit_min 1000
 read_ahead_kb 384), B = the same, then mdboost's boost toggle pressed over its HTTP API right
 after the grow starts. Prints figures; asserts nothing. Needs root (or a cached VM image).
 
-    .venv/bin/python scripts/bench_realkernel.py [--pairs 2] [--disk-mib 512] [--mb-s 60]
+    .venv/bin/python scripts/bench_realkernel.py [--kernel 5.10] [--pairs 2] [--disk-mib 512]
 """
 
 import argparse
@@ -25,10 +25,16 @@ def main() -> int:
     parser.add_argument("--disk-mib", type=int, default=512, help="size of each member disk")
     parser.add_argument("--mb-s", type=int, default=60, help="throttle per disk, MB/s (r+w)")
     parser.add_argument("--iops", type=int, default=120, help="throttle per disk, I/O per s")
+    parser.add_argument(
+        "--kernel",
+        choices=list(vmharness.KERNELS),
+        default=vmharness.selected_kernel(),
+        help="kernel generation to boot (default: REALKERNEL_KERNEL, else 6.1)",
+    )
     args = parser.parse_args()
 
     vmharness.check_repo_venv()
-    image = vmharness.build_image()
+    image = vmharness.build_image(args.kernel)
     throttle = f"throttling.bps-total={args.mb_s * 1_000_000},throttling.iops-total={args.iops}"
     run = vmharness.boot(
         image,

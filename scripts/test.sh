@@ -1,5 +1,5 @@
 #!/bin/sh
-# Sets up .venv with the test tools and runs every check: ruff, mypy, pytest.
+# Sets up .venv with the test tools and runs every check: ruff, mypy, the import layers, pytest.
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/setup.sh test
@@ -7,4 +7,5 @@ sh scripts/setup.sh test
 ruff check .
 ruff format --check .
 mypy
+lint-imports
 exec pytest "$@"

@@ -1,5 +1,6 @@
-"""The layout issue 11 asked for, kept: small modules, thin routers that import no other router,
-and docs/ARCHITECTURE.md, whose Layers section names every part of app/."""
+"""The layout issues 11 and 24 asked for, kept: no import cycle between the packages of app/,
+thin routers that import no other router, and docs/ARCHITECTURE.md, whose Layers section names
+every part of app/. import-linter (pyproject.toml, run by scripts/test.sh) checks the layers' order."""
 
 import ast
 import re
@@ -12,9 +13,6 @@ from tests import PROJECT_ROOT
 
 APP = PROJECT_ROOT / "app"
 ROUTES = APP / "web" / "routes"
-MAX_LINES = 300
-# Being split right now in other branches; remove each name when its split lands (issue 11).
-NOT_YET_SPLIT: set[str] = set()
 MODULES = sorted(APP.rglob("*.py"))
 
 
@@ -22,30 +20,90 @@ def relative(path: Path) -> str:
     return path.relative_to(PROJECT_ROOT).as_posix()
 
 
-@pytest.mark.parametrize("module", MODULES, ids=relative)
-def test_no_module_is_over_300_lines(module: Path) -> None:
-    if relative(module) in NOT_YET_SPLIT:
-        pytest.skip("being split in another branch")
-    lines = len(module.read_text().splitlines())
-    assert lines <= MAX_LINES, f"{relative(module)} has {lines} lines: split it by job"
-
-
-def test_the_exemptions_are_still_needed() -> None:
-    for name in NOT_YET_SPLIT:
-        path = PROJECT_ROOT / name
-        if path.exists():
-            assert len(path.read_text().splitlines()) > MAX_LINES, f"{name}: drop its exemption"
-
-
-def imported_modules(path: Path) -> set[str]:
+def imported_modules(path: Path, module: str = "") -> set[str]:
+    """Every module (and module.name) that `path` imports; `module`, its dotted name, resolves
+    relative imports."""
+    package = module.split(".")[:-1] if path.name != "__init__.py" else module.split(".")
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package[: len(package) - node.level + 1]
+                base = ".".join([*parent, base] if base else parent)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
     return found
+
+
+def package_of(module: str) -> str | None:
+    """app.live.sampler -> app.live; app.cli -> app.cli (a top-level module is its own unit)."""
+    parts = module.split(".")
+    if parts[0] != "app" or len(parts) < 2:
+        return None
+    return ".".join(parts[:2])
+
+
+def package_graph(app: Path = APP) -> dict[str, set[str]]:
+    """Which package of app/ imports which other, from every import statement in the code
+    (those under TYPE_CHECKING and inside functions count too: a cycle is a cycle)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(app.rglob("*.py")):
+        module = ".".join(path.relative_to(app.parent).with_suffix("").parts)
+        source = package_of(module)
+        assert source is not None
+        targets = graph.setdefault(source, set())
+        for name in imported_modules(path, module):
+            target = package_of(name)
+            if target is not None and target != source:
+                targets.add(target)
+    return graph
+
+
+def a_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle between packages, as the path that closes it, or None (depth-first)."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return None
+        for target in sorted(graph.get(node, ())):
+            if found := visit(target, [*path, node]):
+                return found
+        done.add(node)
+        return None
+
+    for start in sorted(graph):
+        if found := visit(start, []):
+            return found
+    return None
+
+
+def test_no_import_cycle_between_the_packages_of_app() -> None:
+    cycle = a_cycle(package_graph())
+    assert cycle is None, "packages import each other in a cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_check_finds_a_cycle(tmp_path: Path) -> None:
+    """The check above can fail: two packages that import each other, and a longer ring."""
+    for package, imports in {
+        "kernel": "from app.live import tick",
+        "live": "from app.tuning.plan import Plan",
+        "tuning": "import app.kernel.host",
+        "store": "from . import db",
+    }.items():
+        (tmp_path / "app" / package).mkdir(parents=True)
+        (tmp_path / "app" / package / "__init__.py").write_text("")
+        (tmp_path / "app" / package / "mod.py").write_text(imports + "\n")
+    (tmp_path / "app" / "__init__.py").write_text("")
+    graph = package_graph(tmp_path / "app")
+    assert graph["app.store"] == set()
+    assert a_cycle(graph) == ["app.kernel", "app.live", "app.tuning", "app.kernel"]
+    assert a_cycle({"app.a": {"app.b"}, "app.b": set()}) is None
 
 
 @pytest.mark.parametrize("router", sorted(ROUTES.glob("*.py")), ids=relative)

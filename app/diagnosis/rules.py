@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.diagnosis.thresholds import threshold
-from app.kernel.mdstat import PARITY_DISKS
+from app.md.mdstat import PARITY_DISKS
 
 # Most specific first: the first verdict shown is the one thing to do.
 VERDICTS = (

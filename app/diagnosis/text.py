@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from app.tuning.plan import DEFAULT_BUDGET_SHARE
-from app.web.templating import mb_s
+from app.formats import mb_s
+from app.kernel.knobs import BUDGET_SHARE, CATALOGUE, stripe_cache_entries
 
 TITLES = {
     "held_by_max": "Held by the speed limit",
@@ -13,8 +13,6 @@ TITLES = {
     "stripe_cache": "Stripe cache full",
     "disks_limit": "At the disks' limit",
 }
-STRIPE_CACHE_MAX = 32768  # entries: md.rst's upper bound for stripe_cache_size
-PAGE_KIB = 4  # a stripe-cache entry holds one page per member disk
 
 
 def sentence(verdict: str, numbers: dict[str, Any]) -> str:
@@ -86,8 +84,8 @@ def stripe_cache_room(n: dict[str, Any]) -> int | None:
     available, disks = n.get("mem_available_kib"), n.get("disks")
     if not available or not disks:
         return None
-    fit = int(available * DEFAULT_BUDGET_SHARE / (PAGE_KIB * disks))
-    return min(fit, STRIPE_CACHE_MAX)
+    fit = stripe_cache_entries(available * BUDGET_SHARE, disks)
+    return min(fit, CATALOGUE["stripe_cache_size"].maximum)
 
 
 def _io_kinds(reads: float, writes: float) -> str | None:

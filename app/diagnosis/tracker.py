@@ -16,9 +16,10 @@ from app.diagnosis.rules import MemberIo, Observation, competing_io, judge
 from app.diagnosis.thresholds import threshold
 from app.diagnosis.verdicts import Change, Diagnosis, shown_verdict
 from app.diagnosis.window import SECTOR_KIB, Point, effective_limits, kib_s, member_io
-from app.kernel import mdstat
-from app.kernel.host import ARRAY_NAME, CLOCK_TICKS, ArraySysfs, Host
+from app.kernel.host import ARRAY_NAME, CLOCK_TICKS, Host
 from app.kernel.sysfs import DiskStat, parse_int
+from app.md import mdstat
+from app.md.attributes import ArraySysfs
 
 THREAD_SCAN_S = 60.0  # list /proc for md threads at most this often while one is missing
 

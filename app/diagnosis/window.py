@@ -3,8 +3,8 @@
 from dataclasses import dataclass
 
 from app.diagnosis.rules import MemberIo
-from app.kernel.host import ArraySysfs
 from app.kernel.sysfs import DiskStat, waited_ms_per_request
+from app.md.attributes import ArraySysfs
 
 SECTOR_KIB = 0.5  # diskstats counts 512-byte sectors
 

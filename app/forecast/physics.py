@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from app.forecast.trend import zone_seconds
-from app.kernel.mdstat import PARITY_DISKS
+from app.md.mdstat import PARITY_DISKS
 
 # md overshoots its max a little (three real reshapes held by it ran at 1.03-1.07x).
 MAX_OVERSHOOT = 1.07

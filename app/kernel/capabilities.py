@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.kernel.host import ARRAY_NAME, Host
+from app.kernel.knobs import CATALOGUE
+from app.md.mdstat import MdStat
 
 log = logging.getLogger(__name__)
 
@@ -137,3 +139,34 @@ def _has_cap_sys_admin(host: Host) -> bool | None:
             except ValueError:
                 return None
     return None
+
+
+@dataclass(frozen=True)
+class Capability:
+    """A global or per-array knob: does this kernel have it, and may this process write it."""
+
+    knob: str
+    target: str | None
+    supported: bool
+    writable: bool
+
+
+def knob_capabilities(host: Host, md: MdStat) -> list[Capability]:
+    """Each global and per-array knob: does this kernel have it, and may this process write it."""
+    out = []
+    for knob in CATALOGUE.values():
+        if knob.scope == "member":
+            continue
+        targets: list[str | None] = [None]
+        if knob.scope == "array":
+            targets = [
+                a.name
+                for a in md.arrays
+                if ARRAY_NAME.fullmatch(a.name) and knob.applies_to(a.level)
+            ]
+        for target in targets:
+            path = host.knob_path(knob.path, target)
+            supported = path.exists()
+            writable = supported and os.access(path, os.W_OK)
+            out.append(Capability(knob.name, target, supported, writable))
+    return out

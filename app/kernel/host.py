@@ -7,10 +7,10 @@ a disk a plain sysfs name. A missing file means "not available on this kernel" (
 import os
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
 from pathlib import Path
 
 from app.kernel import procfs, sysfs
+from app.md.attributes import ArraySysfs
 
 ARRAY_NAME = re.compile(r"^md\d+$")
 ATTR_READ_LIMIT = 65536  # sysfs attributes are at most a page; never read a device endlessly
@@ -47,26 +47,6 @@ def check_disk_name(name: str) -> str:
     if not DISK_NAME.fullmatch(name) or ".." in name:
         raise ValueError(f"not a block device name: {name[:40]!r}")
     return name
-
-
-@dataclass(frozen=True)
-class ArraySysfs:
-    """One array's sysfs view; None where the kernel has no such file."""
-
-    # clean | active | readonly | read-auto | inactive | ... | broken: md has given up on the
-    # array (md.c array_state_show(): since 5.4, shown where "clean" would be)
-    array_state: str | None
-    sync_action: str | None  # idle | resync | recover | reshape | check | repair | frozen
-    sync_completed_sectors: tuple[int, int] | None  # (done, total) 512-byte sectors
-    sync_speed_kb_s: int | None  # KiB/s, the kernel's ~30 s average
-    reshape_position: str | None  # sector or "none"
-    degraded: int | None  # number of missing devices
-    mismatch_cnt: int | None  # sectors found inconsistent by the last check
-    raid_disks: tuple[int, int | None] | None  # (new, old during a reshape)
-    stripe_cache_size: int | None  # entries (raid4/5/6 only)
-    stripe_cache_active: int | None  # entries in use now (raid4/5/6 only)
-    sync_speed_min: sysfs.SpeedLimit | None  # KiB/s
-    sync_speed_max: sysfs.SpeedLimit | None  # KiB/s
 
 
 class Host:
@@ -143,6 +123,11 @@ class Host:
             sysfs.parse_int(self.read(self.raid_sysctl_path("speed_limit_min"))),
             sysfs.parse_int(self.read(self.raid_sysctl_path("speed_limit_max"))),
         )
+
+    def read_kernel_release(self) -> str | None:
+        """The running kernel's release, as `uname -r` says ("5.10.0-32-amd64"); None if absent."""
+        text = self.read(self.proc_root / "sys" / "kernel" / "osrelease")
+        return (text.strip() or None) if text else None
 
     def read_meminfo(self) -> dict[str, int]:
         text = self.read(self.proc_root / "meminfo")

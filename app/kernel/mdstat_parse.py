@@ -1,4 +1,4 @@
-"""Pure parser for /proc/mdstat: text in, frozen dataclasses (app.kernel.mdstat) out; no I/O.
+"""Pure parser for /proc/mdstat: text in, frozen dataclasses (app.md.mdstat) out; no I/O.
 
 The format is whatever md_seq_show() and the personalities' status() print (drivers/md/md.c,
 raid1.c, raid5.c, raid10.c, raid0.c): lines are matched by content, never by column, because real
@@ -7,7 +7,7 @@ files differ in indentation, blank lines and trailing lines (DESIGN.md "/proc/md
 
 import re
 
-from app.kernel.mdstat import MAX_NUMBER, STATES, Array, Bitmap, Device, MdStat, Sync
+from app.md.mdstat import MAX_NUMBER, STATES, Array, Bitmap, Device, MdStat, Sync
 
 # A state is a plain lowercase word; personalities without digits in their name never are one.
 _STATE_WORD = re.compile(r"^[a-z][a-z-]*$")

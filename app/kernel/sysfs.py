@@ -3,11 +3,7 @@
 from collections.abc import Collection
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class SpeedLimit:
-    kb_s: int  # KiB/s in effect
-    source: str  # "system" (follows /proc/sys/dev/raid) or "local" (set for this array)
+from app.md.attributes import SpeedLimit
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 from typing import TYPE_CHECKING, Any
 
-from app.kernel import mdstat, mdstat_parse
+from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
+from app.md import mdstat
 
 if TYPE_CHECKING:  # the snapshot imports the diagnosis, which imports tuning.plan, which this
     from app.live.snapshot import ArrayNow

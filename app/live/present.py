@@ -10,15 +10,17 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from app.forecast import model, physics, service
+from app.forecast import model, physics
 from app.forecast import pool as pool_model
-from app.kernel.host import ARRAY_NAME, ArraySysfs, Host
-from app.kernel.mdstat import Array, MdStat
-from app.live.sampler import Tick
-from app.live.snapshot import ArrayNow, BoxNow, Capability, KnobNow, MemberIO, effective_limit
-from app.store import history
-from app.tuning import journal, session
-from app.tuning.view import capabilities
+from app.kernel.capabilities import Capability, knob_capabilities
+from app.kernel.host import ARRAY_NAME, Host
+from app.live import forecasts
+from app.live.knobs import knob_states
+from app.live.snapshot import ArrayNow, BoxNow, KnobNow, MemberIO
+from app.live.tick import Tick
+from app.md.attributes import ArraySysfs, effective_limit
+from app.md.mdstat import Array, MdStat
+from app.store import history, journal
 
 
 class Present:
@@ -33,7 +35,8 @@ class Present:
         # so a tick that read the kernel before a write never publishes after that write's
         # read-back (after_write) and shows mdboost's own value as "changed outside mdboost".
         self.writes = writes or threading.Lock()
-        self.box = BoxNow()
+        self.kernel_release = host.read_kernel_release()  # fixed while the system runs
+        self.box = BoxNow(kernel_release=self.kernel_release)
         self.progress: dict[int, model.RunProgress] = {}  # open run id -> its progress so far
         # Which knobs the kernel has changes when arrays come or go: checked then, not each tick.
         self._capabilities: tuple[tuple[Any, ...], tuple[Capability, ...]] = ((), ())
@@ -56,7 +59,7 @@ class Present:
                     if run["action"] == "reshape" and sysfs is not None
                     else None
                 )
-                run_progress = self.progress.get(run["id"]) or service.rebuild(
+                run_progress = self.progress.get(run["id"]) or forecasts.rebuild(
                     self.conn, run["id"], knee
                 )
                 self._add(run_progress, run["id"], array, sysfs, tick)
@@ -75,19 +78,19 @@ class Present:
                 )
             )
         self.progress = progress  # runs that ended are forgotten
-        forecasts = {a.name: a.forecast for a in arrays if a.forecast is not None}
+        by_array = {a.name: a.forecast for a in arrays if a.forecast is not None}
 
         def forecast_of(array: Array, run: dict[str, Any] | None) -> model.Forecast:
-            return forecasts.get(array.name) or model.Forecast(
+            return by_array.get(array.name) or model.Forecast(
                 "insufficient", "no samples of this run yet"
             )
 
-        members = service.pool_members(self.conn, tick.parsed, forecast_of)
+        members = forecasts.pool_members(self.conn, tick.parsed, forecast_of)
         available_kib = self.host.read_meminfo().get("MemAvailable")
         capabilities = self._knob_capabilities(tick.parsed)
         with self.writes:
             open_session = journal.open_session(self.conn)
-            knobs = session.knob_states(self.host, self.conn, open_session) if open_session else []
+            knobs = knob_states(self.host, self.conn, open_session) if open_session else []
             self._publish(tick, arrays, members, open_session, knobs, available_kib, capabilities)
 
     def _publish(
@@ -117,6 +120,7 @@ class Present:
             pool_members=tuple(members),
             available_kib=available_kib,
             capabilities=capabilities,
+            kernel_release=self.kernel_release,
         )
 
     def after_write(self, open_session: sqlite3.Row | None, knobs: list[dict[str, Any]]) -> None:
@@ -142,7 +146,7 @@ class Present:
     def _knob_capabilities(self, md: MdStat) -> tuple[Capability, ...]:
         key = tuple((a.name, a.level) for a in md.arrays if ARRAY_NAME.fullmatch(a.name))
         if self._capabilities[0] != key or not self._capabilities[1]:
-            found = tuple(Capability(**c) for c in capabilities(self.host, md))
+            found = tuple(knob_capabilities(self.host, md))
             self._capabilities = (key, found)
         return self._capabilities[1]
 
@@ -155,7 +159,7 @@ class Present:
         tick: Tick,
     ) -> None:
         """This tick's sample, with the limits and the tuning event the sampler stored with it
-        (service.rebuild() reads the same from SQLite); add() skips a sample it already has."""
+        (forecasts.rebuild() reads the same from SQLite); add() skips a sample it already has."""
         sync = array.sync
         if sync is None or tick.ts is None:
             return

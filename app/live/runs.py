@@ -3,22 +3,14 @@ no "finished" flag)."""
 
 import logging
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
 from app.forecast.model import RESTART_DROP
-from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, Host
+from app.live.tick import FinishedRun
+from app.md import mdstat
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class FinishedRun:
-    run_id: int
-    array: str
-    action: str
-    outcome: str
 
 
 def track(

@@ -16,15 +16,16 @@ from typing import Any
 
 from app.clock import Timeline, fixed_rate
 from app.diagnosis.tracker import Tracker
-from app.diagnosis.verdicts import Change, Diagnosis
-from app.kernel import mdstat, mdstat_parse
-from app.kernel.host import ARRAY_NAME, ArraySysfs, Host
+from app.diagnosis.verdicts import Change
+from app.kernel import mdstat_parse
+from app.kernel.host import ARRAY_NAME, Host
 from app.live import runs
 from app.live.idle import IdleFilter
-from app.live.runs import FinishedRun
+from app.live.tick import Tick
+from app.md import mdstat
+from app.md.attributes import ArraySysfs
 from app.store import clockstep, db, rollup
-from app.store.history import SAMPLE_FIELDS
-from app.tuning.journal import add_event
+from app.store.history import SAMPLE_FIELDS, add_event
 
 log = logging.getLogger(__name__)
 
@@ -66,27 +67,6 @@ class PendingTick:
             row["ts"] += delta
         changes = [replace(c, ts=c.ts + delta) for c in self.verdict_changes]
         return replace(self, now=self.now + delta, verdict_changes=changes)
-
-
-@dataclass
-class Tick:
-    """What one sample_once() saw and did."""
-
-    parsed: mdstat.MdStat | None = None
-    ts: float | None = None  # unix seconds (the app's clock) when the kernel was read
-    mono: float | None = None  # seconds of the monotonic clock then (differences only)
-    # Seconds the wall clock stepped since the last tick (0.0: none). Whatever holds times of
-    # earlier ticks adds it to them: they are on the new wall time then (app/clock.py).
-    clock_step: float = 0.0
-    found_mdstat: bool = False  # /proc/mdstat exists (it does not without the md driver)
-    sysfs: dict[str, ArraySysfs] = field(default_factory=dict)  # per mdN array
-    global_limits: tuple[int | None, int | None] = (None, None)  # speed_limit_min/max, KiB/s
-    diagnoses: dict[str, Diagnosis] = field(default_factory=dict)  # per running mdN array
-    verdict_changes: list[Change] = field(default_factory=list)
-    any_running: bool = False
-    written: int = 0
-    finished_runs: list[FinishedRun] = field(default_factory=list)
-    error: str | None = None
 
 
 class Sampler:

@@ -12,17 +12,9 @@ from typing import Any
 from app.diagnosis.verdicts import Diagnosis
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast, PoolMember
-from app.kernel.host import ArraySysfs
-from app.kernel.mdstat import Array, MdStat
-from app.kernel.sysfs import SpeedLimit
-
-
-def effective_limit(local: SpeedLimit | None, global_kb_s: int | None) -> SpeedLimit | None:
-    """md's limit for one array: sync_speed_min/max says its value and source; kernels without
-    the per-array file follow /proc/sys/dev/raid (admin-guide/md.rst)."""
-    if local is not None:
-        return local
-    return SpeedLimit(global_kb_s, "system") if global_kb_s is not None else None
+from app.kernel.capabilities import Capability
+from app.md.attributes import ArraySysfs, SpeedLimit
+from app.md.mdstat import Array, MdStat
 
 
 @dataclass(frozen=True)
@@ -69,16 +61,6 @@ class KnobNow:
 
 
 @dataclass(frozen=True)
-class Capability:
-    """A global or per-array knob: does this kernel have it, and may this process write it."""
-
-    knob: str
-    target: str | None
-    supported: bool
-    writable: bool
-
-
-@dataclass(frozen=True)
 class BoxNow:
     """Everything the web says about the box now."""
 
@@ -94,9 +76,10 @@ class BoxNow:
     ts: float | None = None  # unix seconds of the tick shown; None before the first one
     mdstat: MdStat = field(default_factory=lambda: MdStat(None, ()))  # personalities, warnings
     found_mdstat: bool = False  # /proc/mdstat exists (no md driver loaded: it does not)
-    pool_members: tuple[PoolMember, ...] = ()  # the data arrays in pool order (service.py)
+    pool_members: tuple[PoolMember, ...] = ()  # the data arrays in pool order (forecasts.py)
     available_kib: int | None = None  # /proc/meminfo MemAvailable, KiB: the stripe cache's budget
     capabilities: tuple[Capability, ...] = ()
+    kernel_release: str | None = None  # /proc/sys/kernel/osrelease, read once at start
 
     def array(self, name: str) -> ArrayNow | None:
         return next((a for a in self.arrays if a.array.name == name), None)

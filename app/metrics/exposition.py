@@ -14,9 +14,10 @@ from prometheus_client.metrics_core import Metric
 
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
-from app.kernel.mdstat import Array
 from app.live.arrays import is_failed, role_of
-from app.live.snapshot import ArrayNow, BoxNow, effective_limit
+from app.live.snapshot import ArrayNow, BoxNow
+from app.md.attributes import effective_limit
+from app.md.mdstat import Array
 from app.metrics import node
 
 KIB = 1024

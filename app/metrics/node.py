@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
-from app.kernel.mdstat import Array
 from app.live.snapshot import ArrayNow
+from app.md.mdstat import Array
 
 # procfs ActivityState -> node_md_state's state label; "reshaping" has no series (see above).
 _STATE_LABELS = {

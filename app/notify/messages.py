@@ -5,11 +5,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.diagnosis.text import TITLES
+from app.formats import ACTION_LABELS, clock, duration
 from app.notify.observation import Event
 from app.notify.senders import Message, Priority
-from app.web.templating import ACTION_LABELS, clock, duration
 
-# Forecast of an array's open run as service.array_eta() shapes it, or None when it has none.
+# Forecast of an array's open run as live/forecasts.array_eta() shapes it, or None when it has none.
 EtaLookup = Callable[[str], dict[str, Any] | None]
 PoolLookup = Callable[[], dict[str, Any] | None]
 

@@ -13,16 +13,14 @@ from collections.abc import Callable
 from typing import Any
 
 from app.config import Settings
-from app.forecast import service
-from app.kernel import mdstat
 from app.kernel.host import Host
-from app.live import arrays
+from app.live import arrays, forecasts
 from app.live.present import Present
-from app.live.sampler import Tick
+from app.live.tick import Tick
+from app.md import mdstat
 from app.notify import destinations, events, messages, observation, outbox
 from app.notify.senders import Message
-from app.store import db
-from app.tuning import journal
+from app.store import db, journal
 
 log = logging.getLogger(__name__)
 
@@ -160,13 +158,13 @@ class Notifier:
 
     def _eta(self, now: float) -> messages.EtaLookup:
         def lookup(name: str) -> dict[str, Any] | None:
-            view = service.array_eta(self.present.box, self.conn, name, now)
+            view = forecasts.array_eta(self.present.box, self.conn, name, now)
             return view if view.get("run_id") is not None else None
 
         return lookup
 
     def _pool(self, now: float) -> messages.PoolLookup:
-        return lambda: service.pool_eta(self.present.box, now)
+        return lambda: forecasts.pool_eta(self.present.box, now)
 
 
 def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> observation.ArrayNow:

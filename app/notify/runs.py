@@ -3,7 +3,7 @@
 
 from typing import Any
 
-from app.forecast.service import POOL_CHAIN_S
+from app.live.forecasts import POOL_CHAIN_S
 from app.notify.observation import ArrayNow, Event, Observation, Rules, State
 
 # After an SHR member's reshape ends, wait this long (sampler clock) for the next one to start

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from app.kernel.mdstat import PARITY_DISKS, Array, Device
+from app.md.mdstat import PARITY_DISKS, Array, Device
 
 # "sda5" -> ("sda", 5); DSM 7.2's "sata1p5" and "nvme0n1p5" -> ("sata1", 5), ("nvme0n1", 5).
 _PARTITION = re.compile(r"^(?:(?P<numbered>.*\d)p|(?P<lettered>[a-z]+))(?P<part>\d+)$")

@@ -5,7 +5,7 @@ one until its knee (old / new data disks), then only writes (DESIGN.md, "Forecas
 from dataclasses import dataclass
 from typing import Literal
 
-from app.kernel.mdstat import PARITY_DISKS
+from app.md.mdstat import PARITY_DISKS
 from app.planner import paces
 from app.planner.layout import Tier
 

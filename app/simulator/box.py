@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from app.kernel import mdstat
+from app.md import mdstat
 from app.simulator import layout
 from app.simulator.disks import count_io
 from app.simulator.files import Tree, write_atomic

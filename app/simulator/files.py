@@ -4,7 +4,7 @@ import os
 import shutil
 from pathlib import Path
 
-from app.kernel import mdstat
+from app.md import mdstat
 from app.simulator.layout import (
     DISKS,
     KNOB_DEFAULTS,

@@ -282,3 +282,17 @@ def run_samples(conn: sqlite3.Connection, run_id: int) -> list[tuple[Any, ...]]:
         (run_id,),
     ).fetchall()
     return [tuple(r) for r in rows]
+
+
+def add_event(
+    conn: sqlite3.Connection,
+    ts: float,
+    array: str | None,
+    run_id: int | None,
+    kind: str,
+    detail: dict[str, Any],
+) -> None:
+    conn.execute(
+        "INSERT INTO events (ts, array, run_id, kind, detail) VALUES (?, ?, ?, ?, ?)",
+        (ts, array, run_id, kind, json.dumps(detail)),
+    )

@@ -1,1 +1,1 @@
-"""Tuning kernel knobs: catalogue, presets, plans, apply and revert, journal, policy, effects."""
+"""Tuning kernel knobs: presets, plans, apply and revert, policy, schedules, auto-tune."""

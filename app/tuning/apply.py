@@ -16,11 +16,11 @@ from typing import Any
 
 from app.config import Settings
 from app.kernel.host import Host
-from app.tuning import journal
-from app.tuning.catalogue import CATALOGUE, SYSTEM, read_knob
+from app.kernel.knobs import CATALOGUE, SYSTEM, read_knob
+from app.live.knobs import journaled_knobs
+from app.store import journal
 from app.tuning.plan import Change, Plan
 from app.tuning.revert import UnrecordedRevert, record_revert, revert_steps, unrecorded_message
-from app.tuning.session import journaled_knobs
 
 # Told, under `lock`, right after an apply or a revert: the journal's open session (None once
 # reverted) and its knobs, each written one with the value the kernel read back (issue 25).

@@ -17,8 +17,9 @@ from typing import Any
 
 from app.config import Settings
 from app.forecast import physics
-from app.live.sampler import Tick
-from app.tuning import autotune_plan, autotune_record, autotune_writes, journal, sweep
+from app.live.tick import Tick
+from app.store import journal
+from app.tuning import autotune_plan, autotune_record, autotune_writes, sweep
 from app.tuning.apply import Applier, JournalUnavailable, TuningFailed
 from app.tuning.autotune_guard import OwnOps, low_memory, other_io_seen, someone_else
 from app.tuning.autotune_plan import AutoTuneRefused

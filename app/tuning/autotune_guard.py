@@ -8,7 +8,7 @@ from app.config import Settings
 from app.diagnosis.rules import competing_io
 from app.kernel.host import Host
 from app.kernel.sysfs import DiskStat, waited_ms_per_request
-from app.live.sampler import Tick
+from app.live.tick import Tick
 
 
 @dataclass

@@ -3,18 +3,18 @@ and the phases within the RAM budget and md's floor; and the limits the sampler'
 
 from app.config import Settings
 from app.forecast import physics
-from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, Host
-from app.live.arrays import failed_names
-from app.live.sampler import Tick
-from app.tuning import sweep
-from app.tuning.catalogue import (
+from app.kernel.knobs import (
     CATALOGUE,
     RAID_WITH_STRIPE_CACHE,
     md_floor,
     read_knob,
     stripe_cache_mib,
 )
+from app.live.arrays import failed_names
+from app.live.tick import Tick
+from app.md import mdstat
+from app.tuning import sweep
 from app.tuning.plan import budget_mib, member_disks, stripe_cache_total_mib
 
 TUNABLE_ACTIONS = ("resync", "recovery", "reshape")

@@ -5,9 +5,10 @@ import json
 import logging
 import sqlite3
 
-from app.tuning import autotune_record, journal
+from app.kernel.knobs import CATALOGUE, read_knob
+from app.store import journal
+from app.tuning import autotune_record
 from app.tuning.apply import Applier, JournalUnavailable, TuningFailed
-from app.tuning.catalogue import CATALOGUE, read_knob
 from app.tuning.plan import Change, Plan
 
 log = logging.getLogger(__name__)

@@ -7,22 +7,22 @@ outside the catalogue's range, and refuses a plan that would leave a minimum abo
 from dataclasses import dataclass
 from typing import Any
 
-from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, Host
-from app.live.arrays import failed_names
-from app.tuning.catalogue import (
+from app.kernel.knobs import (
     CATALOGUE,
     LIMIT_PAIRS,
     SYSTEM,
     Knob,
+    budget_from_available,
     read_knob,
     stripe_cache_mib,
 )
+from app.live.arrays import failed_names
+from app.md import mdstat
 from app.tuning.presets import AUTO, Preset
 from app.tuning.targets import PlanError, knob_targets, target_arrays
 
 AUTO_STRIPE_CACHE_MAX = 16384  # seeds: 16384 fastest; 32768 slower
-DEFAULT_BUDGET_SHARE = 0.25  # of MemAvailable
 
 Wanted = dict[str, tuple[Knob, str | None, str, str, str]]  # key -> knob, target, from, to, why
 
@@ -89,11 +89,6 @@ def budget_mib(host: Host, max_cache_mb: float | None) -> float:
     if max_cache_mb is not None:
         return max_cache_mb
     return budget_from_available(host.read_meminfo().get("MemAvailable", 0) / 1024)
-
-
-def budget_from_available(available_mib: float) -> float:
-    """The stripe caches' RAM budget, MiB: a share of MemAvailable."""
-    return available_mib * DEFAULT_BUDGET_SHARE
 
 
 def member_disks(array: mdstat.Array) -> int:

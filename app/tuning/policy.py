@@ -9,8 +9,8 @@ import logging
 import sqlite3
 
 from app.live import arrays
-from app.store import db, history
-from app.tuning import effects, journal, session
+from app.live.knobs import knob_states
+from app.store import db, effects, history, journal
 from app.tuning.apply import Applier, Busy, JournalUnavailable, TuningFailed
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ class Policy:
 
     def _note_drift(self, open_session: sqlite3.Row) -> None:
         conn = self.applier.conn
-        for knob in session.knob_states(self.applier.host, conn, open_session):
+        for knob in knob_states(self.applier.host, conn, open_session):
             mark = (open_session["id"], knob["key"], str(knob["current"]))
             if knob["drift"] and mark not in self.drift_seen:
                 self.drift_seen.add(mark)
@@ -88,7 +88,7 @@ class Policy:
                 array = knob["target"] if knob["target"] in tuned else None
                 run = history.open_run(conn, array) if array else None
                 with db.write_transaction(conn):
-                    journal.add_event(
+                    history.add_event(
                         conn,
                         self.applier.clock(),
                         array,
@@ -116,5 +116,5 @@ class Policy:
 def _nothing_left_to_resume(applier: Applier, open_session: sqlite3.Row) -> bool:
     """Every knob of the session reads something other than what mdboost set: e.g. the kernel
     was put back at SIGTERM while the disk was full, so the journal still calls it open."""
-    knobs = session.knob_states(applier.host, applier.conn, open_session)
+    knobs = knob_states(applier.host, applier.conn, open_session)
     return bool(knobs) and all(k["current"] is not None and k["drift"] for k in knobs)

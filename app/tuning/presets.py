@@ -14,7 +14,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from app.tuning.catalogue import CATALOGUE
+from app.kernel.knobs import CATALOGUE
 
 log = logging.getLogger(__name__)
 

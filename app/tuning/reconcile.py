@@ -2,7 +2,7 @@
 
 import logging
 
-from app.tuning import journal
+from app.store import journal
 from app.tuning.apply import Applier, TuningFailed
 from app.tuning.policy import Policy
 

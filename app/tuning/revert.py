@@ -6,11 +6,11 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from app.kernel import mdstat
 from app.kernel.host import Host
+from app.kernel.knobs import CATALOGUE, Knob, md_floor, read_knob
 from app.live import arrays
-from app.tuning import journal
-from app.tuning.catalogue import CATALOGUE, Knob, md_floor, read_knob
+from app.md import mdstat
+from app.store import journal
 from app.tuning.plan import Change
 
 log = logging.getLogger(__name__)

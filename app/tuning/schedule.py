@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
-from app.store import db
-from app.tuning import journal
+from app.store import db, journal
 from app.tuning.apply import Applier, Busy, JournalUnavailable, TuningFailed
 from app.tuning.daily import ScheduleError, hhmm, minutes_of, next_start, parse_hhmm, window_at
 from app.tuning.plan import Plan

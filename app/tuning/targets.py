@@ -1,10 +1,10 @@
 """Where a preset is written: the arrays it applies to (never a failed one) and each knob's
 targets on them (the array, its member disks, or the whole system)."""
 
-from app.kernel import mdstat
 from app.kernel.host import ARRAY_NAME, Host
+from app.kernel.knobs import Knob
 from app.live.arrays import role_of
-from app.tuning.catalogue import Knob
+from app.md import mdstat
 
 
 class PlanError(ValueError):

@@ -7,7 +7,7 @@ from typing import Any
 from app.config import Settings
 from app.kernel.host import Host
 from app.live import arrays
-from app.live.sampler import Tick
+from app.live.tick import Tick
 from app.store import db
 from app.tuning import presets
 from app.tuning.apply import Applier

@@ -1,19 +1,16 @@
 """The read side of tuning (GET /api/tuning, the boost panel): session, knobs, effects, RAM."""
 
 import json
-import os
 import sqlite3
 from typing import Any
 
-from app.kernel import mdstat
-from app.kernel.host import ARRAY_NAME, Host
+from app.kernel.knobs import budget_from_available, stripe_cache_mib
+from app.live.knobs import journaled_knobs
 from app.live.snapshot import BoxNow
-from app.tuning import effects, journal
+from app.store import effects, journal
 from app.tuning.autotune_record import setting_label
 from app.tuning.autotune_writes import PRESET as AUTOTUNE_PRESET
-from app.tuning.catalogue import CATALOGUE, stripe_cache_mib
-from app.tuning.plan import budget_from_available, member_disks
-from app.tuning.session import journaled_knobs
+from app.tuning.plan import member_disks
 from app.tuning.tuner import Tuner
 
 
@@ -112,29 +109,3 @@ def _knobs(conn: sqlite3.Connection, session: sqlite3.Row, box: BoxNow) -> list[
             for k in box.knobs
         ]
     return journaled_knobs(conn, session, lambda key, knob, target: None)
-
-
-def capabilities(host: Host, md: mdstat.MdStat) -> list[dict[str, Any]]:
-    """Each global and per-array knob: does this kernel have it, and may this process write it."""
-    out = []
-    for knob in CATALOGUE.values():
-        if knob.scope == "member":
-            continue
-        targets: list[str | None] = [None]
-        if knob.scope == "array":
-            targets = [
-                a.name
-                for a in md.arrays
-                if ARRAY_NAME.fullmatch(a.name) and knob.applies_to(a.level)
-            ]
-        for target in targets:
-            path = host.knob_path(knob.path, target)
-            out.append(
-                {
-                    "knob": knob.name,
-                    "target": target,
-                    "supported": path.exists(),
-                    "writable": path.exists() and os.access(path, os.W_OK),
-                }
-            )
-    return out

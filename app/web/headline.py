@@ -3,7 +3,7 @@ finishes, whether the data is safe; then the boost it offers or the effect boost
 
 from typing import Any
 
-from app.kernel.mdstat import PARITY_DISKS
+from app.md.mdstat import PARITY_DISKS
 
 # What md is doing, in the owner's words (the kernel's names are on the card below).
 DOING = {

@@ -64,7 +64,7 @@ def history(
     only what was known `before` a moment when given."""
     arrays = [t.array for t in pool.tiers]
     grow_before, grow_after = _grow(box, conn, pool, now, before)
-    boost_sync, boost_grow = _boosts(conn, arrays, before)
+    boost_sync, boost_grow = _boosts(conn, arrays, before, box.kernel_release)
     state = box.array(arrays[0])
     if limit is None and state is not None and state.speed_max:
         limit = state.speed_max.kb_s
@@ -150,18 +150,14 @@ def _knee(box: BoxNow, run: dict[str, Any]) -> float | None:
 
 
 def _boosts(
-    conn: sqlite3.Connection, arrays: list[str], before: float
+    conn: sqlite3.Connection, arrays: list[str], before: float, kernel_release: str | None
 ) -> tuple[paces.Boost, paces.Boost]:
-    """Boost's effect on a sync and on a grow: the newest measured here, else the model's."""
+    """Boost's effect on a sync and on a grow: the newest measured here, else the model's for
+    this kernel's generation."""
     sync = paces.History().boost_sync
     low, high = boost_model.MODEL_BOOST_RANGE
-    grow = paces.Boost(
-        boost_model.MODEL_BOOST_RATIO,
-        low,
-        high,
-        "physics",
-        "not measured here: a larger stripe cache gave x1.4 on a real kernel's HDD-like disks",
-    )
+    ratio, figure = boost_model.model_ratio(kernel_release)
+    grow = paces.Boost(ratio, low, high, "physics", f"not measured here: {figure}")
     spread = 1 + boost_model.MEASURED_BOOST_SPREAD
     found_sync = found_grow = False
     for row in plan_history.boost_ratios(conn, arrays, before):

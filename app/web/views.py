@@ -5,15 +5,15 @@ from typing import Any
 
 from fastapi import Request
 
-from app.forecast.service import array_eta, pool_eta
+from app.formats import FLAG_LABELS, ROLE_LABELS
 from app.kernel.capabilities import HOW_TO_TUNE
 from app.live import arrays
+from app.live.forecasts import array_eta, pool_eta
 from app.live.snapshot import BoxNow
 from app.store import history
 from app.tuning import view as tuning_view
 from app.tuning.tuner import Tuner
 from app.web import security
-from app.web.templating import FLAG_LABELS, ROLE_LABELS
 
 PAST_RUNS = 20
 # The events a run's chart marks: people's and sweeps' changes, not its diagnoses (which grow

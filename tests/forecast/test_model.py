@@ -5,7 +5,12 @@ import random
 
 import pytest
 
-from app.forecast.boost import MODEL_BOOST_RATIO, boost_forecast
+from app.forecast.boost import (
+    MODEL_BOOST_BY_KERNEL,
+    MODEL_BOOST_RATIO,
+    boost_forecast,
+    kernel_generation,
+)
 from app.forecast.model import STALL_S, Forecast, RunProgress, Sample, forecast
 from app.forecast.physics import KNEE_SPEEDUP, Limits, grow_knee
 from app.forecast.regime import MAX_CHECKPOINTS
@@ -439,6 +444,20 @@ def test_boost_of_a_disk_bound_run_uses_the_real_kernel_figure() -> None:
     assert estimate.why.startswith("the disks set the pace, and a larger stripe cache")
     assert estimate.low < estimate.eta < estimate.high  # type: ignore[operator]
     assert boost_forecast(forecast([])) is None
+
+
+def test_the_disk_bound_figure_is_the_kernel_generations_own() -> None:
+    """Issue 29: 5.10 (DSM 7.2's generation) has its own measured stripe-cache figure."""
+    run = RunProgress()
+    feed(run, steady(600, 8_000), DSM)
+    on_510 = boost_forecast(run.forecast(), kernel_release="5.10.0-32-amd64")
+    on_61 = boost_forecast(run.forecast(), kernel_release="6.1.0-56-amd64")
+    on_612 = boost_forecast(run.forecast(), kernel_release="6.12.117+deb13-amd64")
+    assert on_510 is not None and on_61 is not None and on_612 is not None
+    assert on_510.ratio == MODEL_BOOST_BY_KERNEL["5.10"] and "Linux 5.10" in on_510.why
+    assert on_61.ratio == MODEL_BOOST_BY_KERNEL["6.1"]
+    assert on_612.ratio == MODEL_BOOST_RATIO and "not measured on 6.12" in on_612.why
+    assert kernel_generation("4.4.302+") == "4.4" and kernel_generation(None) is None
 
 
 def test_a_min_above_the_max_is_the_ceiling() -> None:

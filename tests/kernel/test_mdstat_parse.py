@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from app.kernel import mdstat, mdstat_parse
-from app.kernel.mdstat import Array, Bitmap, Device, MdStat, Sync
+from app.kernel import mdstat_parse
+from app.md import mdstat
+from app.md.mdstat import Array, Bitmap, Device, MdStat, Sync
 from tests import PROJECT_ROOT
 
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "mdstat"

@@ -3,6 +3,7 @@
 import pytest
 
 from app.kernel import sysfs
+from app.md.attributes import SpeedLimit
 from tests import PROJECT_ROOT
 
 # Captured on Debian's 6.1 in QEMU during a check (tests/fixtures/diagnosis, realkernel suite).
@@ -12,15 +13,15 @@ CAPTURED = PROJECT_ROOT / "tests" / "fixtures" / "diagnosis" / "held_by_max" / "
 @pytest.mark.parametrize(
     ("text", "limit"),
     [
-        ("1000 (system)\n", sysfs.SpeedLimit(1000, "system")),
-        ("50000 (local)\n", sysfs.SpeedLimit(50000, "local")),
-        ("200000\n", sysfs.SpeedLimit(200000, "local")),
+        ("1000 (system)\n", SpeedLimit(1000, "system")),
+        ("50000 (local)\n", SpeedLimit(50000, "local")),
+        ("200000\n", SpeedLimit(200000, "local")),
         ("", None),
         ("fast (local)", None),
         (None, None),
     ],
 )
-def test_speed_limits_say_whose_they_are(text: str | None, limit: sysfs.SpeedLimit | None) -> None:
+def test_speed_limits_say_whose_they_are(text: str | None, limit: SpeedLimit | None) -> None:
     assert sysfs.parse_speed_limit(text) == limit
 
 

@@ -4,10 +4,11 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from app.kernel import mdstat, mdstat_parse
+from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import arrays
 from app.live.snapshot import ArrayNow
+from app.md import mdstat
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree, mdstat_text, raid1
 

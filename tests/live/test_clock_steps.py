@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from app.clock import STEP_S, Timeline
-from app.forecast import service
+from app.live import forecasts
 from app.live.present import Present
-from app.live.sampler import Sampler, Tick
+from app.live.sampler import Sampler
+from app.live.tick import Tick
 from app.notify import destinations, senders
 from app.notify.delivery import Deliverer, Rules
 from app.notify.notifier import Notifier
-from app.store import history
-from app.tuning import journal
+from app.store import history, journal
 from app.web import views
 from tests.kernel_tree import RESHAPE_TOTAL, KernelTree, mdstat_text, progress, raid1, raid5
 from tests.tuning.tuners import make_tuner
@@ -95,7 +95,7 @@ class Nas:
         return tick
 
     def time_left(self) -> float:
-        view = service.array_eta(self.present.box, self.conn, "md2", self.timeline())
+        view = forecasts.array_eta(self.present.box, self.conn, "md2", self.timeline())
         assert view["forecast"]["status"] == "ok", view["forecast"]
         return float(view["eta_in_s"])
 

@@ -1,8 +1,7 @@
 """Present: the box /metrics shows, rebuilt after each sampler tick from what the tick read."""
 
-from app.forecast import service
 from app.kernel.host import Host
-from app.live import sampler
+from app.live import forecasts, sampler
 from app.live.present import Present
 from app.store import history
 from tests.kernel_tree import (
@@ -61,7 +60,7 @@ def test_forecast_follows_the_ticks_and_equals_the_apis(tree, conn):
     run = history.open_run(conn, "md2")
     assert run is not None
     # The same samples as GET /api/arrays/md2/forecast reads from SQLite: the same numbers.
-    assert md2.forecast == service.rebuild(conn, run["id"], None).forecast()
+    assert md2.forecast == forecasts.rebuild(conn, run["id"], None).forecast()
     assert present.box.last_success == clock.now - TICK_S
     assert present.box.speed_limit_max_kb_s == 200000
 
@@ -126,3 +125,22 @@ def test_the_pool_is_one_job_only_when_several_arrays_take_part(tree, conn):
     assert pool is not None and (pool.status, pool.phase, pool.phases) == ("ok", 1, 2)
     md2 = next(a for a in present.box.arrays if a.array.name == "md2").forecast
     assert md2 is not None and md2.eta is not None and pool.eta is not None and pool.eta > md2.eta
+
+
+def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
+    """Issue 29: the boost estimate uses the running kernel generation's own measured figure."""
+    (tree.proc / "sys" / "kernel").mkdir(parents=True, exist_ok=True)
+    (tree.proc / "sys" / "kernel" / "osrelease").write_text("5.10.0-32-amd64\n")
+    clock = Clock()
+    present = Present(Host(tree.proc, tree.sys), conn)
+    run_reshape(tree, conn, clock, present, 6)
+    (tree.proc / "sys" / "kernel" / "osrelease").write_text("6.1.0-56-amd64\n")
+    run_reshape(tree, conn, clock, present, 1)
+    assert present.box.kernel_release == "5.10.0-32-amd64"  # read at start, not per tick
+    view = forecasts.array_eta(present.box, conn, "md2", clock.now)
+    assert view["boost"] is not None, view
+    assert "Linux 5.10" in view["boost"]["why"], view["boost"]
+
+
+def test_no_osrelease_means_no_kernel_release(tree, conn):
+    assert Present(Host(tree.proc, tree.sys), conn).box.kernel_release is None

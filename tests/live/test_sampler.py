@@ -3,6 +3,7 @@ import sqlite3
 
 from app.kernel.host import Host
 from app.live import sampler
+from app.live.tick import Tick
 from app.store import db, history, rollup
 from tests.kernel_tree import KernelTree, mdstat_text, progress, raid1, raid5
 
@@ -207,18 +208,18 @@ def test_the_loop_survives_a_failing_tick_and_stops_on_request(tree, conn):
     clock = ManualClock()
     s = make_sampler(tree, conn, clock)
     reshaping(tree, 1000)
-    seen: list[sampler.Tick] = []
+    seen: list[Tick] = []
     stop = asyncio.Event()
     original = s.sample_once
 
-    def flaky() -> sampler.Tick:
+    def flaky() -> Tick:
         clock.now += 5
         if len(seen) == 1:
-            seen.append(sampler.Tick(error="boom"))
+            seen.append(Tick(error="boom"))
             raise RuntimeError("injected failure")
         return original()
 
-    def on_tick(tick: sampler.Tick) -> None:
+    def on_tick(tick: Tick) -> None:
         seen.append(tick)
         if len(seen) >= 4:
             stop.set()
@@ -230,7 +231,7 @@ def test_the_loop_survives_a_failing_tick_and_stops_on_request(tree, conn):
 
 
 def test_interval_is_fast_while_syncing_and_slow_when_idle():
-    busy, quiet = sampler.Tick(any_running=True), sampler.Tick(any_running=False)
+    busy, quiet = Tick(any_running=True), Tick(any_running=False)
     assert sampler.interval_seconds(busy, None, 5, 60) == 5
     assert sampler.interval_seconds(quiet, None, 5, 60) == 60
     assert sampler.interval_seconds(quiet, 2.5, 5, 60) == 2.5

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.kernel import mdstat, mdstat_parse
+from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from app.live.snapshot import ArrayNow, BoxNow
+from app.md import mdstat
 from app.metrics import node
 from app.metrics.exposition import render
 from tests.metrics.boxes import FIXTURES, KERNEL_STATES, kernel_box

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.kernel.mdstat import Array
 from app.kernel.mdstat_parse import parse
+from app.md.mdstat import Array
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kernel"
 RENDERED = "RENDERED.md"  # marks a state folder rendered from md.c's format, not captured

@@ -14,9 +14,11 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.diagnosis.rules import MemberIo, Observation
 from app.diagnosis.tracker import Diagnosis
-from app.live.sampler import Sampler, Tick
+from app.live.sampler import Sampler
+from app.live.tick import Tick
 from app.main import create_app
-from app.tuning import journal, schedule, sweep
+from app.store import journal
+from app.tuning import schedule, sweep
 from app.tuning.autotune_plan import AutoTuneRefused
 from tests.kernel_tree import (
     RESHAPE_TOTAL,

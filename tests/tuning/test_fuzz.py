@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
-from app.tuning.catalogue import CATALOGUE, SYSTEM, stripe_cache_mib
+from app.kernel.knobs import CATALOGUE, SYSTEM, stripe_cache_mib
 from app.tuning.plan import make_plan, member_disks
 from app.tuning.presets import Preset, Setting
 from app.tuning.targets import PlanError

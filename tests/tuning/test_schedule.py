@@ -9,9 +9,11 @@ from fastapi.testclient import TestClient
 
 from app.clock import Timeline
 from app.config import Settings
-from app.live.sampler import Sampler, Tick
+from app.live.sampler import Sampler
+from app.live.tick import Tick
 from app.main import create_app
-from app.tuning import journal, schedule
+from app.store import journal
+from app.tuning import schedule
 from app.tuning.daily import ScheduleError
 from tests.kernel_tree import KernelTree, act_like_md, idle_box, mdstat_text, raid1
 from tests.tuning.tuners import Clock, make_tuner

@@ -6,7 +6,7 @@ from app.config import Settings
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import arrays
 from app.live.present import Present
-from app.live.sampler import Tick
+from app.live.tick import Tick
 from app.store import db
 from app.tuning import presets
 from app.tuning import view as tuning_view

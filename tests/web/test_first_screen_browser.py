@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from app.web.templating import duration, ratio
+from app.formats import duration, ratio
 from tests.server import Server, forecast_ok, runs_of, wait_for
 from tests.web.browsing import (
     CHART_READY,

@@ -4,7 +4,7 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException
 
-from app.forecast import service
+from app.live import forecasts
 from app.store import history
 from app.web.deps import BoxDep, ClockDep, DbDep
 from app.web.schemas import documents
@@ -17,9 +17,9 @@ router = APIRouter(prefix="/api", tags=["forecast"])
 def array_forecast(name: str, box: BoxDep, conn: DbDep, clock: ClockDep) -> dict[str, Any]:
     if box.array(name) is None and not history.array_known(conn, name):
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
-    return service.array_eta(box, conn, name, clock())
+    return forecasts.array_eta(box, conn, name, clock())
 
 
 @router.get("/pool/forecast", responses=documents(PoolForecastBody))
 def pool_forecast(box: BoxDep, clock: ClockDep) -> dict[str, Any]:
-    return service.pool_eta(box, clock())
+    return forecasts.pool_eta(box, clock())

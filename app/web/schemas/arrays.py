@@ -4,7 +4,7 @@ from typing import Any
 
 from pydantic import Field
 
-from app.kernel.mdstat import Bitmap, Device, Sync
+from app.md.mdstat import Bitmap, Device, Sync
 from app.web.schemas import Body
 
 

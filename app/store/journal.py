@@ -7,10 +7,25 @@ in case of crash").
 
 import json
 import sqlite3
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from app.store import db, history
-from app.tuning.plan import Change
+
+
+class JournaledChange(Protocol):
+    """What the journal keeps of one planned knob change (a tuning plan.Change is one)."""
+
+    @property
+    def key(self) -> str: ...  # "stripe_cache_size@md2", or the knob name for a global knob
+    @property
+    def knob(self) -> str: ...
+    @property
+    def target(self) -> str | None: ...
+    @property
+    def from_value(self) -> str: ...  # as normalised from the kernel file
+    @property
+    def to_value(self) -> str: ...
 
 
 def open_session(conn: sqlite3.Connection) -> sqlite3.Row | None:
@@ -33,7 +48,11 @@ def unfinished_ops(conn: sqlite3.Connection) -> list[sqlite3.Row]:
 
 
 def begin_apply(
-    conn: sqlite3.Connection, preset: str, arrays: list[str], changes: list[Change], now: float
+    conn: sqlite3.Connection,
+    preset: str,
+    arrays: list[str],
+    changes: Sequence[JournaledChange],
+    now: float,
 ) -> tuple[int, int]:
     """Record originals (once per session) and the intended changes; returns (session, op)."""
     with db.write_transaction(conn):
@@ -81,7 +100,7 @@ def finish_apply(
     op_id: int,
     preset: str,
     arrays: list[str],
-    changes: list[Change],
+    changes: Sequence[JournaledChange],
     now: float,
     step: str | None = None,
 ) -> None:
@@ -108,7 +127,7 @@ def finish_apply(
             run = history.open_run(conn, array)
             detail = {"preset": preset, "op_id": op_id, "changes": len(changes)}
             if step is not None:
-                add_event(
+                history.add_event(
                     conn,
                     now,
                     array,
@@ -117,7 +136,7 @@ def finish_apply(
                     detail | {"label": step},
                 )
                 continue
-            add_event(conn, now, array, run["id"] if run else None, "apply", detail)
+            history.add_event(conn, now, array, run["id"] if run else None, "apply", detail)
             conn.execute(
                 "INSERT INTO tuning_effects (op_id, array, run_id, preset, applied_at)"
                 " VALUES (?, ?, ?, ?, ?)",
@@ -214,25 +233,11 @@ def finish_revert(
         for array in json.loads(session["arrays"]):
             run = history.open_run(conn, array) or history.last_run(conn, array)
             detail = {"op_id": op_id, "reason": reason, "restored": len(restored)}
-            add_event(conn, now, array, run["id"] if run else None, "revert", detail)
+            history.add_event(conn, now, array, run["id"] if run else None, "revert", detail)
     return op_id
 
 
-def add_event(
-    conn: sqlite3.Connection,
-    ts: float,
-    array: str | None,
-    run_id: int | None,
-    kind: str,
-    detail: dict[str, Any],
-) -> None:
-    conn.execute(
-        "INSERT INTO events (ts, array, run_id, kind, detail) VALUES (?, ?, ?, ?, ?)",
-        (ts, array, run_id, kind, json.dumps(detail)),
-    )
-
-
-def _change_json(change: Change) -> dict[str, Any]:
+def _change_json(change: JournaledChange) -> dict[str, Any]:
     return {
         "key": change.key,
         "knob": change.knob,

@@ -5,8 +5,8 @@ from collections.abc import Callable
 from typing import Any
 
 from app.kernel.host import Host
-from app.tuning import journal
-from app.tuning.catalogue import CATALOGUE, Knob, read_knob
+from app.kernel.knobs import CATALOGUE, Knob, read_knob
+from app.store import journal
 
 
 def knob_states(host: Host, conn: sqlite3.Connection, session: sqlite3.Row) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""app/kernel/mdstat.py's renderer: the kernel's exact layout, byte for byte, and what it renders
+"""app/md/mdstat.py's renderer: the kernel's exact layout, byte for byte, and what it renders
 parses back to the same values."""
 
 from dataclasses import replace
@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.kernel import mdstat, mdstat_parse
-from app.kernel.mdstat import Array, Bitmap, Device, MdStat, Sync
+from app.kernel import mdstat_parse
+from app.md import mdstat
+from app.md.mdstat import Array, Bitmap, Device, MdStat, Sync
 from tests import PROJECT_ROOT
 
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "mdstat"

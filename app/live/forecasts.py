@@ -6,11 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 from app.forecast import boost, model, physics, pool
-from app.kernel import mdstat
 from app.live import arrays
 from app.live.snapshot import BoxNow
-from app.store import history
-from app.tuning import effects, journal
+from app.md import mdstat
+from app.store import effects, history, journal
 
 BOOST_PRESET = "boost"
 # An SHR pool's arrays reshape one after another: a run that completed this long before the
@@ -86,7 +85,9 @@ def _boost_estimate(
             on = f"{sibling}, on the same disks"
             return boost.boost_forecast(fc, ratio, measured_on=on, untuned_speed=untuned)
     disks = history.last_sync_pace(conn, name)
-    return boost.boost_forecast(fc, None, boost_max, untuned_speed=untuned, disks=disks)
+    return boost.boost_forecast(
+        fc, None, boost_max, untuned_speed=untuned, disks=disks, kernel_release=box.kernel_release
+    )
 
 
 def pool_eta(box: BoxNow, now: float) -> dict[str, Any]:

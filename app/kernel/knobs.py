@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 from app.kernel import sysfs
 from app.kernel.host import Host
-from app.kernel.mdstat import PARITY_DISKS
+from app.md.mdstat import PARITY_DISKS
 
 RAID_WITH_STRIPE_CACHE = frozenset(PARITY_DISKS)
 STRIPE_ENTRY_KIB = 4  # one stripe-cache entry holds one 4 KiB page per member disk
 SYSTEM = "system"  # per-array speed limits: follow /proc/sys/dev/raid
+BUDGET_SHARE = 0.25  # of MemAvailable: what the stripe caches may take together
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,16 @@ LIMIT_PAIRS = (("speed_limit_min", "speed_limit_max"), ("sync_speed_min", "sync_
 def stripe_cache_mib(entries: int, member_disks: int) -> float:
     """RAM a stripe cache of `entries` costs on an array of `member_disks` disks."""
     return entries * STRIPE_ENTRY_KIB * member_disks / 1024
+
+
+def stripe_cache_entries(kib: float, member_disks: int) -> int:
+    """The most stripe-cache entries `kib` of RAM holds on an array of `member_disks` disks."""
+    return int(kib / (STRIPE_ENTRY_KIB * member_disks))
+
+
+def budget_from_available(available_mib: float) -> float:
+    """The stripe caches' RAM budget, MiB: a share of MemAvailable."""
+    return available_mib * BUDGET_SHARE
 
 
 def md_floor(

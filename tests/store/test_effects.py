@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from app.tuning import effects
+from app.store import effects
 
 
 def samples(conn: sqlite3.Connection, points: list[tuple[float, int]]) -> None:

@@ -3,7 +3,7 @@
 import json
 import sqlite3
 
-from app.tuning import journal
+from app.store import journal
 from app.tuning.plan import Change
 
 

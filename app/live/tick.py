@@ -1,0 +1,37 @@
+"""The tick: what one sample_once() read and did, handed to the present, the tuner and the
+notifier so that none of them reads the kernel again (DESIGN.md "The request path")."""
+
+from dataclasses import dataclass, field
+
+from app.diagnosis.verdicts import Change, Diagnosis
+from app.md.attributes import ArraySysfs
+from app.md.mdstat import MdStat
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    run_id: int
+    array: str
+    action: str
+    outcome: str
+
+
+@dataclass
+class Tick:
+    """What one sample_once() saw and did."""
+
+    parsed: MdStat | None = None
+    ts: float | None = None  # unix seconds (the app's clock) when the kernel was read
+    mono: float | None = None  # seconds of the monotonic clock then (differences only)
+    # Seconds the wall clock stepped since the last tick (0.0: none). Whatever holds times of
+    # earlier ticks adds it to them: they are on the new wall time then (app/clock.py).
+    clock_step: float = 0.0
+    found_mdstat: bool = False  # /proc/mdstat exists (it does not without the md driver)
+    sysfs: dict[str, ArraySysfs] = field(default_factory=dict)  # per mdN array
+    global_limits: tuple[int | None, int | None] = (None, None)  # speed_limit_min/max, KiB/s
+    diagnoses: dict[str, Diagnosis] = field(default_factory=dict)  # per running mdN array
+    verdict_changes: list[Change] = field(default_factory=list)
+    any_running: bool = False
+    written: int = 0
+    finished_runs: list[FinishedRun] = field(default_factory=list)
+    error: str | None = None
