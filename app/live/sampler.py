@@ -147,9 +147,7 @@ class Sampler:
                 "cannot write samples (%d ticks kept in memory): %s", len(self.pending), error
             )
             tick.error = f"cannot write samples: {error}"
-        # Not in the first tick, which start-up awaits: a month to thin (and an old file to
-        # convert, app/store/db.py) would hold the server's first answer back.
-        if self.latest.ts is not None and now - self.last_downsample >= DOWNSAMPLE_EVERY_S:
+        if now - self.last_downsample >= DOWNSAMPLE_EVERY_S:
             try:
                 rollup.downsample(self.conn, now - self.downsample_after_s)
                 self.last_downsample = now
