@@ -203,3 +203,22 @@ def pool(box: BoxNow, now: float) -> dict[str, Any] | None:
     """The pool view, when one job spans several arrays (an SHR expansion); else None."""
     found = pool_eta(box, now)
     return found if len(found["arrays"]) > 1 else None
+
+
+PICTURE_W, PICTURE_H = 300.0, 100.0  # the no-JS picture's viewBox (templates/_chart.html)
+
+
+def progress_picture(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any] | None:
+    """A run's progress as an SVG path, for the page without JavaScript (issue 25 item 6): the
+    same points the chart fetches from /api/arrays/{name}/samples, drawn by the server."""
+    rows = history.samples(conn, run["array"], run["started"], run.get("finished"), 500)
+    points = [(r["ts"], r["percent"]) for r in rows if r["percent"] is not None]
+    if len(points) < 2 or points[-1][0] <= points[0][0]:
+        return None
+    first, span = points[0][0], points[-1][0] - points[0][0]
+    path = " ".join(
+        f"{'M' if i == 0 else 'L'}{(ts - first) / span * PICTURE_W:.1f},"
+        f"{(100.0 - min(max(pct, 0.0), 100.0)) / 100.0 * PICTURE_H:.1f}"
+        for i, (ts, pct) in enumerate(points)
+    )
+    return {"path": path, "first": points[0], "last": points[-1]}
