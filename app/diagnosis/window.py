@@ -3,10 +3,9 @@
 from dataclasses import dataclass
 
 from app.diagnosis.rules import MemberIo
-from app.kernel.sysfs import DiskStat, waited_ms_per_request
+from app.kernel.sysfs import SECTOR_KIB, DiskStat, waited_ms_per_request
 from app.md.attributes import ArraySysfs
-
-SECTOR_KIB = 0.5  # diskstats counts 512-byte sectors
+from app.md.attributes import effective_limits as md_limits
 
 
 @dataclass
@@ -51,10 +50,9 @@ def effective_limits(
     sysfs: ArraySysfs | None, global_limits: tuple[int | None, int | None]
 ) -> tuple[int | None, int | None, bool]:
     """Effective (min, max) in KiB/s and whether the max is the array's own (md.rst)."""
-    low = sysfs.sync_speed_min if sysfs is not None else None
-    high = sysfs.sync_speed_max if sysfs is not None else None
+    low, high = md_limits(sysfs, global_limits)
     return (
-        low.kb_s if low is not None else global_limits[0],
-        high.kb_s if high is not None else global_limits[1],
+        low.kb_s if low is not None else None,
+        high.kb_s if high is not None else None,
         high is not None and high.source == "local",
     )

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
+from app.live.tick import Tick
 from app.md import mdstat
 
 if TYPE_CHECKING:  # the snapshot imports the diagnosis, which imports tuning.plan, which this
@@ -29,8 +30,17 @@ def is_failed(array: mdstat.Array, array_state: str | None) -> bool:
 
 
 def failed_names(md: mdstat.MdStat, host: Host) -> list[str]:
-    """The arrays md has given up on, in mdstat's order."""
+    """The arrays md has given up on, in mdstat's order (reads array_state: before a tick)."""
     return [a.name for a in md.arrays if is_failed(a, _array_state(a.name, host))]
+
+
+def failed_in(tick: Tick) -> list[str]:
+    """The arrays md has given up on, as the tick read them, in mdstat's order."""
+    md = tick.parsed
+    if md is None:
+        return []
+    states = {name: sysfs.array_state for name, sysfs in tick.sysfs.items()}
+    return [a.name for a in md.arrays if is_failed(a, states.get(a.name))]
 
 
 def _array_state(name: str, host: Host) -> str | None:

@@ -88,8 +88,8 @@ def pool_members(
 
     `forecast_of(array, open run)` gives each running array's forecast."""
     data = [a for a in current.arrays if arrays.role_of(a) == "data"]
-    running = [a for a in data if a.sync is not None and a.sync.running]
-    queued = [a for a in data if a.sync is not None and not a.sync.running]
+    running = [a for a in data if a.syncing]
+    queued = [a for a in data if a.queued]
     open_runs = {a.name: history.open_run(conn, a.name) for a in running}
     starts = [r["started"] for r in open_runs.values() if r is not None]
     done = []

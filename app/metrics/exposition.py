@@ -135,9 +135,7 @@ def _array_families(box: BoxNow) -> Iterator[Metric]:
         _add_progress(array, completed, total, speed, kernel_left)
         degraded.add_metric(
             [name],
-            sysfs.degraded
-            if sysfs is not None and sysfs.degraded is not None
-            else (array.status or "").count("_"),
+            sysfs.degraded if sysfs is not None and sysfs.degraded is not None else array.missing,
         )
         _add_forecast(finish, [name], now.forecast)
         for member in now.members:

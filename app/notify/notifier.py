@@ -173,7 +173,7 @@ def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> obs
     row: dict[str, Any] = dict(sample) if sample else {}
     missing = row.get("degraded")
     if missing is None:
-        missing = (array.status or "").count("_")
+        missing = array.missing
     return observation.ArrayNow(
         name=array.name,
         state=array.state,
@@ -188,7 +188,7 @@ def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> obs
         total_blocks=row.get("total_blocks"),
         percent=row.get("percent"),
         mismatch_cnt=row.get("mismatch_cnt"),
-        queued=array.sync is not None and not array.sync.running,
+        queued=array.queued,
         verdict=_verdict(tick, array.name),
     )
 

@@ -48,7 +48,7 @@ class AutoTuner:
         assert tick is not None and tick.parsed is not None and tick.ts is not None
         assert array.sync is not None
         autotune_plan.refuse_through_a_limit(array, autotune_plan.limits(tick, array.name))
-        available_mib = autotune_plan.available_mib(host, self.settings)
+        available_mib = autotune_plan.available_mib(tick, self.settings)
         start_values, phases = autotune_plan.phases(
             host, self.settings, array, tick.parsed, available_mib
         )
@@ -92,8 +92,8 @@ class AutoTuner:
         if sync is None or not sync.running or sync.action != r.action or sync.done_blocks is None:
             self._abort(f"{r.array}'s {r.action} ended before the sweep did")
             return
-        why = low_memory(self.applier.host, self.settings) or r.io.starving(
-            self.applier.host, r.array, tick.ts, self.settings.autotune_starve_ms
+        why = low_memory(tick, self.settings) or r.io.starving(
+            tick, r.array, tick.ts, self.settings.autotune_starve_ms
         )
         if why is not None:
             self._abort(why)

@@ -107,7 +107,7 @@ def make_plan(
 ) -> Plan:
     failed_arrays = failed_names(md, host)
     arrays = target_arrays(md, requested_arrays, failed_arrays)
-    syncing = {a.name for a in arrays if a.sync is not None and a.sync.running}
+    syncing = {a.name for a in arrays if a.syncing}
     budget = budget_mib(host, max_cache_mb)
     wanted: Wanted = {}
     skipped: list[Skipped] = []

@@ -45,7 +45,7 @@ def target_arrays(
         for a in md.arrays
         if ARRAY_NAME.fullmatch(a.name) and a.state == "active" and a.name not in failed_arrays
     ]
-    syncing = [a for a in candidates if a.sync is not None and a.sync.running]
+    syncing = [a for a in candidates if a.syncing]
     if syncing:
         return syncing
     data = [a for a in candidates if role_of(a) == "data"]

@@ -7,6 +7,7 @@ from typing import Any
 from app.config import Settings
 from app.kernel.host import Host
 from app.live import arrays
+from app.live.snapshot import BoxNow
 from app.live.tick import Tick
 from app.store import db
 from app.tuning import presets
@@ -99,10 +100,10 @@ class Tuner:
             self.autotuner.recover()
         return done
 
-    def on_tick(self, tick: Tick | None = None) -> None:
-        """After each sample: automatic reverts, the schedules, the auto-tune sweep (these two
-        need the `tick`)."""
-        self.policy.on_tick()
+    def on_tick(self, tick: Tick | None = None, box: BoxNow | None = None) -> None:
+        """After each sample: automatic reverts, the schedules, the auto-tune sweep, from the
+        `tick` and the present built from it (`box`)."""
+        self.policy.on_tick(tick, box)
         if tick is None:
             return
         self.latest = tick

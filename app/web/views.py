@@ -149,9 +149,7 @@ def boost_panel(
     open_demo = request.app.state.settings.demo and not security.password_configured(request, conn)
     return {
         "tuning": tuning_view.status(tuner, conn, box),
-        "running": any(
-            state.array.sync is not None and state.array.sync.running for state in box.arrays
-        ),
+        "running": any(state.array.syncing for state in box.arrays),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
         "open_demo": open_demo,
