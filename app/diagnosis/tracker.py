@@ -14,8 +14,8 @@ from app.diagnosis.hysteresis import Hysteresis
 from app.diagnosis.processes import MD_THREAD, IoScan
 from app.diagnosis.rules import MemberIo, Observation, competing_io, judge
 from app.diagnosis.thresholds import threshold
-from app.diagnosis.verdicts import Change, Diagnosis, shown_verdict
-from app.diagnosis.window import Point, effective_limits, kib_s, member_io
+from app.diagnosis.verdicts import Diagnosis, VerdictChange, shown_verdict
+from app.diagnosis.window import Counters, effective_limits, kib_s, member_io
 from app.kernel.host import ARRAY_NAME, CLOCK_TICKS, Host
 from app.kernel.sysfs import SECTOR_KIB, DiskStat, parse_int
 from app.md import mdstat
@@ -27,7 +27,7 @@ THREAD_SCAN_S = 60.0  # list /proc for md threads at most this often while one i
 @dataclass
 class _ArrayState:
     hysteresis: Hysteresis
-    points: collections.deque[Point] = field(default_factory=collections.deque)
+    points: collections.deque[Counters] = field(default_factory=collections.deque)
     threads: dict[str, int] = field(default_factory=dict)  # thread name -> pid
     lost_thread: bool = False  # one ended (a sync thread restarts with a new pid): look again
     group_thread_cnt: int | None = None
@@ -57,7 +57,7 @@ class Tracker:
         global_limits: tuple[int | None, int | None],
         disks: dict[str, DiskStat],
         mem_available_kib: int | None,
-    ) -> tuple[dict[str, Diagnosis], list[Change]]:
+    ) -> tuple[dict[str, Diagnosis], list[VerdictChange]]:
         """This tick's verdicts, from the tick's readings: `disks` is /proc/diskstats for
         devices(parsed), `mem_available_kib` /proc/meminfo's MemAvailable."""
         running = _running(parsed)
@@ -91,7 +91,7 @@ class Tracker:
             primary = diagnosis.primary
             if (primary.verdict if primary else None) != state.primary:
                 changes.append(
-                    Change(
+                    VerdictChange(
                         array.name,
                         now,
                         primary.verdict if primary else None,
@@ -126,7 +126,7 @@ class Tracker:
                 state.lost_thread = True
                 continue
             thread_ticks[name] = stat.cpu_ticks
-        point = Point(now, {d: disks[d] for d in wanted if d in disks}, thread_ticks)
+        point = Counters(now, {d: disks[d] for d in wanted if d in disks}, thread_ticks)
         points = state.points
         if points and now < points[-1].ts:
             points.clear()  # the clock stepped back (NTP, a restored VM): rates start again

@@ -9,7 +9,7 @@ from app.md.attributes import effective_limits as md_limits
 
 
 @dataclass
-class Point:
+class Counters:
     """One tick's counters: diskstats per device and the md threads' CPU ticks."""
 
     ts: float
@@ -17,7 +17,9 @@ class Point:
     thread_ticks: dict[str, int]  # md thread name -> utime + stime
 
 
-def member_io(member: str, disk: str, base: Point, point: Point, span: float) -> MemberIo | None:
+def member_io(
+    member: str, disk: str, base: Counters, point: Counters, span: float
+) -> MemberIo | None:
     """A member's busy share, throughput, requests and wait over the window; None if unlisted."""
     if disk not in base.disks or disk not in point.disks:
         return None
@@ -34,7 +36,7 @@ def member_io(member: str, disk: str, base: Point, point: Point, span: float) ->
     )
 
 
-def kib_s(base: Point, point: Point, device: str, span: float) -> float:
+def kib_s(base: Counters, point: Counters, device: str, span: float) -> float:
     """KiB/s read and written by one device over the window; 0 when it is not in diskstats."""
     if device not in base.disks or device not in point.disks:
         return 0.0

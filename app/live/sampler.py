@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.diagnosis.tracker import Tracker
-from app.diagnosis.verdicts import Change
+from app.diagnosis.verdicts import VerdictChange
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
-from app.live import runs
+from app.live import run_tracking
 from app.live.tick import Tick
 from app.md import mdstat
 from app.md.attributes import ArraySysfs, effective_limits
@@ -57,7 +57,9 @@ class PendingTick:
     now: float
     parsed: mdstat.MdStat
     rows: list[dict[str, Any]]
-    verdict_changes: list[Change] = field(default_factory=list)  # stored as "diagnosis" events
+    verdict_changes: list[VerdictChange] = field(
+        default_factory=list
+    )  # stored as "diagnosis" events
 
 
 class Sampler:
@@ -178,7 +180,7 @@ class Sampler:
                 run_ids = {}
                 for array, row in zip(pending.parsed.arrays, pending.rows, strict=True):
                     run = open_runs.pop(array.name, None)
-                    row["run_id"] = run_ids[array.name] = runs.track(
+                    row["run_id"] = run_ids[array.name] = run_tracking.track(
                         conn, self.host, array, row, run, pending.now, tick.finished_runs
                     )
                     conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
@@ -189,7 +191,7 @@ class Sampler:
                     run_id = run_ids.get(change.array)
                     add_event(conn, change.ts, change.array, run_id, "diagnosis", change.detail())
                 for run in open_runs.values():
-                    runs.finish(conn, run, "vanished", pending.now, tick.finished_runs)
+                    run_tracking.finish(conn, run, "vanished", pending.now, tick.finished_runs)
         tick.written = sum(len(p.rows) for p in self.pending)
         self.pending.clear()
 

@@ -3,7 +3,7 @@ notifier so that none of them reads the kernel again (DESIGN.md "The request pat
 
 from dataclasses import dataclass, field
 
-from app.diagnosis.verdicts import Change, Diagnosis
+from app.diagnosis.verdicts import Diagnosis, VerdictChange
 from app.kernel.sysfs import DiskStat
 from app.md.attributes import ArraySysfs
 from app.md.mdstat import MdStat
@@ -30,7 +30,7 @@ class Tick:
     # /proc/diskstats of the running arrays and their members (what the diagnosis reads)
     diskstats: dict[str, DiskStat] = field(default_factory=dict)
     diagnoses: dict[str, Diagnosis] = field(default_factory=dict)  # per running mdN array
-    verdict_changes: list[Change] = field(default_factory=list)
+    verdict_changes: list[VerdictChange] = field(default_factory=list)
     any_running: bool = False
     written: int = 0
     finished_runs: list[FinishedRun] = field(default_factory=list)

@@ -14,7 +14,7 @@ from prometheus_client.metrics_core import Metric
 
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
-from app.live.arrays import role_of
+from app.live.array_view import role_of
 from app.live.snapshot import ArrayNow, BoxNow
 from app.md.attributes import effective_limit
 from app.md.mdstat import Array

@@ -8,7 +8,7 @@ State = dict[str, Any]  # the detector's memory between ticks, saved as JSON wit
 
 
 @dataclass(frozen=True)
-class Rules:
+class EventRules:
     milestone_percent: float = 25.0
     stall_s: float = 600.0
     mismatch_threshold: int = 0
@@ -16,7 +16,7 @@ class Rules:
 
 
 @dataclass(frozen=True)
-class ArrayNow:
+class ArrayFacts:
     """One array this tick: mdstat plus the newest stored sample."""
 
     name: str
@@ -64,9 +64,9 @@ class Drift:
 
 
 @dataclass(frozen=True)
-class Observation:
+class TickFacts:
     now: float  # the sampler's clock
-    arrays: tuple[ArrayNow, ...] | None  # None: this tick could not sample
+    arrays: tuple[ArrayFacts, ...] | None  # None: this tick could not sample
     error: str | None = None
     ended: dict[int, RunEnd] = field(default_factory=dict)  # runs open last time, ended since
     boost_session: tuple[int, tuple[str, ...]] | None = None  # open session: id, tuned arrays

@@ -18,7 +18,8 @@ from app.config import Settings
 from app.kernel.host import Host
 from app.kernel.knobs import CATALOGUE, SYSTEM, read_knob
 from app.store import journal
-from app.tuning.plan import Change, Plan
+from app.tuning.errors import TuningError
+from app.tuning.plan import KnobChange, Plan
 from app.tuning.revert import UnrecordedRevert, record_revert, revert_steps, unrecorded_message
 
 log = logging.getLogger(__name__)
@@ -27,16 +28,22 @@ log = logging.getLogger(__name__)
 LOCK_WAIT_S = 30.0
 
 
-class Busy(Exception):
+class Busy(TuningError):
     """Another apply or revert is running."""
 
+    def detail(self) -> dict[str, Any]:
+        return {"message": str(self), "busy": True}
 
-class JournalUnavailable(Exception):
+
+class JournalUnavailable(TuningError):
     """The tuning journal (SQLite) cannot be written, most likely because its disk is full."""
+
+    status = 503
+    retry_after_s = 60
 
 
 @dataclass
-class TuningFailed(Exception):
+class TuningFailed(TuningError):
     """A kernel write or read-back failed; what this operation wrote was put back."""
 
     message: str
@@ -47,14 +54,17 @@ class TuningFailed(Exception):
     rolled_back: list[str] = field(default_factory=list)
     rollback_errors: list[str] = field(default_factory=list)
 
+    def detail(self) -> dict[str, Any]:
+        return self.to_json()
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def write_order(changes: list[Change]) -> list[Change]:
+def write_order(changes: list[KnobChange]) -> list[KnobChange]:
     """Raise maxima first and lower them last, so min <= max holds after every single write."""
 
-    def rank(change: Change) -> int:
+    def rank(change: KnobChange) -> int:
         if not change.knob.endswith("_max") or not all(
             v == SYSTEM or v.isdigit() for v in (change.from_value, change.to_value)
         ):
@@ -138,7 +148,7 @@ class Applier:
                 f"journal cannot be written ({error})"
             ) from None
         self._crash_point("after_journal")
-        written: list[Change] = []
+        written: list[KnobChange] = []
         try:
             for change in changes:
                 self._write(change, change.to_value)
@@ -183,7 +193,7 @@ class Applier:
         except sqlite3.Error as error:
             log.error("cannot journal a rolled-back apply (%s): reconciled at next start", error)
 
-    def _write(self, change: Change, value: str, restoring: bool = False) -> None:
+    def _write(self, change: KnobChange, value: str, restoring: bool = False) -> None:
         """Write one knob. Values from users and presets must lie in the catalogue's range;
         `restoring` a value the kernel showed (an original, md's floor) needs only its form."""
         knob = CATALOGUE[change.knob]
@@ -205,7 +215,7 @@ class Applier:
                 kernel=error.strerror or str(error),
             ) from None
 
-    def _verify(self, change: Change, value: str) -> None:
+    def _verify(self, change: KnobChange, value: str) -> None:
         try:
             seen = read_knob(self.host, CATALOGUE[change.knob], change.target)
         except OSError as error:
@@ -220,7 +230,7 @@ class Applier:
                 kernel=f"read back {seen!r}",
             )
 
-    def _roll_back(self, written: list[Change], failure: TuningFailed) -> None:
+    def _roll_back(self, written: list[KnobChange], failure: TuningFailed) -> None:
         for change in reversed(written):
             try:
                 self._write(change, change.from_value, restoring=True)

@@ -11,17 +11,18 @@ from app.kernel.knobs import (
     read_knob,
     stripe_cache_mib,
 )
-from app.live.arrays import failed_in
+from app.live.array_view import failed_in
 from app.live.tick import Tick
 from app.md import mdstat
 from app.md.attributes import effective_limits
 from app.tuning import sweep
+from app.tuning.errors import TuningError
 from app.tuning.plan import budget_mib, member_disks, stripe_cache_total_mib
 
 TUNABLE_ACTIONS = ("resync", "recovery", "reshape")
 
 
-class AutoTuneRefused(Exception):
+class AutoTuneRefused(TuningError):
     """A sweep cannot start here and now; nothing was written."""
 
 
@@ -55,7 +56,8 @@ def pick_array(
 
 
 def refuse_through_a_limit(array: mdstat.Array, limits: physics.Limits) -> None:
-    """Measuring through the max limit finds nothing: say so and raise nothing."""
+    """AutoTuneRefused when the sync is held by its max limit: measuring through the limit finds
+    nothing, and auto-tune raises no limit itself (boost does)."""
     speed = array.sync.speed_kb_s if array.sync else None
     if speed is not None and physics.held_by_max(speed, limits):
         raise AutoTuneRefused(

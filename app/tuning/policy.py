@@ -8,7 +8,7 @@ import json
 import logging
 import sqlite3
 
-from app.live import arrays
+from app.live import array_view
 from app.live.knobs import knob_states
 from app.live.snapshot import BoxNow
 from app.live.tick import Tick
@@ -39,10 +39,10 @@ class Policy:
         if hours is not None and applier.clock() - open_session["started"] >= hours * 3600:
             return f"MDBOOST_BOOST_HOURS={hours:g} elapsed"
         if tick is not None and tick.parsed is not None:
-            md, failed_now = tick.parsed, arrays.failed_in(tick)
+            md, failed_now = tick.parsed, array_view.failed_in(tick)
         else:
-            md = arrays.current(applier.host)
-            failed_now = arrays.failed_names(md, applier.host)
+            md = array_view.current(applier.host)
+            failed_now = array_view.failed_names(md, applier.host)
         tuned = json.loads(open_session["arrays"])
         # Whatever the settings: never keep a boost on an array md has given up on (issue 19).
         if failed := [a for a in failed_now if a in tuned]:

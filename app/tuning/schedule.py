@@ -31,6 +31,8 @@ _BACK = "back to the original values"
 class ScheduleOverlap(ScheduleError):
     """The window overlaps another schedule's; nothing was stored."""
 
+    status = 409
+
 
 @dataclass(frozen=True)
 class Schedule:

@@ -6,7 +6,7 @@ from typing import Any
 
 from app.config import Settings
 from app.kernel.host import Host
-from app.live import arrays
+from app.live import array_view
 from app.live.snapshot import BoxNow
 from app.live.tick import Tick
 from app.store import db
@@ -65,7 +65,11 @@ class Tuner:
         if preset.restore_originals:
             raise PlanError(f"{name} puts back the originals: use revert")
         return make_plan(
-            preset, self.host, arrays.current(self.host), array_names, self.settings.max_cache_mb
+            preset,
+            self.host,
+            array_view.current(self.host),
+            array_names,
+            self.settings.max_cache_mb,
         )
 
     def apply(self, name: str, array_names: list[str] | None = None) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from fastapi import Request
 
 from app.formats import FLAG_LABELS, ROLE_LABELS
 from app.kernel.capabilities import HOW_TO_TUNE
-from app.live import arrays
+from app.live import array_view
 from app.live.forecasts import array_eta, pool_eta
 from app.live.snapshot import BoxNow
 from app.store import history
@@ -98,7 +98,7 @@ def cards(
 ) -> list[dict[str, Any]]:
     """Failed first (issue 19), then running, then degraded, then data before DSM's own arrays;
     file order otherwise."""
-    found = [card(arrays.array_view(state), box, conn, now, summaries) for state in box.arrays]
+    found = [card(array_view.array_view(state), box, conn, now, summaries) for state in box.arrays]
     return sorted(
         found,
         key=lambda c: (

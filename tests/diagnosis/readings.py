@@ -1,7 +1,7 @@
 """The tick's readings for the tracker in tests, as app/live/sampler.py takes them."""
 
 from app.diagnosis.tracker import Tracker
-from app.diagnosis.verdicts import Change, Diagnosis
+from app.diagnosis.verdicts import Diagnosis, VerdictChange
 from app.md.attributes import ArraySysfs
 from app.md.mdstat import MdStat
 
@@ -12,7 +12,7 @@ def tick_with_readings(
     parsed: MdStat,
     sysfs: dict[str, ArraySysfs],
     limits: tuple[int | None, int | None],
-) -> tuple[dict[str, Diagnosis], list[Change]]:
+) -> tuple[dict[str, Diagnosis], list[VerdictChange]]:
     """tracker.tick() with the readings the sampler would pass: diskstats and MemAvailable."""
     host = tracker.host
     wanted = tracker.devices(parsed)

@@ -1,4 +1,4 @@
-"""app/live/arrays.py: which arrays md has given up on, and how worried the owner should be."""
+"""app/live/array_view.py: which arrays md has given up on, and how worried the owner should be."""
 
 import shutil
 import sqlite3
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
-from app.live import arrays
+from app.live import array_view
 from app.live.snapshot import ArrayNow
 from app.md import mdstat
 from tests import PROJECT_ROOT
@@ -23,7 +23,7 @@ ACTIVE_BUT_FAILED = (
 def view_of(array: mdstat.Array, host: Host) -> dict:
     """The view of an array as the sampler's tick would read it."""
     sysfs = host.read_array_sysfs(array.name) if ARRAY_NAME.fullmatch(array.name) else None
-    return arrays.array_view(ArrayNow(array, sysfs))
+    return array_view.array_view(ArrayNow(array, sysfs))
 
 
 def test_the_kernel_fixture_is_failed_critical_and_keeps_its_sysfs(
@@ -32,8 +32,8 @@ def test_the_kernel_fixture_is_failed_critical_and_keeps_its_sysfs(
     root = tmp_path / "raid5-broken"
     shutil.copytree(BROKEN_FIXTURE, root)
     host = Host(root / "proc", root / "sys")
-    md = arrays.current(host)
-    assert arrays.failed_names(md, host) == ["md0"]
+    md = array_view.current(host)
+    assert array_view.failed_names(md, host) == ["md0"]
     view = view_of(md.arrays[0], host)
     assert (view["state"], view["failed"], view["severity"]) == ("broken", True, "critical")
     assert view["sysfs"]["array_state"] == "broken"
@@ -47,8 +47,8 @@ def test_array_state_broken_marks_a_failed_array_where_mdstat_still_says_active(
     tree.md("md0", array_state="broken", degraded="2")
     tree.md("md1", array_state="clean")
     host = Host(tree.proc, tree.sys)
-    md = arrays.current(host)
-    assert arrays.failed_names(md, host) == ["md0"]
+    md = array_view.current(host)
+    assert array_view.failed_names(md, host) == ["md0"]
     views = [view_of(a, host) for a in md.arrays]
     assert [(v["name"], v["failed"], v["severity"]) for v in views] == [
         ("md0", True, "critical"),
@@ -67,7 +67,7 @@ def test_severity_of_each_kind_of_array(tree: KernelTree, conn: sqlite3.Connecti
         )
     )
     host = Host(tree.proc, tree.sys)
-    parsed = arrays.current(host)
+    parsed = array_view.current(host)
     views = {a.name: view_of(a, host) for a in parsed.arrays}
     assert {name: v["severity"] for name, v in views.items()} == {
         "md0": "ok",
@@ -76,5 +76,5 @@ def test_severity_of_each_kind_of_array(tree: KernelTree, conn: sqlite3.Connecti
         "md3": "warning",  # a state mdboost does not know
         "md4": "critical",  # failed, even without any sysfs (no /sys/block/md4 here)
     }
-    assert arrays.failed_names(parsed, host) == ["md4"]
-    assert arrays.is_failed(mdstat_parse.parse(ACTIVE_BUT_FAILED).arrays[0], None) is False
+    assert array_view.failed_names(parsed, host) == ["md4"]
+    assert array_view.is_failed(mdstat_parse.parse(ACTIVE_BUT_FAILED).arrays[0], None) is False
