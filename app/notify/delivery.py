@@ -51,7 +51,7 @@ class Deliverer:
         conn: sqlite3.Connection,
         rules: DeliveryRules,
         wall_clock: Callable[[], float] = time.time,
-        send: Callable[[str, senders.Message, float], None] = senders.send,
+        send: Callable[[str, senders.Message, float], object] = senders.send,
     ) -> None:
         self.conn = conn
         self.rules = rules

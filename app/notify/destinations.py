@@ -72,8 +72,10 @@ def parse(url: str) -> Destination:
     if not parts.hostname:
         raise BadDestination(f"{scheme}:// needs a host")
     kind, tls = SCHEMES[scheme]
-    dest = Destination(kind, tls, parts, parse_qs(parts.query))
     path = [p for p in parts.path.split("/") if p]
+    if kind == "webhook" and _ntfy_host(parts.hostname) and len(path) == 1:
+        kind = "ntfy"  # ntfy's own https://ntfy.sh/topic form: its topic, not a JSON webhook
+    dest = Destination(kind, tls, parts, parse_qs(parts.query))
     decoded = [unquote(parts.username or ""), unquote(parts.password or ""), unquote(parts.path)]
     if any(CONTROL.search(v) for v in [*decoded, *(v for vs in dest.query.values() for v in vs)]):
         raise BadDestination("a URL may not hold control characters, encoded (%0d%0a) or not")
@@ -89,6 +91,13 @@ def parse(url: str) -> Destination:
         if sender is not None and not ADDRESS.fullmatch(sender):
             raise BadDestination("smtp:// ?from= is not an e-mail address")
     return dest
+
+
+def _ntfy_host(host: str | None) -> bool:
+    """ntfy.sh, or a server named like one (ntfy.example.org): the URL its app shows to copy
+    is https://host/topic, which an owner pastes as it is (issue 25)."""
+    name = (host or "").lower()
+    return name == "ntfy.sh" or name.startswith("ntfy.")
 
 
 def label(url: str) -> str:

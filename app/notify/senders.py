@@ -60,15 +60,16 @@ class SendFailed(Exception):
     """The receiver did not take the message; the text is safe to log and show."""
 
 
-def send(url: str, message: Message, timeout: float = TIMEOUT_S) -> None:
-    """Deliver `message` to the destination `url`; raises SendFailed (masked) on any failure."""
+def send(url: str, message: Message, timeout: float = TIMEOUT_S) -> str:
+    """Deliver `message` to the destination `url`: what the receiver answered, in words; raises
+    SendFailed (masked) on any failure."""
     dest = parse(url)
     try:
         if dest.kind == "email":
             _send_email(dest, message, timeout)
-        else:
-            method, target, headers, body = _http_request(dest, message)
-            _post(method, target, headers, body, timeout)
+            return "the mail server accepted it"
+        method, target, headers, body = _http_request(dest, message)
+        return f"{dest.kind} answered {_post(method, target, headers, body, timeout)}"
     except SendFailed as error:
         raise SendFailed(redact(str(error), url)) from None
     except (OSError, smtplib.SMTPException, ssl.SSLError, ValueError) as error:
@@ -143,11 +144,13 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirects)
 
 
-def _post(method: str, url: str, headers: dict[str, str], body: bytes, timeout: float) -> None:
+def _post(method: str, url: str, headers: dict[str, str], body: bytes, timeout: float) -> str:
+    """The receiver's answer: "HTTP 200 OK"."""
     request = urllib.request.Request(url, data=body, method=method, headers=headers)
     try:
         with _OPENER.open(request, timeout=timeout) as response:
             response.read(65536)
+            return f"HTTP {response.status} {response.reason}"
     except urllib.error.HTTPError as error:
         moved = " (a redirect: not followed)" if 300 <= error.code < 400 else ""
         raise SendFailed(f"HTTP {error.code} {error.reason}{moved}") from None

@@ -171,3 +171,17 @@ def test_a_url_whose_secrets_hold_control_characters_is_refused():
         with pytest.raises(destinations.BadDestination, match="control characters") as refused:
             destinations.parse(url)
         assert "tk" not in str(refused.value)
+
+
+def test_ntfys_own_https_address_is_an_ntfy_topic_not_a_json_webhook():
+    """Issue 25: the address ntfy's app shows (https://ntfy.sh/topic) is pasted as it is; a
+    JSON webhook body there would reach the phone as raw JSON."""
+    assert destinations.parse("https://ntfy.sh/phone_alerts_k7").kind == "ntfy"
+    assert destinations.parse("https://ntfy.example.org/phone_alerts_k7").kind == "ntfy"
+    assert destinations.parse("https://hooks.example.org/phone_alerts_k7").kind == "webhook"
+    assert destinations.parse("https://ntfy.sh/a/b").kind == "webhook"
+
+
+def test_a_send_says_what_the_receiver_answered(receiver):
+    answer = send(f"ntfy+http://{receiver.base}/mdboost_alerts", MESSAGE)
+    assert answer == "ntfy answered HTTP 200 OK"

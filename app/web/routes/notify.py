@@ -57,10 +57,12 @@ def send_test(
     if url is None:
         return RedirectResponse("/account#notify", status_code=303)
     name = destinations.label(url)
-    probe = messages.probe_message(settings.page_url, f"test:{secrets.token_hex(8)}")
+    # The link in it: MDBOOST_PUBLIC_URL, else the address the owner opened this page at.
+    page = settings.public_url or str(request.base_url)
+    probe = messages.probe_message(page, f"test:{secrets.token_hex(8)}")
     try:
-        senders.send(url, probe, settings.notify_timeout_seconds)
-        result = f"Test message sent to {name}."
+        answer = senders.send(url, probe, settings.notify_timeout_seconds)
+        result = f"Test message sent to {name}: {answer}. Its link opens {page}"
     except senders.SendFailed as error:
         result = f"Test message to {name} failed: {error}"
     return render_account(request, conn, admin, notify_result=result)

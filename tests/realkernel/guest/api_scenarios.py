@@ -211,7 +211,16 @@ def raid5_small() -> None:
     sh("mdadm", "/dev/md0", "--fail", vdc)
     wait_for(lambda: "(F)" in mdstat_block("md0"), "vdc (F)")
     sh("mdadm", "/dev/md0", "--remove", vdc)
-    wait_for(lambda: (api_array("md0") or {}).get("degraded"), "the API to show md0 degraded")
+    # degraded already shows while vdc is (F): wait for the tick that saw it leave, or the
+    # capture races the sampler (seen at load 30: the API still listed vdc)
+    gone = Path(vdc).name
+    wait_for(
+        lambda: (
+            (a := api_array("md0") or {}).get("degraded")
+            and gone not in [d["name"] for d in a["devices"]]
+        ),
+        "the API to show md0 degraded without vdc",
+    )
     capture("api-raid5-degraded", ["md0"])
     wipe([vdc])
     crawl()
