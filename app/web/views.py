@@ -7,7 +7,7 @@ from fastapi import Request
 
 from app.formats import FLAG_LABELS, ROLE_LABELS
 from app.kernel.capabilities import HOW_TO_TUNE
-from app.live import arrays
+from app.live import array_view
 from app.live.forecasts import array_eta, pool_eta
 from app.live.snapshot import BoxNow
 from app.store import history
@@ -117,7 +117,8 @@ def cards(
     """Failed first (issue 19), then running, then degraded, then data before DSM's own arrays;
     file order otherwise."""
     found = [
-        card(arrays.array_view(state), box, conn, now, summaries, boost_max) for state in box.arrays
+        card(array_view.array_view(state), box, conn, now, summaries, boost_max)
+        for state in box.arrays
     ]
     return sorted(
         found,
@@ -171,9 +172,7 @@ def boost_panel(
     open_demo = request.app.state.settings.demo_open
     return {
         "tuning": tuning_view.status(tuner, conn, box),
-        "running": any(
-            state.array.sync is not None and state.array.sync.running for state in box.arrays
-        ),
+        "running": any(state.array.syncing for state in box.arrays),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
         "open_demo": open_demo,
