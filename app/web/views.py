@@ -209,9 +209,10 @@ PICTURE_W, PICTURE_H = 300.0, 100.0  # the no-JS picture's viewBox (templates/_c
 
 def progress_picture(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any] | None:
     """A run's progress as an SVG path, for the page without JavaScript (issue 25 item 6): the
-    same points the chart fetches from /api/arrays/{name}/samples, drawn by the server."""
-    rows = history.samples(conn, run["array"], run["started"], run.get("finished"), 500)
-    points = [(r["ts"], r["percent"]) for r in rows if r["percent"] is not None]
+    chart's progress line at 120 evenly spaced times, drawn by the server. Not the
+    chart's 500 downsampled samples: "/" draws it on each load, and its work must not grow with
+    the run (tests/web/test_polls.py)."""
+    points = history.progress_line(conn, run["array"], run["started"], run.get("finished"), 120)
     if len(points) < 2 or points[-1][0] <= points[0][0]:
         return None
     first, span = points[0][0], points[-1][0] - points[0][0]
