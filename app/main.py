@@ -83,7 +83,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
 
         def after_tick(tick: Tick) -> None:
             present.update(tick)  # first: the tuner and the notifier read the present
-            tuner.on_tick(tick)
+            tuner.on_tick(tick, present.box)
             notifier.on_tick(tick)  # only queues: the delivery task sends
 
         # The first tick before the first request, so that no request finds no present.

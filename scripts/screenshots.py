@@ -2,11 +2,13 @@
 
     .venv/bin/python scripts/screenshots.py   # artifacts/screenshots/<scene>-<width>-<scheme>.png
 
-Scenes: first visit (the sentence and boost on the first screen), the boost confirmation, boosted
-with its measured effect, a finished run's own page (its outcome, chart and changes), the sign-in
-page, an SHR expansion (md2 done, md3 reshaping: the sentence speaks for the pool). Each runs
-`mdboost demo` and Debian's chromium; viewport-sized PNGs (what an owner sees first), so they
-stay small.
+Scenes: first visit (the sentence and boost on the first screen), the boost confirmation, the
+second after Apply (the panel shows the values read back, issue 25), boosted with its measured
+effect, auto-tuned (the switch and the sentence name that state), boost turned off (said so),
+notifications ("Tell my phone") after a test message, a finished run's own page (its outcome,
+chart and changes), the sign-in page, an SHR expansion (md2 done, md3 reshaping: the sentence
+speaks for the pool). Each runs `mdboost demo` and Debian's chromium; viewport-sized PNGs (what
+an owner sees first), so they stay small.
 """
 
 import sys
@@ -17,6 +19,7 @@ from pathlib import Path
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.notify.receivers import HttpReceiver
 from tests.server import Server, forecast_ok, runs_of, wait_for
 
 OUT = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
@@ -55,6 +58,50 @@ def confirm(page: Page) -> None:
     page.locator("#boost").scroll_into_view_if_needed()
 
 
+def just_applied(box: Server) -> Callable[[Page], None]:
+    """The second after Apply: each shot starts untuned (the previous one's boost reverted)."""
+
+    def then(page: Page) -> None:
+        box.request("POST", "/api/revert", {})
+        page.reload()
+        confirm(page)
+        page.get_by_role("button", name="Apply boost").click()
+        expect(page.locator("#boost-done")).to_be_visible()
+        page.locator("#boost").scroll_into_view_if_needed()
+
+    return then
+
+
+def turned_off(box: Server) -> Callable[[Page], None]:
+    """Boost switched off: the panel says what it did."""
+
+    def then(page: Page) -> None:
+        box.request("POST", "/api/presets/boost/apply", {})
+        page.reload()
+        page.get_by_role("switch").click()
+        expect(page.locator("#boost-done")).to_be_visible()
+        page.locator("#boost").scroll_into_view_if_needed()
+
+    return then
+
+
+def tell_my_phone(receiver_url: str) -> Callable[[Page], None]:
+    """Sign in from the main page's "Tell my phone", add a receiver, send it a test."""
+
+    def then(page: Page) -> None:
+        page.get_by_role("link", name="Tell my phone").click()
+        page.get_by_label("Password").fill("sofa-and-phone")
+        page.get_by_role("button", name="Sign in").click()
+        if page.locator("#notify .destinations tbody tr").count() == 0:
+            page.get_by_label("Destination URL").fill(receiver_url)
+            page.get_by_role("button", name="Add destination").click()
+        page.get_by_role("button", name="Send a test").click()
+        expect(page.locator("#notify [role=status]")).to_be_visible()
+        page.locator("#notify").scroll_into_view_if_needed()
+
+    return then
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     state = Path(tempfile.mkdtemp(prefix="mdboost-shots-"))
@@ -67,6 +114,19 @@ def main() -> None:
             # The first screen: the sentence, then boost.
             shoot(browser, "first-visit", box.base + "/", chart)
             shoot(browser, "boost-confirm", box.base + "/", confirm)
+            shoot(browser, "boost-applied", box.base + "/", just_applied(box))
+            shoot(browser, "boost-off", box.base + "/", turned_off(box))
+            box.request("POST", "/api/revert", {})
+            status, _ = box.request("POST", "/api/autotune", {})
+            assert status == 200, status
+
+            def swept() -> bool:
+                sweep = box.get("/api/tuning")["autotune"]
+                return sweep is not None and sweep["state"] != "running"
+
+            wait_for(swept, 180, "the auto-tune sweep")
+            shoot(browser, "auto-tuned", box.base + "/", chart)
+            box.request("POST", "/api/revert", {})
             status, _ = box.request("POST", "/api/presets/boost/apply", {})
             assert status == 200, status
 
@@ -92,8 +152,12 @@ def main() -> None:
             shoot(browser, "shr-expansion", box.base + "/", chart)
             shoot(browser, "finished-run", f"{box.base}/runs/{runs_of(box)['md2']['id']}", chart)
         locked = ["demo", "--state-dir", str(state / "c")]
+        receiver = HttpReceiver().start()
         with Server(locked, env={"MDBOOST_PASSWORD": "sofa-and-phone"}) as box:
             shoot(browser, "sign-in", box.base + "/login?next=/%23boost", lambda page: None)
+            phone = f"ntfy+http://{receiver.base}/your_secret_topic"
+            shoot(browser, "tell-my-phone", box.base + "/", tell_my_phone(phone))
+        receiver.stop()
         browser.close()
 
 

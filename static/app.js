@@ -16,7 +16,7 @@
   }
 
   function localTime(ms, withDay) {
-    const options = { hour: "2-digit", minute: "2-digit" };
+    const options = { hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
     // Reshapes run for days: a weekday alone is ambiguous a week out, so give the date too.
     if (withDay) Object.assign(options, { weekday: "short", day: "numeric", month: "short" });
     return new Date(ms).toLocaleString([], options);
@@ -65,10 +65,65 @@
     return Array.from(list.querySelectorAll("li[data-ts]"), (li, i) => ({
       x: Number(li.dataset.ts) * 1000,
       number: i + 1,
-      flag: li.dataset.kind !== "autotune", // auto-tune's many steps: bare lines, named in the list
+      flag: li.dataset.kind !== "autotune", // auto-tune's many steps: one band, named in the list
       text: li.textContent.trim(),
       item: li,
     }));
+  }
+
+  // One auto-tune's steps (consecutive auto-tune items in the list) as one labelled band.
+  function bandsOf(markers) {
+    const bands = [];
+    let open = null;
+    for (const marker of markers) {
+      if (marker.flag) {
+        open = null;
+      } else if (open) {
+        open.to = marker.x;
+        open.steps += 1;
+      } else {
+        open = { from: marker.x, to: marker.x, steps: 1 };
+        bands.push(open);
+      }
+    }
+    return bands;
+  }
+
+  // The time axis: round times in the page's zone, 24-hour, the date where the day changes.
+  const STEPS_MIN = [1, 2, 5, 10, 15, 30, 60, 120, 180, 240, 360, 720, 1440, 2880];
+  const tickTime = new Intl.DateTimeFormat("en-GB", { timeZone: zone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  const tickDate = new Intl.DateTimeFormat("en-GB", { timeZone: zone, day: "numeric", month: "short" });
+  const dayOf = (ms) => tickDate.format(new Date(ms));
+
+  function roundTimes(min, max, stepMin) {
+    const start = new Date(min);
+    start.setHours(0, 0, 0, 0); // this browser's zone is the page's (the tz cookie)
+    const step = stepMin * 60000;
+    const found = [];
+    for (let t = start.getTime() + Math.ceil((min - start.getTime()) / step) * step; t <= max; t += step) found.push(t);
+    return found;
+  }
+
+  // The largest round step that still gives at least 5 labels (fewer only on a very short run).
+  function timeTicks(axis) {
+    const { min, max } = axis;
+    if (!(max > min)) return;
+    let values = [];
+    for (const step of STEPS_MIN.slice().reverse()) {
+      values = roundTimes(min, max, step);
+      if (values.length >= 5) break;
+    }
+    const every = Math.ceil(values.length / 8); // weeks at two-day steps: at most 8 labels
+    if (every > 1) values = values.filter((_, i) => i % every === 0);
+    axis.ticks = values.map((value) => ({ value }));
+  }
+
+  // The first label names its day too, unless the next one (a day change) does, close by.
+  function timeLabel(value, index, ticks) {
+    const time = tickTime.format(new Date(value));
+    const changes = (i) => i > 0 && i < ticks.length && dayOf(ticks[i - 1].value) !== dayOf(ticks[i].value);
+    const dated = index === 0 ? !changes(1) : changes(index);
+    return dated ? [time, dayOf(value)] : time;
   }
 
   const FLAG = 44; // px: a flag is a tap target (issue 14 item 11)
@@ -83,12 +138,29 @@
       ctx.strokeStyle = options.color;
       ctx.setLineDash([4, 4]);
       for (const marker of options.markers || []) {
+        if (!marker.flag) continue; // auto-tune steps: drawn as their band below
         const x = scales.x.getPixelForValue(marker.x);
         if (x < chartArea.left || x > chartArea.right) continue;
         ctx.beginPath();
         ctx.moveTo(x, chartArea.top);
         ctx.lineTo(x, chartArea.bottom);
         ctx.stroke();
+      }
+      ctx.setLineDash([]);
+      ctx.fillStyle = options.color;
+      ctx.textBaseline = "bottom";
+      for (const band of bandsOf(options.markers || [])) {
+        const left = Math.max(scales.x.getPixelForValue(band.from), chartArea.left);
+        const right = Math.min(scales.x.getPixelForValue(band.to), chartArea.right);
+        if (right < left) continue;
+        const width = Math.max(right - left, 3);
+        ctx.globalAlpha = 0.12;
+        ctx.fillRect(left, chartArea.top, width, chartArea.bottom - chartArea.top);
+        ctx.globalAlpha = 1;
+        ctx.strokeRect(left, chartArea.top, width, chartArea.bottom - chartArea.top);
+        const label = band.steps > 1 ? `Auto-tune (${band.steps} steps)` : "Auto-tune";
+        const room = chartArea.right - left - 4;
+        if (room > 20) ctx.fillText(label, left + 4, chartArea.bottom - 3, room);
       }
       ctx.fillStyle = options.gapColor;
       for (const gap of options.gaps || []) {
@@ -218,7 +290,6 @@
   function makeChart(canvas, data) {
     const fg = cssVar("--muted");
     const grid = cssVar("--grid");
-    const spanDays = (d) => (d.length > 1 ? (d[d.length - 1].x - d[0].x) / 864e5 : 0);
     const markers = markersOf(canvas);
     // A finished run's last change (the revert when it ended) comes a tick after its last sample.
     const last = data.progress.length ? data.progress[data.progress.length - 1].x : undefined;
@@ -243,14 +314,8 @@
             min: data.progress.length ? data.progress[0].x : undefined,
             max: end,
             grid: { color: grid },
-            ticks: {
-              color: fg,
-              maxTicksLimit: 5,
-              maxRotation: 0,
-              callback(value) {
-                return localTime(value, spanDays(this.chart.data.datasets[0].data) > 0.8);
-              },
-            },
+            afterBuildTicks: timeTicks,
+            ticks: { color: fg, autoSkip: false, maxRotation: 0, font: { size: 11 }, callback: timeLabel },
           },
           progress: { position: "left", suggestedMin: 0, suggestedMax: 100, grid: { color: grid }, ticks: { color: fg }, title: { display: true, text: "%", color: fg } },
           speed: { position: "right", beginAtZero: true, grid: { drawOnChartArea: false }, ticks: { color: fg }, title: { display: true, text: "MB/s", color: fg } },
@@ -278,6 +343,7 @@
     if (old) old.chart.destroy();
     const entry = { chart: null, url: canvas.dataset.series, lastTs: 0, busy: true };
     charts.set(run, entry);
+    canvas.hidden = false; // hidden until now: without JavaScript the server's picture shows
     try {
       const samples = await fetchSamples(entry.url);
       entry.lastTs = samples.length ? samples[samples.length - 1].ts : 0;

@@ -71,7 +71,12 @@ class Server:
             stderr=subprocess.STDOUT,
             umask=self.umask,
         )
-        wait_for(lambda: self.get("/healthz"), what=f"{self.base}/healthz")
+        try:
+            wait_for(lambda: self.get("/healthz"), what=f"{self.base}/healthz")
+        except BaseException:
+            self.process.kill()  # a server that never answered must not outlive its test
+            self.process.wait()
+            raise
         return self
 
     def get(self, path: str) -> Any:

@@ -14,10 +14,10 @@ from app.diagnosis.hysteresis import Hysteresis
 from app.diagnosis.processes import MD_THREAD, IoScan
 from app.diagnosis.rules import MemberIo, Observation, competing_io, judge
 from app.diagnosis.thresholds import threshold
-from app.diagnosis.verdicts import Change, Diagnosis, shown_verdict
-from app.diagnosis.window import SECTOR_KIB, Point, effective_limits, kib_s, member_io
+from app.diagnosis.verdicts import Diagnosis, VerdictChange, shown_verdict
+from app.diagnosis.window import Counters, effective_limits, kib_s, member_io
 from app.kernel.host import ARRAY_NAME, CLOCK_TICKS, Host
-from app.kernel.sysfs import DiskStat, parse_int
+from app.kernel.sysfs import SECTOR_KIB, DiskStat, parse_int
 from app.md import mdstat
 from app.md.attributes import ArraySysfs
 
@@ -27,7 +27,7 @@ THREAD_SCAN_S = 60.0  # list /proc for md threads at most this often while one i
 @dataclass
 class _ArrayState:
     hysteresis: Hysteresis
-    points: collections.deque[Point] = field(default_factory=collections.deque)
+    points: collections.deque[Counters] = field(default_factory=collections.deque)
     threads: dict[str, int] = field(default_factory=dict)  # thread name -> pid
     lost_thread: bool = False  # one ended (a sync thread restarts with a new pid): look again
     group_thread_cnt: int | None = None
@@ -67,20 +67,17 @@ class Tracker:
         parsed: mdstat.MdStat,
         sysfs: dict[str, ArraySysfs],
         global_limits: tuple[int | None, int | None],
-    ) -> tuple[dict[str, Diagnosis], list[Change]]:
-        running = [
-            a
-            for a in parsed.arrays
-            if a.sync is not None and a.sync.running and ARRAY_NAME.fullmatch(a.name)
-        ]
+        disks: dict[str, DiskStat],
+        mem_available_kib: int | None,
+    ) -> tuple[dict[str, Diagnosis], list[VerdictChange]]:
+        """This tick's verdicts, from the tick's readings: `disks` is /proc/diskstats for
+        devices(parsed), `mem_available_kib` /proc/meminfo's MemAvailable."""
+        running = _running(parsed)
         for gone in set(self.arrays) - {a.name for a in running}:
             del self.arrays[gone]  # its run ended: the next one starts with a clean slate
         if not running:
             return {}, []
-        disks = self.host.read_diskstats(
-            {device for array in running for device in self._devices(array)[1]}
-        )
-        memory = self._mem_available(now)
+        memory = self._mem_available(now, mem_available_kib)
         self._find_threads(now, running)
         if self.last_scan_wanted:
             self.io_scan.scan(now)
@@ -106,7 +103,7 @@ class Tracker:
             primary = diagnosis.primary
             if (primary.verdict if primary else None) != state.primary:
                 changes.append(
-                    Change(
+                    VerdictChange(
                         array.name,
                         now,
                         primary.verdict if primary else None,
@@ -141,7 +138,7 @@ class Tracker:
                 state.lost_thread = True
                 continue
             thread_ticks[name] = stat.cpu_ticks
-        point = Point(now, {d: disks[d] for d in wanted if d in disks}, thread_ticks)
+        point = Counters(now, {d: disks[d] for d in wanted if d in disks}, thread_ticks)
         points = state.points
         if points and now < points[-1].ts:
             points.clear()  # the clock stepped back (NTP, a restored VM): rates start again
@@ -224,10 +221,15 @@ class Tracker:
             state.group_thread_cnt_read = True
         return state.group_thread_cnt
 
-    def _mem_available(self, now: float) -> int | None:
-        """MemAvailable in KiB, read once per window: only the stripe-cache advice uses it."""
+    def devices(self, parsed: mdstat.MdStat) -> set[str]:
+        """The devices whose /proc/diskstats lines the next tick() needs (none while no array
+        syncs)."""
+        return {device for array in _running(parsed) for device in self._devices(array)[1]}
+
+    def _mem_available(self, now: float, available_kib: int | None) -> int | None:
+        """MemAvailable in KiB, taken once per window: only the stripe-cache advice uses it."""
         if self.memory is None or now - self.memory[0] >= self.window_s or now < self.memory[0]:
-            self.memory = (now, self.host.read_meminfo().get("MemAvailable"))
+            self.memory = (now, available_kib)
         return self.memory[1]
 
     def _whole_disk(self, member: str) -> str | None:
@@ -254,3 +256,8 @@ class Tracker:
             owner = states.get(comm.split("_", 1)[0]) if comm and MD_THREAD.match(comm) else None
             if comm is not None and owner is not None:
                 owner.threads[comm] = pid
+
+
+def _running(parsed: mdstat.MdStat) -> list[mdstat.Array]:
+    """The md arrays whose sync runs: the ones diagnosed."""
+    return [a for a in parsed.arrays if a.syncing and ARRAY_NAME.fullmatch(a.name)]

@@ -67,7 +67,7 @@ class Diagnosis:
 
 
 @dataclass(frozen=True)
-class Change:
+class VerdictChange:
     """The shown primary verdict of a running array changed: worth an event."""
 
     array: str

@@ -3,14 +3,13 @@
 from dataclasses import dataclass
 
 from app.diagnosis.rules import MemberIo
-from app.kernel.sysfs import DiskStat, waited_ms_per_request
+from app.kernel.sysfs import SECTOR_KIB, DiskStat, waited_ms_per_request
 from app.md.attributes import ArraySysfs
-
-SECTOR_KIB = 0.5  # diskstats counts 512-byte sectors
+from app.md.attributes import effective_limits as md_limits
 
 
 @dataclass
-class Point:
+class Counters:
     """One tick's counters: diskstats per device and the md threads' CPU ticks."""
 
     ts: float
@@ -18,7 +17,9 @@ class Point:
     thread_ticks: dict[str, int]  # md thread name -> utime + stime
 
 
-def member_io(member: str, disk: str, base: Point, point: Point, span: float) -> MemberIo | None:
+def member_io(
+    member: str, disk: str, base: Counters, point: Counters, span: float
+) -> MemberIo | None:
     """A member's busy share, throughput, requests and wait over the window; None if unlisted."""
     if disk not in base.disks or disk not in point.disks:
         return None
@@ -35,7 +36,7 @@ def member_io(member: str, disk: str, base: Point, point: Point, span: float) ->
     )
 
 
-def kib_s(base: Point, point: Point, device: str, span: float) -> float:
+def kib_s(base: Counters, point: Counters, device: str, span: float) -> float:
     """KiB/s read and written by one device over the window; 0 when it is not in diskstats."""
     if device not in base.disks or device not in point.disks:
         return 0.0
@@ -51,10 +52,9 @@ def effective_limits(
     sysfs: ArraySysfs | None, global_limits: tuple[int | None, int | None]
 ) -> tuple[int | None, int | None, bool]:
     """Effective (min, max) in KiB/s and whether the max is the array's own (md.rst)."""
-    low = sysfs.sync_speed_min if sysfs is not None else None
-    high = sysfs.sync_speed_max if sysfs is not None else None
+    low, high = md_limits(sysfs, global_limits)
     return (
-        low.kb_s if low is not None else global_limits[0],
-        high.kb_s if high is not None else global_limits[1],
+        low.kb_s if low is not None else None,
+        high.kb_s if high is not None else None,
         high is not None and high.source == "local",
     )

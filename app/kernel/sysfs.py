@@ -5,6 +5,8 @@ from dataclasses import dataclass
 
 from app.md.attributes import SpeedLimit
 
+SECTOR_KIB = 0.5  # /proc/diskstats counts 512-byte sectors
+
 
 @dataclass(frozen=True)
 class DiskStat:

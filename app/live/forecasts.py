@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.forecast import boost, model, physics, pool
-from app.live import arrays
+from app.live import array_view
 from app.live.snapshot import BoxNow
 from app.md import mdstat
 from app.store import effects, history, journal
@@ -112,9 +112,9 @@ def pool_members(
     """The data arrays in pool order: done (recently, this expansion), running, queued.
 
     `forecast_of(array, open run)` gives each running array's forecast."""
-    data = [a for a in current.arrays if arrays.role_of(a) == "data"]
-    running = [a for a in data if a.sync is not None and a.sync.running]
-    queued = [a for a in data if a.sync is not None and not a.sync.running]
+    data = [a for a in current.arrays if array_view.role_of(a) == "data"]
+    running = [a for a in data if a.syncing]
+    queued = [a for a in data if a.queued]
     open_runs = {a.name: history.open_run(conn, a.name) for a in running}
     starts = [r["started"] for r in open_runs.values() if r is not None]
     done = []

@@ -18,7 +18,7 @@ from app.live import forecasts
 from app.live.knobs import knob_states
 from app.live.snapshot import ArrayNow, BoxNow, KnobNow, MemberIO
 from app.live.tick import Tick
-from app.md.attributes import ArraySysfs, effective_limit
+from app.md.attributes import ArraySysfs, effective_limits
 from app.md.mdstat import Array, MdStat
 from app.store import history, journal
 
@@ -53,7 +53,7 @@ class Present:
             sysfs = tick.sysfs.get(array.name)
             run = history.open_run(self.conn, array.name)
             forecast = None
-            if run is not None and array.sync is not None and array.sync.running:
+            if run is not None and array.syncing:
                 knee = (
                     physics.grow_knee(array.level, sysfs.raid_disks)
                     if run["action"] == "reshape" and sysfs is not None
@@ -72,8 +72,7 @@ class Present:
                     forecast,
                     _members(tick, array.name),
                     run,
-                    effective_limit(sysfs.sync_speed_min if sysfs else None, tick.global_limits[0]),
-                    effective_limit(sysfs.sync_speed_max if sysfs else None, tick.global_limits[1]),
+                    *effective_limits(sysfs, tick.global_limits),
                     tick.diagnoses.get(array.name),
                 )
             )
@@ -86,7 +85,7 @@ class Present:
             )
 
         members = forecasts.pool_members(self.conn, tick.parsed, forecast_of)
-        available_kib = self.host.read_meminfo().get("MemAvailable")
+        available_kib = tick.mem_available_kib
         capabilities = self._knob_capabilities(tick.parsed)
         with self.writes:
             open_session = journal.open_session(self.conn)
@@ -169,9 +168,7 @@ class Present:
             for e in history.events_between(self.conn, run_id, since, tick.ts)
             if e["kind"] not in model.REPORT_EVENTS
         ]
-        global_min, global_max = tick.global_limits
-        low = effective_limit(sysfs.sync_speed_min if sysfs else None, global_min)
-        high = effective_limit(sysfs.sync_speed_max if sysfs else None, global_max)
+        low, high = effective_limits(sysfs, tick.global_limits)
         limits = physics.Limits(
             low.kb_s if low else None,
             high.kb_s if high else None,

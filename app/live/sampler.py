@@ -16,14 +16,14 @@ from typing import Any
 
 from app.clock import Timeline, fixed_rate
 from app.diagnosis.tracker import Tracker
-from app.diagnosis.verdicts import Change
+from app.diagnosis.verdicts import VerdictChange
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
-from app.live import runs
+from app.live import run_tracking
 from app.live.idle import IdleFilter
 from app.live.tick import Tick
 from app.md import mdstat
-from app.md.attributes import ArraySysfs
+from app.md.attributes import ArraySysfs, effective_limits
 from app.store import clockstep, db, rollup
 from app.store.history import SAMPLE_FIELDS, add_event
 
@@ -59,7 +59,9 @@ class PendingTick:
     now: float
     parsed: mdstat.MdStat
     rows: list[dict[str, Any]]
-    verdict_changes: list[Change] = field(default_factory=list)  # stored as "diagnosis" events
+    verdict_changes: list[VerdictChange] = field(
+        default_factory=list
+    )  # stored as "diagnosis" events
 
     def shifted(self, delta: float) -> "PendingTick":
         """The same tick on a wall clock that has since moved by `delta` seconds."""
@@ -119,7 +121,7 @@ class Sampler:
         for warning in parsed.warnings:
             log.warning("mdstat: %s", warning)
         tick.parsed = parsed
-        tick.any_running = any(a.sync is not None and a.sync.running for a in parsed.arrays)
+        tick.any_running = any(a.syncing for a in parsed.arrays)
         # One read of the global limits per tick, not per array (issue 2 benchmark: sampler CPU).
         tick.global_limits = self.host.read_global_speed_limits()
         tick.sysfs = {
@@ -127,9 +129,12 @@ class Sampler:
             for a in parsed.arrays
             if ARRAY_NAME.fullmatch(a.name)
         }
+        tick.mem_available_kib = self.host.read_meminfo().get("MemAvailable")
         try:
+            wanted = self.diagnosis.devices(parsed)
+            tick.diskstats = self.host.read_diskstats(wanted) if wanted else {}
             tick.diagnoses, tick.verdict_changes = self.diagnosis.tick(
-                now, parsed, tick.sysfs, tick.global_limits
+                now, parsed, tick.sysfs, tick.global_limits, tick.diskstats, tick.mem_available_kib
             )
         except (OSError, ValueError) as error:  # the verdicts wait; the samples must not
             log.warning("cannot diagnose this tick: %s", error)
@@ -179,7 +184,7 @@ class Sampler:
         global_limits: tuple[int | None, int | None],
         sysfs: ArraySysfs | None,
     ) -> dict[str, Any]:
-        sync = array.sync if array.sync is not None and array.sync.running else None
+        sync = array.sync if array.syncing else None
         row: dict[str, Any] = dict.fromkeys(_SAMPLE_COLUMNS)
         row.update(
             ts=now,
@@ -195,14 +200,14 @@ class Sampler:
             finish_min=sync.finish_min if sync else None,
         )
         if sysfs is not None:
-            global_min, global_max = global_limits
+            speed_min, speed_max = effective_limits(sysfs, global_limits)
             row.update(
                 degraded=sysfs.degraded,
                 sync_speed_kb_s=sysfs.sync_speed_kb_s,
                 mismatch_cnt=sysfs.mismatch_cnt,
                 stripe_cache_size=sysfs.stripe_cache_size,
-                speed_min_kb_s=sysfs.sync_speed_min.kb_s if sysfs.sync_speed_min else global_min,
-                speed_max_kb_s=sysfs.sync_speed_max.kb_s if sysfs.sync_speed_max else global_max,
+                speed_min_kb_s=speed_min.kb_s if speed_min else None,
+                speed_max_kb_s=speed_max.kb_s if speed_max else None,
             )
         return row
 
@@ -233,7 +238,7 @@ class Sampler:
                 run_ids = {}
                 for array, row in zip(pending.parsed.arrays, pending.rows, strict=True):
                     run = open_runs.pop(array.name, None)
-                    row["run_id"] = run_ids[array.name] = runs.track(
+                    row["run_id"] = run_ids[array.name] = run_tracking.track(
                         conn, self.host, array, row, run, pending.now, tick.finished_runs
                     )
                     if self.idle.keep(row):
@@ -245,7 +250,7 @@ class Sampler:
                     run_id = run_ids.get(change.array)
                     add_event(conn, change.ts, change.array, run_id, "diagnosis", change.detail())
                 for run in open_runs.values():
-                    runs.finish(conn, run, "vanished", pending.now, tick.finished_runs)
+                    run_tracking.finish(conn, run, "vanished", pending.now, tick.finished_runs)
             for ts, step in self.clock_steps:
                 _store_clock_step(conn, ts, step)
 

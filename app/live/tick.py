@@ -3,7 +3,8 @@ notifier so that none of them reads the kernel again (DESIGN.md "The request pat
 
 from dataclasses import dataclass, field
 
-from app.diagnosis.verdicts import Change, Diagnosis
+from app.diagnosis.verdicts import Diagnosis, VerdictChange
+from app.kernel.sysfs import DiskStat
 from app.md.attributes import ArraySysfs
 from app.md.mdstat import MdStat
 
@@ -29,8 +30,11 @@ class Tick:
     found_mdstat: bool = False  # /proc/mdstat exists (it does not without the md driver)
     sysfs: dict[str, ArraySysfs] = field(default_factory=dict)  # per mdN array
     global_limits: tuple[int | None, int | None] = (None, None)  # speed_limit_min/max, KiB/s
+    mem_available_kib: int | None = None  # /proc/meminfo MemAvailable, KiB
+    # /proc/diskstats of the running arrays and their members (what the diagnosis reads)
+    diskstats: dict[str, DiskStat] = field(default_factory=dict)
     diagnoses: dict[str, Diagnosis] = field(default_factory=dict)  # per running mdN array
-    verdict_changes: list[Change] = field(default_factory=list)
+    verdict_changes: list[VerdictChange] = field(default_factory=list)
     any_running: bool = False
     written: int = 0
     finished_runs: list[FinishedRun] = field(default_factory=list)

@@ -36,3 +36,15 @@ def effective_limit(local: SpeedLimit | None, global_kb_s: int | None) -> SpeedL
     if local is not None:
         return local
     return SpeedLimit(global_kb_s, "system") if global_kb_s is not None else None
+
+
+def effective_limits(
+    sysfs: ArraySysfs | None, global_limits: tuple[int | None, int | None]
+) -> tuple[SpeedLimit | None, SpeedLimit | None]:
+    """md's (min, max) for one array: its sync_speed_min/max where sysfs has them, else the
+    global speed_limit_min/max."""
+    local_min = sysfs.sync_speed_min if sysfs is not None else None
+    local_max = sysfs.sync_speed_max if sysfs is not None else None
+    return effective_limit(local_min, global_limits[0]), effective_limit(
+        local_max, global_limits[1]
+    )

@@ -65,8 +65,23 @@ class Array:
     sync: Sync | None
 
     @property
+    def syncing(self) -> bool:
+        """A resync, recovery, reshape or check runs now (not one queued as DELAYED/PENDING)."""
+        return self.sync is not None and self.sync.running
+
+    @property
+    def queued(self) -> bool:
+        """A sync waits its turn (resync=DELAYED or PENDING)."""
+        return self.sync is not None and not self.sync.running
+
+    @property
+    def missing(self) -> int:
+        """Members mdstat shows missing or rebuilding: the "_" in [UU_]."""
+        return (self.status or "").count("_")
+
+    @property
     def degraded(self) -> bool:
-        return self.status is not None and "_" in self.status
+        return self.missing > 0
 
     @property
     def broken(self) -> bool:
@@ -95,7 +110,7 @@ def array_to_json(array: Array) -> dict[str, Any]:
     """One array in the documented JSON shape (lists, not tuples, so it equals its JSON form)."""
     out = asdict(array)
     out["devices"] = [asdict(device) for device in array.devices]
-    if array.sync is not None and not array.sync.running:
+    if array.sync is not None and array.queued:
         out["sync"] = {"action": array.sync.action}
     return out
 

@@ -14,7 +14,7 @@ from prometheus_client.metrics_core import Metric
 
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
-from app.live.arrays import is_failed, role_of
+from app.live.array_view import is_failed, role_of
 from app.live.snapshot import ArrayNow, BoxNow
 from app.md.attributes import effective_limit
 from app.md.mdstat import Array
@@ -140,9 +140,7 @@ def _array_families(box: BoxNow) -> Iterator[Metric]:
         _add_progress(array, completed, total, speed, kernel_left)
         degraded.add_metric(
             [name],
-            sysfs.degraded
-            if sysfs is not None and sysfs.degraded is not None
-            else (array.status or "").count("_"),
+            sysfs.degraded if sysfs is not None and sysfs.degraded is not None else array.missing,
         )
         failed.add_metric(
             [name],

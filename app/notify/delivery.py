@@ -25,7 +25,7 @@ SENDER_THREADS = 4
 
 
 @dataclass(frozen=True)
-class Rules:
+class DeliveryRules:
     """Delivery settings (MDBOOST_NOTIFY_*)."""
 
     max_per_minute: int = 10
@@ -34,8 +34,8 @@ class Rules:
     timeout_s: float = senders.TIMEOUT_S
 
 
-def rules_from(settings: Settings) -> Rules:
-    return Rules(
+def rules_from(settings: Settings) -> DeliveryRules:
+    return DeliveryRules(
         max_per_minute=settings.notify_max_per_minute,
         first_retry_s=settings.notify_retry_seconds,
         max_retry_s=settings.notify_retry_max_seconds,
@@ -49,7 +49,7 @@ class Deliverer:
     def __init__(
         self,
         conn: sqlite3.Connection,
-        rules: Rules,
+        rules: DeliveryRules,
         wall_clock: Callable[[], float] = time.time,
         send: Callable[[str, senders.Message, float], object] = senders.send,
     ) -> None:

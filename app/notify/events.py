@@ -11,8 +11,8 @@ import copy
 import math
 from typing import Any
 
-from app.notify.observation import ArrayNow, Event, Observation, Rules, State
-from app.notify.runs import pool_finished, run_ended, run_started
+from app.notify.observation import ArrayFacts, Event, EventRules, State, TickFacts
+from app.notify.run_events import pool_finished, run_ended, run_started
 
 
 def shifted(state: State, delta: float) -> State:
@@ -32,7 +32,7 @@ def shifted(state: State, delta: float) -> State:
     return state
 
 
-def detect(prev: State | None, obs: Observation, rules: Rules) -> tuple[State, list[Event]]:
+def detect(prev: State | None, obs: TickFacts, rules: EventRules) -> tuple[State, list[Event]]:
     """The events between `prev` and `obs`, and the state to compare the next tick with."""
     first = prev is None
     state: State = {
@@ -84,7 +84,7 @@ def detect(prev: State | None, obs: Observation, rules: Rules) -> tuple[State, l
     return state, events
 
 
-def _sampler_failed(state: State, obs: Observation, rules: Rules, events: list[Event]) -> None:
+def _sampler_failed(state: State, obs: TickFacts, rules: EventRules, events: list[Event]) -> None:
     state["failures"] += 1
     state["failing_since"] = state["failing_since"] or obs.now
     if state["failures"] >= rules.sampler_failures and not state["failing_sent"]:
@@ -95,10 +95,10 @@ def _sampler_failed(state: State, obs: Observation, rules: Rules, events: list[E
 
 
 def _array(
-    array: ArrayNow,
+    array: ArrayFacts,
     before: dict[str, Any] | None,
-    obs: Observation,
-    rules: Rules,
+    obs: TickFacts,
+    rules: EventRules,
     state: State,
     events: list[Event],
 ) -> dict[str, Any]:
@@ -209,7 +209,7 @@ def _array(
 
 
 def _slow_reason(
-    array: ArrayNow, was: dict[str, Any], memory: dict[str, Any], events: list[Event]
+    array: ArrayFacts, was: dict[str, Any], memory: dict[str, Any], events: list[Event]
 ) -> None:
     """A new reason holds the run back (it held a minute, app/diagnosis/hysteresis.py): tell
     once per reason and streak; a reason that merely ends is no news."""
@@ -229,7 +229,7 @@ def _slow_reason(
     )
 
 
-def _boost_left_on(obs: Observation, state: State, events: list[Event]) -> None:
+def _boost_left_on(obs: TickFacts, state: State, events: list[Event]) -> None:
     """The tuning session is still open while none of the arrays it tuned runs anything."""
     session = obs.boost_session
     if session is None:

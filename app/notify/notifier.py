@@ -14,7 +14,7 @@ from typing import Any
 
 from app.config import Settings
 from app.kernel.host import Host
-from app.live import arrays, forecasts
+from app.live import array_view, forecasts
 from app.live.present import Present
 from app.live.tick import Tick
 from app.md import mdstat
@@ -25,8 +25,8 @@ from app.store import db, journal
 log = logging.getLogger(__name__)
 
 
-def rules_from(settings: Settings) -> observation.Rules:
-    return observation.Rules(
+def rules_from(settings: Settings) -> observation.EventRules:
+    return observation.EventRules(
         milestone_percent=settings.notify_milestone_percent,
         stall_s=settings.notify_stall_minutes * 60,
         mismatch_threshold=settings.notify_mismatch_threshold,
@@ -104,13 +104,13 @@ class Notifier:
             log.info("notify: queued %s for %d destination(s)", message.key, len(targets))
         return composed
 
-    def observe(self, tick: Tick) -> observation.Observation:
+    def observe(self, tick: Tick) -> observation.TickFacts:
         # The tick's own time, not the clock's now: the runs it ended carry that time, and a late
         # hook (a busy box, or the demo's sped-up clock) must not make md2's end and md3's start
         # in the same tick look an hour apart and split one SHR expansion into two.
         now = tick.ts if tick.ts is not None else self.clock()
         if tick.parsed is None or tick.error is not None:
-            return observation.Observation(now, None, tick.error or "no data")
+            return observation.TickFacts(now, None, tick.error or "no data")
         conn = self.conn
         seen = [_array_now(conn, array, tick) for array in tick.parsed.arrays]
         open_ids = {a.run_id for a in seen if a.run_id is not None}
@@ -144,7 +144,7 @@ class Notifier:
             for d in [json.loads(r["detail"])]
         )
         last_event = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
-        return observation.Observation(now, tuple(seen), None, ended, boost, drift, last_event)
+        return observation.TickFacts(now, tuple(seen), None, ended, boost, drift, last_event)
 
     def _compose(self, event: observation.Event, now: float) -> Message:
         ctx = messages.Context(self.page_url, self._eta(now), self._pool(now))
@@ -167,7 +167,7 @@ class Notifier:
         return lambda: forecasts.pool_eta(self.present.box, now)
 
 
-def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> observation.ArrayNow:
+def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> observation.ArrayFacts:
     sample = conn.execute(
         "SELECT run_id, action, done_blocks, total_blocks, percent, degraded, mismatch_cnt"
         " FROM samples WHERE array = ? ORDER BY ts DESC LIMIT 1",
@@ -176,12 +176,12 @@ def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> obs
     row: dict[str, Any] = dict(sample) if sample else {}
     missing = row.get("degraded")
     if missing is None:
-        missing = (array.status or "").count("_")
-    return observation.ArrayNow(
+        missing = array.missing
+    return observation.ArrayFacts(
         name=array.name,
         state=array.state,
         level=array.level,
-        role=arrays.role_of(array),
+        role=array_view.role_of(array),
         status=array.status,
         degraded=int(missing),
         devices={d.name: d.flags for d in array.devices},
@@ -191,9 +191,9 @@ def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> obs
         total_blocks=row.get("total_blocks"),
         percent=row.get("percent"),
         mismatch_cnt=row.get("mismatch_cnt"),
-        queued=array.sync is not None and not array.sync.running,
+        queued=array.queued,
         verdict=_verdict(tick, array.name),
-        failed=arrays.is_failed(
+        failed=array_view.is_failed(
             array,
             sysfs.array_state if (sysfs := tick.sysfs.get(array.name)) else None,
             sysfs.degraded if sysfs else None,

@@ -8,7 +8,7 @@ State = dict[str, Any]  # the detector's memory between ticks, saved as JSON wit
 
 
 @dataclass(frozen=True)
-class Rules:
+class EventRules:
     milestone_percent: float = 25.0
     stall_s: float = 600.0
     mismatch_threshold: int = 0
@@ -16,7 +16,7 @@ class Rules:
 
 
 @dataclass(frozen=True)
-class ArrayNow:
+class ArrayFacts:
     """One array this tick: mdstat plus the newest stored sample."""
 
     name: str
@@ -35,7 +35,7 @@ class ArrayNow:
     queued: bool  # resync=DELAYED / PENDING
     # What holds the run back, as shown on the page (app/diagnosis): verdict, since, sentence.
     verdict: tuple[str, float, str] | None = None
-    # md has given up on it (app.live.arrays.is_failed: the word, the counts, sysfs array_state)
+    # md has given up on it (app.live.array_view.is_failed: the word, the counts, sysfs array_state)
     failed: bool = False
 
     @property
@@ -66,9 +66,9 @@ class Drift:
 
 
 @dataclass(frozen=True)
-class Observation:
+class TickFacts:
     now: float  # the sampler's clock
-    arrays: tuple[ArrayNow, ...] | None  # None: this tick could not sample
+    arrays: tuple[ArrayFacts, ...] | None  # None: this tick could not sample
     error: str | None = None
     ended: dict[int, RunEnd] = field(default_factory=dict)  # runs open last time, ended since
     boost_session: tuple[int, tuple[str, ...]] | None = None  # open session: id, tuned arrays

@@ -85,6 +85,31 @@ def samples(
     return [dict(r) for r in rows]
 
 
+# The sample at or after each of :n evenly spaced times in [first, last]: one index seek each,
+# so the work is the same for a run of an hour and one of a week (tests/web/test_polls.py).
+_PROGRESS_LINE = """
+    WITH RECURSIVE span(first, last) AS (
+        SELECT (SELECT MIN(ts) FROM samples WHERE array = :array AND ts >= :since AND ts <= :until),
+               (SELECT MAX(ts) FROM samples WHERE array = :array AND ts >= :since AND ts <= :until)
+    ),
+    k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < :n - 1)
+    SELECT DISTINCT s.ts, s.percent FROM k, span JOIN samples s ON s.id = (
+        SELECT id FROM samples WHERE array = :array
+          AND ts >= span.first + k.i * (span.last - span.first) / (:n - 1) AND ts <= :until
+        ORDER BY ts LIMIT 1)
+    ORDER BY s.ts
+"""
+
+
+def progress_line(
+    conn: sqlite3.Connection, array: str, since: float, until: float | None, points: int
+) -> list[tuple[float, float]]:
+    """(ts, percent) at `points` evenly spaced times of [since, until]: a picture's line."""
+    params = {"array": array, "since": since, "until": until or 1e18, "n": max(points, 2)}
+    rows = conn.execute(_PROGRESS_LINE, params).fetchall()
+    return [(row[0], row[1]) for row in rows if row[1] is not None]
+
+
 def carried_to(rows: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
     """The sampler stores an idle array's sample only when it changes (app/live/idle.py): the
     last one still holds at `now`, the present tick, so the line goes on to it unbroken."""

@@ -14,7 +14,7 @@ from app.store import db, history
 
 
 class JournaledChange(Protocol):
-    """What the journal keeps of one planned knob change (a tuning plan.Change is one)."""
+    """What the journal keeps of one planned knob change (a tuning plan.KnobChange is one)."""
 
     @property
     def key(self) -> str: ...  # "stripe_cache_size@md2", or the knob name for a global knob

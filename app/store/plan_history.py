@@ -20,7 +20,7 @@ def last_sync(
     """The newest check, repair, resync or recovery of these arrays ended before `before`
     (per-disk work), with the highest max limit it ran under (KiB/s). An interrupted one counts:
     its samples still tell the pace (a short check that ends between two ticks can be judged
-    interrupted, app/live/runs.py)."""
+    interrupted, app/live/run_tracking.py)."""
     return _newest(
         conn,
         arrays,

@@ -19,7 +19,8 @@ from app.kernel.host import Host
 from app.kernel.knobs import CATALOGUE, SYSTEM, read_knob
 from app.live.knobs import journaled_knobs
 from app.store import journal
-from app.tuning.plan import Change, Plan
+from app.tuning.errors import TuningError
+from app.tuning.plan import KnobChange, Plan
 from app.tuning.revert import UnrecordedRevert, record_revert, revert_steps, unrecorded_message
 
 # Told, under `lock`, right after an apply or a revert: the journal's open session (None once
@@ -32,16 +33,22 @@ log = logging.getLogger(__name__)
 LOCK_WAIT_S = 30.0
 
 
-class Busy(Exception):
+class Busy(TuningError):
     """Another apply or revert is running."""
 
+    def detail(self) -> dict[str, Any]:
+        return {"message": str(self), "busy": True}
 
-class JournalUnavailable(Exception):
+
+class JournalUnavailable(TuningError):
     """The tuning journal (SQLite) cannot be written, most likely because its disk is full."""
+
+    status = 503
+    retry_after_s = 60
 
 
 @dataclass
-class TuningFailed(Exception):
+class TuningFailed(TuningError):
     """A kernel write or read-back failed; what this operation wrote was put back."""
 
     message: str
@@ -52,14 +59,17 @@ class TuningFailed(Exception):
     rolled_back: list[str] = field(default_factory=list)
     rollback_errors: list[str] = field(default_factory=list)
 
+    def detail(self) -> dict[str, Any]:
+        return self.to_json()
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def write_order(changes: list[Change]) -> list[Change]:
+def write_order(changes: list[KnobChange]) -> list[KnobChange]:
     """Raise maxima first and lower them last, so min <= max holds after every single write."""
 
-    def rank(change: Change) -> int:
+    def rank(change: KnobChange) -> int:
         if not change.knob.endswith("_max") or not all(
             v == SYSTEM or v.isdigit() for v in (change.from_value, change.to_value)
         ):
@@ -145,7 +155,7 @@ class Applier:
                 f"journal cannot be written ({error})"
             ) from None
         self._crash_point("after_journal")
-        written: list[Change] = []
+        written: list[KnobChange] = []
         try:
             for change in changes:
                 self._write(change, change.to_value)
@@ -190,7 +200,7 @@ class Applier:
         except sqlite3.Error as error:
             log.error("cannot journal a rolled-back apply (%s): reconciled at next start", error)
 
-    def _write(self, change: Change, value: str, restoring: bool = False) -> None:
+    def _write(self, change: KnobChange, value: str, restoring: bool = False) -> None:
         """Write one knob. Values from users and presets must lie in the catalogue's range;
         `restoring` a value the kernel showed (an original, md's floor) needs only its form."""
         knob = CATALOGUE[change.knob]
@@ -212,7 +222,7 @@ class Applier:
                 kernel=error.strerror or str(error),
             ) from None
 
-    def _verify(self, change: Change, value: str) -> str:
+    def _verify(self, change: KnobChange, value: str) -> str:
         """The value the kernel reads back, which must be the one written."""
         try:
             seen = read_knob(self.host, CATALOGUE[change.knob], change.target)
@@ -241,7 +251,7 @@ class Applier:
         )
         self.on_write(session, knobs)
 
-    def _roll_back(self, written: list[Change], failure: TuningFailed) -> None:
+    def _roll_back(self, written: list[KnobChange], failure: TuningFailed) -> None:
         for change in reversed(written):
             try:
                 self._write(change, change.from_value, restoring=True)

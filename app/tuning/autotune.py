@@ -1,9 +1,10 @@
 """Auto-tune (issue 18): find this box's best stripe cache and read-ahead by measuring them on the
 sync that runs now.
 
-POST /api/autotune plans a sweep (autotune_plan.py) and holds its first setting, the value found.
-Each sampler tick then hands the array's progress to the step being measured (no kernel reads of
-its own), and a step that has measured enough gives way to the next (sweep.py: the stripe cache
+POST /api/autotune plans a sweep (autotune_plan.py: it reads the knobs' values found) and holds its
+first setting. Each sampler tick then hands the array's progress, MemAvailable and diskstats to
+the step being measured (the tick's readings: the sweep reads the kernel only to read back what it
+writes), and a step that has measured enough gives way to the next (sweep.py: the stripe cache
 climbs and never steps down, since Linux 4.1 its value is a floor; read-ahead returns to a
 reference). The smallest setting within 5 % of the best is kept. Every write is a journaled apply
 (autotune_writes.py); the sweep's row keeps the values found when it began, so an abort (RAM under
@@ -48,7 +49,7 @@ class AutoTuner:
         assert tick is not None and tick.parsed is not None and tick.ts is not None
         assert array.sync is not None
         autotune_plan.refuse_through_a_limit(array, autotune_plan.limits(tick, array.name))
-        available_mib = autotune_plan.available_mib(host, self.settings)
+        available_mib = autotune_plan.available_mib(tick, self.settings)
         start_values, phases = autotune_plan.phases(
             host, self.settings, array, tick.parsed, available_mib
         )
@@ -94,8 +95,8 @@ class AutoTuner:
         if sync is None or not sync.running or sync.action != r.action or sync.done_blocks is None:
             self._abort(f"{r.array}'s {r.action} ended before the sweep did")
             return
-        why = low_memory(self.applier.host, self.settings) or r.io.starving(
-            self.applier.host, r.array, tick.ts, self.settings.autotune_starve_ms
+        why = low_memory(tick, self.settings) or r.io.starving(
+            tick, r.array, tick.ts, self.settings.autotune_starve_ms
         )
         if why is not None:
             self._abort(why)

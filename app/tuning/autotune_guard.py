@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 from app.config import Settings
 from app.diagnosis.rules import competing_io
-from app.kernel.host import Host
-from app.kernel.sysfs import DiskStat, waited_ms_per_request
+from app.kernel.sysfs import SECTOR_KIB, DiskStat, waited_ms_per_request
 from app.live.tick import Tick
 
 
@@ -48,8 +47,8 @@ def other_io_seen(tick: Tick, array: str) -> bool:
     return competing_io(diagnosis.observation) is not None
 
 
-def low_memory(host: Host, settings: Settings) -> str | None:
-    available = host.read_meminfo().get("MemAvailable")
+def low_memory(tick: Tick, settings: Settings) -> str | None:
+    available = tick.mem_available_kib
     if available is not None and available / 1024 < settings.autotune_mem_floor_mb:
         return (
             f"MemAvailable fell to {available / 1024:.0f} MiB, under the floor of "
@@ -85,10 +84,10 @@ class OwnIo:
             return None
         sectors = io.sectors_read + io.sectors_written
         sectors -= self.before.sectors_read + self.before.sectors_written
-        return max(sectors, 0) / 2 / (now - self.since)
+        return max(sectors, 0) * SECTOR_KIB / (now - self.since)
 
-    def starving(self, host: Host, array: str, now: float, limit_ms: float) -> str | None:
-        io = host.read_diskstats().get(array)
+    def starving(self, tick: Tick, array: str, now: float, limit_ms: float) -> str | None:
+        io = tick.diskstats.get(array)
         if io is None:
             return None
         if self.since is None or self.before is None:

@@ -11,16 +11,18 @@ from app.kernel.knobs import (
     read_knob,
     stripe_cache_mib,
 )
-from app.live.arrays import failed_names
+from app.live.array_view import failed_in
 from app.live.tick import Tick
 from app.md import mdstat
+from app.md.attributes import effective_limits
 from app.tuning import sweep
+from app.tuning.errors import TuningError
 from app.tuning.plan import budget_mib, member_disks, stripe_cache_total_mib
 
 TUNABLE_ACTIONS = ("resync", "recovery", "reshape")
 
 
-class AutoTuneRefused(Exception):
+class AutoTuneRefused(TuningError):
     """A sweep cannot start here and now; nothing was written."""
 
 
@@ -31,11 +33,7 @@ def pick_array(
     sysfs raid_disks (new, old) for the grow's knee."""
     if tick is None or tick.parsed is None or tick.ts is None:
         raise AutoTuneRefused("the sampler has not read the arrays yet: try again in a moment")
-    syncing = [
-        a
-        for a in tick.parsed.arrays
-        if ARRAY_NAME.fullmatch(a.name) and a.sync is not None and a.sync.running
-    ]
+    syncing = [a for a in tick.parsed.arrays if ARRAY_NAME.fullmatch(a.name) and a.syncing]
     if requested is not None:
         array = tick.parsed.array(requested)
         if array is None:
@@ -51,14 +49,15 @@ def pick_array(
         raise AutoTuneRefused(
             f"{array.name} runs no resync, recovery or reshape: nothing to measure on"
         )
-    if array.name in failed_names(tick.parsed, host):
+    if array.name in failed_in(tick):
         raise AutoTuneRefused(f"{array.name} has failed: mdboost never tunes a failed array")
     sysfs = tick.sysfs.get(array.name)
     return array, sysfs.raid_disks if sysfs else None
 
 
 def refuse_through_a_limit(array: mdstat.Array, limits: physics.Limits) -> None:
-    """Measuring through the max limit finds nothing: say so and raise nothing."""
+    """AutoTuneRefused when the sync is held by its max limit: measuring through the limit finds
+    nothing, and auto-tune raises no limit itself (boost does)."""
     speed = array.sync.speed_kb_s if array.sync else None
     if speed is not None and physics.held_by_max(speed, limits):
         raise AutoTuneRefused(
@@ -68,9 +67,10 @@ def refuse_through_a_limit(array: mdstat.Array, limits: physics.Limits) -> None:
         )
 
 
-def available_mib(host: Host, settings: Settings) -> float:
-    """MemAvailable in MiB, when above the floor: a sweep may need it for a bigger cache."""
-    available = host.read_meminfo().get("MemAvailable", 0) / 1024
+def available_mib(tick: Tick, settings: Settings) -> float:
+    """MemAvailable in MiB as the tick read it, when above the floor: a sweep may need it for a
+    bigger cache."""
+    available = (tick.mem_available_kib or 0) / 1024
     if available < settings.autotune_mem_floor_mb:
         raise AutoTuneRefused(
             f"MemAvailable is {available:.0f} MiB, under the floor of "
@@ -123,8 +123,6 @@ def phases(
 def limits(tick: Tick, array: str) -> physics.Limits:
     """The array's effective limits as the tick read them: its own when local, else global."""
     sysfs = tick.sysfs.get(array)
-    global_min, global_max = tick.global_limits
-    low = sysfs.sync_speed_min.kb_s if sysfs and sysfs.sync_speed_min else global_min
-    high = sysfs.sync_speed_max.kb_s if sysfs and sysfs.sync_speed_max else global_max
+    low, high = effective_limits(sysfs, tick.global_limits)
     cache = sysfs.stripe_cache_size if sysfs else None
-    return physics.Limits(low, high, cache)
+    return physics.Limits(low.kb_s if low else None, high.kb_s if high else None, cache)

@@ -9,7 +9,7 @@ from app.kernel.knobs import CATALOGUE, read_knob
 from app.store import journal
 from app.tuning import autotune_record
 from app.tuning.apply import Applier, JournalUnavailable, TuningFailed
-from app.tuning.plan import Change, Plan
+from app.tuning.plan import KnobChange, Plan
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ def write(applier: Applier, array: str, wanted: dict[str, int], label: str) -> i
         if current is None or current == str(value):
             continue
         key, reason = f"{name}@{array}", "a step of auto-tune's sweep"
-        changes.append(Change(key, name, array, knob.unit, current, str(value), reason))
+        changes.append(KnobChange(key, name, array, knob.unit, current, str(value), reason))
     if not changes:
         return None
     plan = Plan(PRESET, (array,), tuple(changes), (), (), 0.0, 0.0, ())

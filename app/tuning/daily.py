@@ -6,14 +6,18 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from app.tuning.errors import TuningError
+
 log = logging.getLogger(__name__)
 
 MINUTES_PER_DAY = 1440
 LOCALTIME = Path("/etc/localtime")
 
 
-class ScheduleError(ValueError):
+class ScheduleError(TuningError, ValueError):
     """A schedule that cannot be kept (not a time, an empty window); nothing was stored."""
+
+    status = 422
 
 
 def parse_hhmm(text: str) -> int:

@@ -17,7 +17,7 @@ from app.kernel.knobs import (
     read_knob,
     stripe_cache_mib,
 )
-from app.live.arrays import failed_names
+from app.live.array_view import failed_names
 from app.md import mdstat
 from app.tuning.presets import AUTO, Preset
 from app.tuning.targets import PlanError, knob_targets, target_arrays
@@ -28,7 +28,7 @@ Wanted = dict[str, tuple[Knob, str | None, str, str, str]]  # key -> knob, targe
 
 
 @dataclass(frozen=True)
-class Change:
+class KnobChange:
     key: str  # "stripe_cache_size@md2", or the knob name for a global knob
     knob: str
     target: str | None  # array or disk; None for global knobs
@@ -62,7 +62,7 @@ class Skipped:
 class Plan:
     preset: str
     arrays: tuple[str, ...]
-    changes: tuple[Change, ...]
+    changes: tuple[KnobChange, ...]
     skipped: tuple[Skipped, ...]
     unchanged: tuple[str, ...]  # keys already at the preset's value
     budget_mib: float
@@ -107,7 +107,7 @@ def make_plan(
 ) -> Plan:
     failed_arrays = failed_names(md, host)
     arrays = target_arrays(md, requested_arrays, failed_arrays)
-    syncing = {a.name for a in arrays if a.sync is not None and a.sync.running}
+    syncing = {a.name for a in arrays if a.syncing}
     budget = budget_mib(host, max_cache_mb)
     wanted: Wanted = {}
     skipped: list[Skipped] = []
@@ -137,7 +137,7 @@ def make_plan(
         array = md.array(target) if target and knob.name == "stripe_cache_size" else None
         cost_mib = stripe_cache_mib(int(desired), member_disks(array)) if array else None
         changes.append(
-            Change(key, knob.name, target, knob.unit, current, desired, reason, cost_mib)
+            KnobChange(key, knob.name, target, knob.unit, current, desired, reason, cost_mib)
         )
     return Plan(
         preset=preset.name,

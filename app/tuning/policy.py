@@ -8,8 +8,10 @@ import json
 import logging
 import sqlite3
 
-from app.live import arrays
+from app.live import array_view
 from app.live.knobs import knob_states
+from app.live.snapshot import BoxNow
+from app.live.tick import Tick
 from app.store import db, effects, history, journal
 from app.tuning.apply import Applier, Busy, JournalUnavailable, TuningFailed
 
@@ -23,8 +25,11 @@ class Policy:
         self.applier = applier
         self.drift_seen: set[tuple[int, str, str]] = set()
 
-    def revert_reason(self, open_session: sqlite3.Row, at_start: bool = False) -> str | None:
-        """Why the open session should be reverted now, or None to keep it."""
+    def revert_reason(
+        self, open_session: sqlite3.Row, at_start: bool = False, tick: Tick | None = None
+    ) -> str | None:
+        """Why the open session should be reverted now, or None to keep it: from the `tick`'s
+        readings, or (at start-up, before the first tick) from the kernel."""
         applier = self.applier
         if at_start and journal.unfinished_ops(applier.conn):
             return "mdboost stopped in the middle of an apply or revert"
@@ -33,23 +38,24 @@ class Policy:
         hours = applier.settings.boost_hours
         if hours is not None and applier.clock() - open_session["started"] >= hours * 3600:
             return f"MDBOOST_BOOST_HOURS={hours:g} elapsed"
-        md = arrays.current(applier.host)
+        if tick is not None and tick.parsed is not None:
+            md, failed_now = tick.parsed, array_view.failed_in(tick)
+        else:
+            md = array_view.current(applier.host)
+            failed_now = array_view.failed_names(md, applier.host)
         tuned = json.loads(open_session["arrays"])
         # Whatever the settings: never keep a boost on an array md has given up on (issue 19).
-        if failed := [a for a in arrays.failed_names(md, applier.host) if a in tuned]:
+        if failed := [a for a in failed_now if a in tuned]:
             return f"{' and '.join(failed)} failed"
         if applier.settings.revert_on_finish:
-            still = [
-                a
-                for a in tuned
-                if (x := md.array(a)) is not None and x.sync is not None and x.sync.running
-            ]
+            still = [a for a in tuned if (x := md.array(a)) is not None and x.syncing]
             if tuned and not still:
                 return "the tuned arrays' operations finished"
         return None
 
-    def on_tick(self) -> None:
-        """Sampler hook: auto-revert when due, store finished effects, note drift.
+    def on_tick(self, tick: Tick | None = None, box: BoxNow | None = None) -> None:
+        """Sampler hook: auto-revert when due, store finished effects, note drift, from the
+        `tick`'s readings and the present (`box`) built from them.
 
         Skipped while an apply or revert holds the lock: the next tick does it.
         """
@@ -61,7 +67,7 @@ class Policy:
             open_session = journal.open_session(applier.conn)
             if open_session is not None and applier.awaiting_record(open_session["id"]):
                 return
-            why = self.revert_reason(open_session) if open_session is not None else None
+            why = self.revert_reason(open_session, tick=tick) if open_session is not None else None
             if open_session is not None and why is not None:
                 try:
                     applier.revert_locked(why)
@@ -70,14 +76,20 @@ class Policy:
                 except JournalUnavailable as error:
                     log.warning("automatic revert: %s", error)
             elif open_session is not None:
-                self._note_drift(open_session)
+                self._note_drift(open_session, box)
             effects.settle(applier.conn, applier.settings.effect_minutes * 60, applier.clock())
         finally:
             applier.lock.release()
 
-    def _note_drift(self, open_session: sqlite3.Row) -> None:
+    def _note_drift(self, open_session: sqlite3.Row, box: BoxNow | None) -> None:
+        """Log and record a knob someone else changed, once per value: from the knobs the
+        present read this tick (the kernel is read here only without one)."""
         conn = self.applier.conn
-        for knob in knob_states(self.applier.host, conn, open_session):
+        if box is not None and box.session_id == open_session["id"]:
+            states = [k.__dict__ for k in box.knobs]
+        else:
+            states = knob_states(self.applier.host, conn, open_session)
+        for knob in states:
             mark = (open_session["id"], knob["key"], str(knob["current"]))
             if knob["drift"] and mark not in self.drift_seen:
                 self.drift_seen.add(mark)

@@ -15,6 +15,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from app.kernel.knobs import CATALOGUE
+from app.tuning.errors import TuningError
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +27,10 @@ AUTO_KNOBS = frozenset({"stripe_cache_size"})
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
-class UnknownPreset(LookupError):
+class UnknownPreset(TuningError, LookupError):
     """No preset of that name was loaded."""
+
+    status = 404
 
 
 class KnobFile(BaseModel):

@@ -8,10 +8,10 @@ from typing import Any
 
 from app.kernel.host import Host
 from app.kernel.knobs import CATALOGUE, Knob, md_floor, read_knob
-from app.live import arrays
+from app.live import array_view
 from app.md import mdstat
 from app.store import journal
-from app.tuning.plan import Change
+from app.tuning.plan import KnobChange
 
 log = logging.getLogger(__name__)
 
@@ -58,15 +58,15 @@ def record_revert(conn: sqlite3.Connection, pending: UnrecordedRevert) -> bool:
 
 def revert_steps(
     host: Host, conn: sqlite3.Connection, session_id: int
-) -> tuple[list[Change], list[str], list[str]]:
+) -> tuple[list[KnobChange], list[str], list[str]]:
     """The writes that put a session's knobs back, the keys whose array or disk is gone, and the
     knobs that cannot be reverted (one knob never stops the others)."""
     try:
-        md = arrays.current(host)
+        md = array_view.current(host)
     except (OSError, ValueError) as error:  # no floors then, but the originals still go back
         log.warning("revert without md's geometry: %s", error)
         md = mdstat.MdStat(None, ())
-    steps: list[Change] = []
+    steps: list[KnobChange] = []
     gone: list[str] = []
     errors: list[str] = []
     for row in journal.session_knobs(conn, session_id):
@@ -91,7 +91,7 @@ def _target_gone(host: Host, knob: Knob, target: str | None, md: mdstat.MdStat) 
     return False
 
 
-def _revert_step(host: Host, row: sqlite3.Row, md: mdstat.MdStat) -> Change | None:
+def _revert_step(host: Host, row: sqlite3.Row, md: mdstat.MdStat) -> KnobChange | None:
     """The write that puts one journaled knob back, from what the kernel shows now; None
     when its array or disk is gone."""
     if row["knob"] not in CATALOGUE:
@@ -100,7 +100,7 @@ def _revert_step(host: Host, row: sqlite3.Row, md: mdstat.MdStat) -> Change | No
     current = read_knob(host, knob, row["target"])
     if current is None and _target_gone(host, knob, row["target"], md):
         return None
-    return Change(
+    return KnobChange(
         row["key"],
         row["knob"],
         row["target"],

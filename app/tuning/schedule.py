@@ -32,12 +32,16 @@ DAY_S = 86400.0
 class ScheduleOverlap(ScheduleError):
     """The window overlaps another schedule's; nothing was stored."""
 
+    status = 409
+
 
 MAX_SCHEDULES = 48  # 1440 one-minute windows toggled boost every minute (issue 26)
 
 
 class TooManySchedules(ScheduleError):
     """MAX_SCHEDULES are in use; nothing was stored."""
+
+    status = 409
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,22 @@
 """Where a preset is written: the arrays it applies to (never a failed one) and each knob's
 targets on them (the array, its member disks, or the whole system)."""
 
+from typing import Any
+
 from app.kernel.host import ARRAY_NAME, Host
 from app.kernel.knobs import Knob
-from app.live.arrays import role_of
+from app.live.array_view import role_of
 from app.md import mdstat
+from app.tuning.errors import TuningError
 
 
-class PlanError(ValueError):
+class PlanError(TuningError, ValueError):
     """The request cannot be planned (unknown array, min above max, ...); nothing was written."""
 
+    status = 422
 
-class ArrayFailed(Exception):
+
+class ArrayFailed(TuningError):
     """The arrays to tune have failed (md gave up on them): mdboost never tunes those (issue 19)."""
 
     def __init__(self, arrays: list[str]) -> None:
@@ -21,6 +26,9 @@ class ArrayFailed(Exception):
             f"{' and '.join(arrays)} {have} failed and {its} data is not available: mdboost "
             "never tunes a failed array. Check the disks first."
         )
+
+    def detail(self) -> dict[str, Any]:
+        return {"message": str(self), "failed": self.arrays}
 
 
 def target_arrays(
@@ -45,7 +53,7 @@ def target_arrays(
         for a in md.arrays
         if ARRAY_NAME.fullmatch(a.name) and a.state == "active" and a.name not in failed_arrays
     ]
-    syncing = [a for a in candidates if a.sync is not None and a.sync.running]
+    syncing = [a for a in candidates if a.syncing]
     if syncing:
         return syncing
     data = [a for a in candidates if role_of(a) == "data"]

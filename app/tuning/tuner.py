@@ -6,7 +6,8 @@ from typing import Any
 
 from app.config import Settings
 from app.kernel.host import Host
-from app.live import arrays
+from app.live import array_view
+from app.live.snapshot import BoxNow
 from app.live.tick import Tick
 from app.store import db
 from app.tuning import presets
@@ -64,7 +65,11 @@ class Tuner:
         if preset.restore_originals:
             raise PlanError(f"{name} puts back the originals: use revert")
         return make_plan(
-            preset, self.host, arrays.current(self.host), array_names, self.settings.max_cache_mb
+            preset,
+            self.host,
+            array_view.current(self.host),
+            array_names,
+            self.settings.max_cache_mb,
         )
 
     def apply(self, name: str, array_names: list[str] | None = None) -> dict[str, Any]:
@@ -99,10 +104,10 @@ class Tuner:
             self.autotuner.recover()
         return done
 
-    def on_tick(self, tick: Tick | None = None) -> None:
-        """After each sample: automatic reverts, the schedules, the auto-tune sweep (these two
-        need the `tick`)."""
-        self.policy.on_tick()
+    def on_tick(self, tick: Tick | None = None, box: BoxNow | None = None) -> None:
+        """After each sample: automatic reverts, the schedules, the auto-tune sweep, from the
+        `tick` and the present built from it (`box`)."""
+        self.policy.on_tick(tick, box)
         if tick is None:
             return
         self.latest = tick

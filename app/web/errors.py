@@ -16,10 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
-from app.tuning.apply import Busy, JournalUnavailable, TuningFailed
-from app.tuning.autotune_plan import AutoTuneRefused
-from app.tuning.presets import UnknownPreset
-from app.tuning.targets import ArrayFailed, PlanError
+from app.tuning.errors import TuningError
 
 log = logging.getLogger(__name__)
 
@@ -77,27 +74,19 @@ async def on_crash(request: Request, error: Exception) -> Response:
     return Response(f'{{"detail": "{message}"}}', status_code=500, media_type="application/json")
 
 
+def http_error(error: TuningError) -> fastapi.HTTPException:
+    """A tuning error as the HTTP answer its class names (app/tuning/errors.py)."""
+    retry = error.retry_after_s
+    headers = {"Retry-After": str(retry)} if retry is not None else None
+    return fastapi.HTTPException(error.status, detail=error.detail(), headers=headers)
+
+
 def call_tuning(action: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
     """Run one tuning action; its errors become JSON with the right status, never a 500."""
     try:
         return action(*args)
-    except UnknownPreset as error:
-        raise fastapi.HTTPException(404, detail={"message": str(error)}) from None
-    except PlanError as error:
-        raise fastapi.HTTPException(422, detail={"message": str(error)}) from None
-    except ArrayFailed as error:
-        detail = {"message": str(error), "failed": error.arrays}
-        raise fastapi.HTTPException(409, detail=detail) from None
-    except AutoTuneRefused as error:
-        raise fastapi.HTTPException(409, detail={"message": str(error)}) from None
-    except Busy as error:
-        raise fastapi.HTTPException(409, detail={"message": str(error), "busy": True}) from None
-    except TuningFailed as error:
-        raise fastapi.HTTPException(409, detail=error.to_json()) from None
-    except JournalUnavailable as error:
-        raise fastapi.HTTPException(
-            503, detail={"message": str(error)}, headers={"Retry-After": "60"}
-        ) from None
+    except TuningError as error:
+        raise http_error(error) from None
 
 
 def install(app: FastAPI) -> None:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from app.forecast import boost as boost_model
 from app.forecast.physics import AT_MAX, KNEE_SPEEDUP, KNEE_SPEEDUP_RANGE, grow_knee
-from app.live.arrays import role_of
+from app.live.array_view import role_of
 from app.live.snapshot import BoxNow
 from app.planner import layout, paces, timing
 from app.planner.change import BadChange, Change, Plan, member_disk, plan_change, tb

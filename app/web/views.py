@@ -7,7 +7,7 @@ from fastapi import Request
 
 from app.formats import FLAG_LABELS, ROLE_LABELS
 from app.kernel.capabilities import HOW_TO_TUNE
-from app.live import arrays
+from app.live import array_view
 from app.live.forecasts import array_eta, pool_eta
 from app.live.snapshot import BoxNow
 from app.store import history
@@ -117,7 +117,8 @@ def cards(
     """Failed first (issue 19), then running, then degraded, then data before DSM's own arrays;
     file order otherwise."""
     found = [
-        card(arrays.array_view(state), box, conn, now, summaries, boost_max) for state in box.arrays
+        card(array_view.array_view(state), box, conn, now, summaries, boost_max)
+        for state in box.arrays
     ]
     return sorted(
         found,
@@ -171,9 +172,7 @@ def boost_panel(
     open_demo = request.app.state.settings.demo_open
     return {
         "tuning": tuning_view.status(tuner, conn, box),
-        "running": any(
-            state.array.sync is not None and state.array.sync.running for state in box.arrays
-        ),
+        "running": any(state.array.syncing for state in box.arrays),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
         "open_demo": open_demo,
@@ -203,3 +202,23 @@ def pool(box: BoxNow, now: float) -> dict[str, Any] | None:
     """The pool view, when one job spans several arrays (an SHR expansion); else None."""
     found = pool_eta(box, now)
     return found if len(found["arrays"]) > 1 else None
+
+
+PICTURE_W, PICTURE_H = 300.0, 100.0  # the no-JS picture's viewBox (templates/_chart.html)
+
+
+def progress_picture(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any] | None:
+    """A run's progress as an SVG path, for the page without JavaScript (issue 25 item 6): the
+    chart's progress line at 120 evenly spaced times, drawn by the server. Not the
+    chart's 500 downsampled samples: "/" draws it on each load, and its work must not grow with
+    the run (tests/web/test_polls.py)."""
+    points = history.progress_line(conn, run["array"], run["started"], run.get("finished"), 120)
+    if len(points) < 2 or points[-1][0] <= points[0][0]:
+        return None
+    first, span = points[0][0], points[-1][0] - points[0][0]
+    path = " ".join(
+        f"{'M' if i == 0 else 'L'}{(ts - first) / span * PICTURE_W:.1f},"
+        f"{(100.0 - min(max(pct, 0.0), 100.0)) / 100.0 * PICTURE_H:.1f}"
+        for i, (ts, pct) in enumerate(points)
+    )
+    return {"path": path, "first": points[0], "last": points[-1]}

@@ -12,6 +12,7 @@ from app.diagnosis.tracker import Tracker
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from tests import PROJECT_ROOT
+from tests.diagnosis.readings import tick_with_readings
 
 CAPTURES = PROJECT_ROOT / "tests" / "fixtures" / "diagnosis"
 VERDICTS = ("held_by_max", "yielding", "slow_member", "disks_limit")
@@ -34,7 +35,9 @@ def test_the_rules_find_it_between_two_captures(verdict: str, tmp_path: Path) ->
         host = tracker.host
         parsed = mdstat_parse.parse((tree / "proc" / "mdstat").read_text())
         sysfs = {a.name: host.read_array_sysfs(a.name) for a in parsed.arrays}
-        diagnoses, _ = tracker.tick(now, parsed, sysfs, host.read_global_speed_limits())
+        diagnoses, _ = tick_with_readings(
+            tracker, now, parsed, sysfs, host.read_global_speed_limits()
+        )
     diagnosis = diagnoses["md0"]
     assert diagnosis.observation.window_s is not None and diagnosis.observation.window_s >= 25
     found = judge(diagnosis.observation)

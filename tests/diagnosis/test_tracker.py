@@ -10,6 +10,7 @@ from app.diagnosis.tracker import Tracker
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from tests.diagnosis.moving_box import DISKS, T0, Box, Disk
+from tests.diagnosis.readings import tick_with_readings
 from tests.kernel_tree import KernelTree, mdstat_text, progress, raid1, raid5
 
 
@@ -27,7 +28,9 @@ def run(tracker: Tracker, box: Box, seconds: float) -> list[tuple[float, str | N
         parsed = mdstat_parse.parse(box.tree.read("proc/mdstat"))
         host = tracker.host
         sysfs = {a.name: host.read_array_sysfs(a.name) for a in parsed.arrays}
-        _, found = tracker.tick(box.now, parsed, sysfs, host.read_global_speed_limits())
+        _, found = tick_with_readings(
+            tracker, box.now, parsed, sysfs, host.read_global_speed_limits()
+        )
         changes += [(c.ts - T0, c.verdict) for c in found]
     return changes
 
@@ -36,7 +39,9 @@ def diagnose(tracker: Tracker, box: Box) -> dict[str, Any]:
     parsed = mdstat_parse.parse(box.tree.read("proc/mdstat"))
     host = tracker.host
     sysfs = {a.name: host.read_array_sysfs(a.name) for a in parsed.arrays}
-    diagnoses, _ = tracker.tick(box.now, parsed, sysfs, host.read_global_speed_limits())
+    diagnoses, _ = tick_with_readings(
+        tracker, box.now, parsed, sysfs, host.read_global_speed_limits()
+    )
     return diagnoses["md2"].to_json()
 
 
@@ -178,7 +183,7 @@ def test_an_idle_box_reads_nothing_and_forgets_ended_runs(box: Box) -> None:
     box.write()
     assert (
         "md2"
-        in tracker.tick(
-            box.now, mdstat_parse.parse(box.tree.read("proc/mdstat")), {}, (1000, 200000)
+        in tick_with_readings(
+            tracker, box.now, mdstat_parse.parse(box.tree.read("proc/mdstat")), {}, (1000, 200000)
         )[0]
     )

@@ -1,6 +1,6 @@
 """Rates over the diagnosis window, from two diskstats readings."""
 
-from app.diagnosis.window import Point, kib_s, member_io
+from app.diagnosis.window import Counters, kib_s, member_io
 from app.kernel.sysfs import DiskStat
 
 
@@ -16,8 +16,8 @@ def stat(sectors_read: int, sectors_written: int, io_ticks_ms: int, requests: in
 
 
 def test_member_io_is_rates_over_the_span() -> None:
-    base = Point(0.0, {"sda": stat(0, 0, 0, 0)}, {})
-    point = Point(10.0, {"sda": stat(20480, 2048, 5000, 100)}, {})
+    base = Counters(0.0, {"sda": stat(0, 0, 0, 0)}, {})
+    point = Counters(10.0, {"sda": stat(20480, 2048, 5000, 100)}, {})
     io = member_io("sda1", "sda", base, point, 10.0)
     assert io is not None
     assert (io.member, io.disk) == ("sda1", "sda")
@@ -28,14 +28,14 @@ def test_member_io_is_rates_over_the_span() -> None:
 
 
 def test_a_disk_missing_from_either_reading_has_no_rates() -> None:
-    base = Point(0.0, {}, {})
-    point = Point(10.0, {"sda": stat(10, 10, 10, 1)}, {})
+    base = Counters(0.0, {}, {})
+    point = Counters(10.0, {"sda": stat(10, 10, 10, 1)}, {})
     assert member_io("sda1", "sda", base, point, 10.0) is None
     assert kib_s(base, point, "sda", 10.0) == 0.0
 
 
 def test_busy_is_capped_at_one() -> None:
-    base = Point(0.0, {"sda": stat(0, 0, 0, 0)}, {})
-    point = Point(1.0, {"sda": stat(0, 0, 1500, 0)}, {})
+    base = Counters(0.0, {"sda": stat(0, 0, 0, 0)}, {})
+    point = Counters(1.0, {"sda": stat(0, 0, 1500, 0)}, {})
     io = member_io("sda", "sda", base, point, 1.0)
     assert io is not None and io.busy == 1.0

@@ -15,7 +15,7 @@ from app.live.present import Present
 from app.live.sampler import Sampler
 from app.live.tick import Tick
 from app.notify import destinations, senders
-from app.notify.delivery import Deliverer, Rules
+from app.notify.delivery import Deliverer, DeliveryRules
 from app.notify.notifier import Notifier
 from app.store import history, journal
 from app.web import views
@@ -222,7 +222,7 @@ def test_a_notifications_backoff_counts_monotonic_seconds_across_a_step(nas: Nas
         sent.append(message.key)
         raise senders.SendFailed("connection refused")
 
-    deliverer = Deliverer(nas.conn, Rules(first_retry_s=60.0), nas.timeline, refuse)
+    deliverer = Deliverer(nas.conn, DeliveryRules(first_retry_s=60.0), nas.timeline, refuse)
     nas.tick()  # the reshape's start is queued
     assert deliverer.pass_once() == 0 and len(sent) == 1  # refused: retry in 60 s
     nas.tick()

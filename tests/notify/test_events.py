@@ -4,14 +4,14 @@ import json
 from dataclasses import replace
 
 from app.notify.events import detect
-from app.notify.observation import ArrayNow, Drift, Observation, Rules, RunEnd
-from app.notify.runs import POOL_SETTLE_S
+from app.notify.observation import ArrayFacts, Drift, EventRules, RunEnd, TickFacts
+from app.notify.run_events import POOL_SETTLE_S
 
-RULES = Rules(milestone_percent=25, stall_s=600, mismatch_threshold=0, sampler_failures=3)
+RULES = EventRules(milestone_percent=25, stall_s=600, mismatch_threshold=0, sampler_failures=3)
 
 
-def array(name="md2", **fields) -> ArrayNow:
-    base = ArrayNow(
+def array(name="md2", **fields) -> ArrayFacts:
+    base = ArrayFacts(
         name=name, state="active", level="raid5", role="data", status="UUUU", degraded=0,
         devices={"sda5": "", "sdb5": "", "sdc5": "", "sdd5": ""}, run_id=None, action=None,
         done_blocks=None, total_blocks=None, percent=None, mismatch_cnt=0, queued=False,
@@ -19,7 +19,7 @@ def array(name="md2", **fields) -> ArrayNow:
     return replace(base, **fields)
 
 
-def running(name="md2", run_id=1, done=0, total=1000, action="reshape", verdict=None) -> ArrayNow:
+def running(name="md2", run_id=1, done=0, total=1000, action="reshape", verdict=None) -> ArrayFacts:
     return array(
         name, run_id=run_id, action=action, done_blocks=done, total_blocks=total, verdict=verdict
     )
@@ -36,13 +36,13 @@ def run(ticks, state=None, rules=RULES):
 
 def test_start_milestones_and_finish_each_once():
     ticks = [
-        Observation(0, (array(),)),
-        Observation(10, (running(done=100),)),
-        Observation(20, (running(done=260),)),
-        Observation(30, (running(done=760),)),  # 50 and 75 in one tick
-        Observation(40, (running(done=990),)),
-        Observation(50, (array(),), ended={1: RunEnd(1, "md2", "reshape", "completed", 10, 45)}),
-        Observation(60, (array(),)),
+        TickFacts(0, (array(),)),
+        TickFacts(10, (running(done=100),)),
+        TickFacts(20, (running(done=260),)),
+        TickFacts(30, (running(done=760),)),  # 50 and 75 in one tick
+        TickFacts(40, (running(done=990),)),
+        TickFacts(50, (array(),), ended={1: RunEnd(1, "md2", "reshape", "completed", 10, 45)}),
+        TickFacts(60, (array(),)),
     ]
     _, keys = run(ticks)
     assert keys == [
@@ -55,36 +55,36 @@ def test_start_milestones_and_finish_each_once():
 
 
 def test_a_restart_with_the_saved_state_repeats_nothing_and_misses_nothing():
-    state, keys = run([Observation(0, (running(done=100),)), Observation(10, (running(done=200),))])
+    state, keys = run([TickFacts(0, (running(done=100),)), TickFacts(10, (running(done=200),))])
     assert keys == ["run:1:started"]
     saved = json.loads(json.dumps(state))  # what notify_state holds
-    _, more = run([Observation(20, (running(done=300),))], saved)
+    _, more = run([TickFacts(20, (running(done=300),))], saved)
     assert more == ["run:1:milestone:25"]
 
 
 def test_a_run_already_under_way_is_announced_without_back_filled_milestones():
-    _, keys = run([Observation(0, (running(done=600),)), Observation(10, (running(done=700),))])
+    _, keys = run([TickFacts(0, (running(done=600),)), TickFacts(10, (running(done=700),))])
     assert keys == ["run:1:started"]
 
 
 def test_stalled_then_resumed():
-    ticks = [Observation(t, (running(done=100),)) for t in (0, 300, 599, 600, 900)]
-    ticks.append(Observation(1000, (running(done=150),)))
+    ticks = [TickFacts(t, (running(done=100),)) for t in (0, 300, 599, 600, 900)]
+    ticks.append(TickFacts(1000, (running(done=150),)))
     _, keys = run(ticks)
     assert keys == ["run:1:started", "run:1:stalled:0", "run:1:resumed:0"]
     queued = array("md3", queued=True)
-    _, keys = run([Observation(0, (queued,)), Observation(5000, (queued,))])
+    _, keys = run([TickFacts(0, (queued,)), TickFacts(5000, (queued,))])
     assert keys == []  # waiting its turn (DELAYED) is not a stall
 
 
 def test_degraded_failed_member_restored_and_broken():
     failed = {"sda5": "", "sdb5": "F", "sdc5": "", "sdd5": ""}
     ticks = [
-        Observation(0, (array(),)),
-        Observation(10, (array(degraded=1, status="U_UU", devices=failed),)),
-        Observation(20, (array(degraded=1, status="U_UU", devices=failed),)),
-        Observation(30, (array(degraded=0),)),
-        Observation(40, (array(state="broken", degraded=2),)),
+        TickFacts(0, (array(),)),
+        TickFacts(10, (array(degraded=1, status="U_UU", devices=failed),)),
+        TickFacts(20, (array(degraded=1, status="U_UU", devices=failed),)),
+        TickFacts(30, (array(degraded=0),)),
+        TickFacts(40, (array(state="broken", degraded=2),)),
     ]
     _, keys = run(ticks)
     assert keys == [
@@ -99,10 +99,10 @@ def test_degraded_failed_member_restored_and_broken():
 def test_mismatch_after_a_check_but_not_on_raid1():
     for level, expected in (("raid5", ["run:7:mismatch"]), ("raid1", [])):
         ticks = [
-            Observation(
+            TickFacts(
                 0, (array(level=level, run_id=7, action="check", done_blocks=5, total_blocks=10),)
             ),
-            Observation(
+            TickFacts(
                 10,
                 (array(level=level, mismatch_cnt=128),),
                 ended={7: RunEnd(7, "md2", "check", "completed", 0, 9)},
@@ -116,12 +116,12 @@ def test_an_shr_expansion_is_one_job_with_one_finish():
     done = {1: RunEnd(1, "md2", "reshape", "completed", 0, 100)}
     md3_done = {2: RunEnd(2, "md3", "reshape", "completed", 100, 200)}
     ticks = [
-        Observation(0, (running("md2", 1, 100), array("md3"))),
-        Observation(100, (array("md2"), running("md3", 2, 10)), ended=done),
-        Observation(200, (array("md2"), array("md3")), ended=md3_done),
-        Observation(200 + POOL_SETTLE_S - 1, (array("md2"), array("md3"))),
-        Observation(200 + POOL_SETTLE_S, (array("md2"), array("md3"))),
-        Observation(200 + 2 * POOL_SETTLE_S, (array("md2"), array("md3"))),
+        TickFacts(0, (running("md2", 1, 100), array("md3"))),
+        TickFacts(100, (array("md2"), running("md3", 2, 10)), ended=done),
+        TickFacts(200, (array("md2"), array("md3")), ended=md3_done),
+        TickFacts(200 + POOL_SETTLE_S - 1, (array("md2"), array("md3"))),
+        TickFacts(200 + POOL_SETTLE_S, (array("md2"), array("md3"))),
+        TickFacts(200 + 2 * POOL_SETTLE_S, (array("md2"), array("md3"))),
     ]
     state, found = None, []
     for obs in ticks:
@@ -145,11 +145,11 @@ def test_an_shr_expansion_is_one_job_with_one_finish():
 
 def test_a_single_reshape_is_no_pool():
     ticks = [
-        Observation(0, (running("md2", 1, 100),)),
-        Observation(
+        TickFacts(0, (running("md2", 1, 100),)),
+        TickFacts(
             100, (array("md2"),), ended={1: RunEnd(1, "md2", "reshape", "completed", 0, 100)}
         ),
-        Observation(1000, (array("md2"),)),
+        TickFacts(1000, (array("md2"),)),
     ]
     _, keys = run(ticks)
     assert keys == ["run:1:started", "run:1:finished"]
@@ -157,9 +157,9 @@ def test_a_single_reshape_is_no_pool():
 
 def test_boost_left_on_once_per_session():
     ticks = [
-        Observation(0, (running(done=1),), boost_session=(4, ("md2",))),
-        Observation(10, (array(),), boost_session=(4, ("md2",))),
-        Observation(20, (array(),), boost_session=(4, ("md2",))),
+        TickFacts(0, (running(done=1),), boost_session=(4, ("md2",))),
+        TickFacts(10, (array(),), boost_session=(4, ("md2",))),
+        TickFacts(20, (array(),), boost_session=(4, ("md2",))),
     ]
     _, keys = run(ticks)
     assert [k for k in keys if k.startswith("session")] == ["session:4:left-on"]
@@ -167,21 +167,21 @@ def test_boost_left_on_once_per_session():
 
 def test_drift_events_after_the_first_start_only():
     old = Drift(3, "md2", "stripe_cache_size@md2", "16384", "256")
-    state, keys = run([Observation(0, (array(),), drift=(old,), last_event_id=3)])
+    state, keys = run([TickFacts(0, (array(),), drift=(old,), last_event_id=3)])
     assert keys == []  # drift from before notifications existed is history
     new = Drift(9, "md2", "stripe_cache_size@md2", "16384", "4096")
-    _, keys = run([Observation(10, (array(),), drift=(new,), last_event_id=9)], state)
+    _, keys = run([TickFacts(10, (array(),), drift=(new,), last_event_id=9)], state)
     assert keys == ["drift:9"]
 
 
 def test_the_sampler_failing_and_recovering():
-    fail = [Observation(t, None, error="cannot read mdstat: EIO") for t in (10, 20, 30, 40)]
-    _, keys = run([Observation(0, (array(),)), *fail, Observation(50, (array(),))])
+    fail = [TickFacts(t, None, error="cannot read mdstat: EIO") for t in (10, 20, 30, 40)]
+    _, keys = run([TickFacts(0, (array(),)), *fail, TickFacts(50, (array(),))])
     assert keys == ["sampler:10:failing", "sampler:10:recovered"]
 
 
 def test_a_run_that_began_between_two_ticks_gets_the_milestones_it_passed():
-    _, keys = run([Observation(0, (array(),)), Observation(10, (running(done=600),))])
+    _, keys = run([TickFacts(0, (array(),)), TickFacts(10, (running(done=600),))])
     assert keys == ["run:1:started", "run:1:milestone:25", "run:1:milestone:50"]
 
 
@@ -189,12 +189,12 @@ def test_a_new_reason_for_slowness_is_told_once_and_its_end_is_no_news():
     held = ("held_by_max", 100.0, "Held by the speed limit: ...")
     other = ("yielding", 400.0, "Held back by other I/O on the disks: ...")
     ticks = [
-        Observation(0, (running(done=100),)),
-        Observation(160, (running(done=200, verdict=held),)),
-        Observation(170, (running(done=210, verdict=held),)),
-        Observation(300, (running(done=300),)),
-        Observation(460, (running(done=400, verdict=other),)),
-        Observation(560, (running(done=500, verdict=("held_by_max", 500.0, "Held by")),)),
+        TickFacts(0, (running(done=100),)),
+        TickFacts(160, (running(done=200, verdict=held),)),
+        TickFacts(170, (running(done=210, verdict=held),)),
+        TickFacts(300, (running(done=300),)),
+        TickFacts(460, (running(done=400, verdict=other),)),
+        TickFacts(560, (running(done=500, verdict=("held_by_max", 500.0, "Held by")),)),
     ]
     state, keys = run(ticks, rules=replace(RULES, milestone_percent=100))
     assert keys == [
@@ -205,5 +205,5 @@ def test_a_new_reason_for_slowness_is_told_once_and_its_end_is_no_news():
     ]
     saved = json.loads(json.dumps(state))  # a restart neither repeats it nor misses the next
     again = running(done=510, verdict=("held_by_max", 500.0, ""))
-    _, more = run([Observation(570, (again,))], saved, replace(RULES, milestone_percent=100))
+    _, more = run([TickFacts(570, (again,))], saved, replace(RULES, milestone_percent=100))
     assert more == []

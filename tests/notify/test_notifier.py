@@ -8,7 +8,7 @@ from app.config import Settings
 from app.kernel.host import Host
 from app.live.sampler import Sampler
 from app.notify import destinations
-from app.notify.delivery import Deliverer, Rules
+from app.notify.delivery import Deliverer, DeliveryRules
 from app.notify.notifier import Notifier
 from app.simulator import Simulator
 from app.store import db
@@ -32,7 +32,7 @@ def test_an_shr_expansion_on_the_simulator_tells_the_owner_each_step(tmp_path: P
     receiver = HttpReceiver().start()
     destinations.add(conn, f"http://{receiver.base}/hook", clock())
     notifier = Notifier(db.connect(settings.db), sampler.host, clock, settings)
-    deliverer = Deliverer(db.connect(settings.db), Rules(max_per_minute=100))
+    deliverer = Deliverer(db.connect(settings.db), DeliveryRules(max_per_minute=100))
 
     def tick(seconds: float) -> None:
         sim.advance(seconds)

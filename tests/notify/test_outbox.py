@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from app.notify import destinations, outbox
-from app.notify.delivery import Deliverer, Rules
+from app.notify.delivery import Deliverer, DeliveryRules
 from app.notify.senders import Message
 from app.store import db
 from tests import PROJECT_ROOT
@@ -42,7 +42,7 @@ def receiver():
 def test_a_receiver_down_for_a_while_gets_every_event_once_in_order(conn, receiver):
     clock = WallClock()
     destinations.add(conn, f"http://{receiver.base}/hook", clock())
-    deliverer = Deliverer(conn, Rules(first_retry_s=5, max_retry_s=40), clock)
+    deliverer = Deliverer(conn, DeliveryRules(first_retry_s=5, max_retry_s=40), clock)
     receiver.status = 503
     queue(conn, ["a", "b", "c"], clock)
     delays = []
@@ -77,7 +77,7 @@ def test_one_destination_down_does_not_hold_back_another(conn, receiver):
         destinations.add(conn, f"http://{receiver.base}/hook", clock())
         destinations.add(conn, f"http://{other.base}/hook", clock())
         other.stop()
-        deliverer = Deliverer(conn, Rules(), clock)
+        deliverer = Deliverer(conn, DeliveryRules(), clock)
         queue(conn, ["a", "b"], clock)
         while deliverer.pass_once():
             pass
@@ -100,12 +100,12 @@ def test_pending_messages_survive_a_restart_of_the_deliverer(tmp_path: Path, rec
     db.migrate(first, PROJECT_ROOT / "migrations")
     destinations.add(first, f"http://{receiver.base}/hook", clock())
     queue(first, ["a", "b"], clock)
-    before_crash = Deliverer(first, Rules(), clock)
+    before_crash = Deliverer(first, DeliveryRules(), clock)
     url, job = before_crash.due()[0]
     assert before_crash.attempt(url, job)  # "a" went out; then the process died
     first.close()
     second = db.connect(path)
-    while Deliverer(second, Rules(), clock).pass_once():
+    while Deliverer(second, DeliveryRules(), clock).pass_once():
         pass
     assert delivered_keys(receiver) == ["a", "b"]
     second.close()
@@ -114,7 +114,7 @@ def test_pending_messages_survive_a_restart_of_the_deliverer(tmp_path: Path, rec
 def test_a_flood_is_folded_into_one_summary_per_destination(conn, receiver):
     clock = WallClock()
     destinations.add(conn, f"http://{receiver.base}/hook", clock())
-    deliverer = Deliverer(conn, Rules(max_per_minute=3), clock)
+    deliverer = Deliverer(conn, DeliveryRules(max_per_minute=3), clock)
     queue(conn, [f"m{i}" for i in range(10)], clock)
     while deliverer.pass_once():
         clock.now += 1
@@ -139,7 +139,7 @@ def test_a_removed_destination_gets_nothing_more(conn, receiver):
     destination = destinations.add(conn, f"http://{receiver.base}/hook", clock())
     queue(conn, ["a"], clock)
     assert destinations.remove(conn, destination, clock())
-    assert Deliverer(conn, Rules(), clock).pass_once() == 0
+    assert Deliverer(conn, DeliveryRules(), clock).pass_once() == 0
     assert receiver.taken() == []
     state = conn.execute("SELECT state FROM notify_outbox").fetchone()[0]
     assert state == "cancelled"

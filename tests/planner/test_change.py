@@ -7,7 +7,7 @@ import pytest
 
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
-from app.live.arrays import role_of
+from app.live.array_view import role_of
 from app.planner import capacity, layout
 from app.planner.change import BadChange, Change, Plan, plan_change
 from app.planner.paces import ASSUMED_DISK_KIB_S, GROW_AFTER_SHARE, GROW_BEFORE_SHARE, History

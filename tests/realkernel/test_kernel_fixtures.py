@@ -18,7 +18,7 @@ from kernel_states import (
 
 from app.kernel.host import Host
 from app.kernel.mdstat_parse import parse
-from app.live import arrays
+from app.live import array_view
 from app.live.snapshot import ArrayNow
 
 STATES = state_dirs()
@@ -70,13 +70,13 @@ def test_failed_arrays_read_as_failed_on_every_kernel(generation: str, tmp_path:
         root = tmp_path / state
         shutil.copytree(vmharness.fixtures_dir(generation) / state, root)
         host = Host(root / "proc", root / "sys")
-        md = arrays.current(host)
-        assert arrays.failed_names(md, host) == [name], (generation, state)
-        view = arrays.array_view(ArrayNow(md.arrays[0], host.read_array_sysfs(name)))
+        md = array_view.current(host)
+        assert array_view.failed_names(md, host) == [name], (generation, state)
+        view = array_view.array_view(ArrayNow(md.arrays[0], host.read_array_sysfs(name)))
         assert (view["failed"], view["severity"]) == (True, "critical"), (generation, state)
         # and from mdstat alone (sysfs unreadable) where the counts tell: the raid5
         if state == "raid5-two-failed":
-            assert arrays.is_failed(md.arrays[0], None)
+            assert array_view.is_failed(md.arrays[0], None)
 
 
 def test_what_differs_between_the_kernels() -> None:

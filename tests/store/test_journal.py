@@ -4,16 +4,16 @@ import json
 import sqlite3
 
 from app.store import journal
-from app.tuning.plan import Change
+from app.tuning.plan import KnobChange
 
 
-def change(key: str, original: str, desired: str) -> Change:
+def change(key: str, original: str, desired: str) -> KnobChange:
     knob, _, target = key.partition("@")
-    return Change(key, knob, target or None, "entries", original, desired, "test")
+    return KnobChange(key, knob, target or None, "entries", original, desired, "test")
 
 
 def applied(
-    conn: sqlite3.Connection, preset: str, arrays: list[str], changes: list[Change], now: float
+    conn: sqlite3.Connection, preset: str, arrays: list[str], changes: list[KnobChange], now: float
 ) -> tuple[int, int]:
     """An apply journaled from start to finish: (session id, op id)."""
     session, op = journal.begin_apply(conn, preset, arrays, changes, now)

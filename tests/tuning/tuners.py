@@ -4,7 +4,7 @@ from pathlib import Path
 
 from app.config import Settings
 from app.kernel.host import ARRAY_NAME, Host
-from app.live import arrays
+from app.live import array_view
 from app.live.present import Present
 from app.live.tick import Tick
 from app.store import db
@@ -49,7 +49,7 @@ def user_preset(tmp_path: Path, name: str, body: str) -> None:
 def status(tuner: Tuner) -> dict:
     """GET /api/tuning's answer after a sampler tick: what the kernel holds comes from the
     present that tick left (issue 12); this tick reads the kernel and stores nothing."""
-    parsed = arrays.current(tuner.host)
+    parsed = array_view.current(tuner.host)
     tick = Tick(
         parsed=parsed,
         ts=tuner.clock(),

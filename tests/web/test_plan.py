@@ -203,7 +203,7 @@ def test_a_runs_page_shows_the_plan_beside_what_happened(planner: TestClient):
 
 
 def test_an_interrupted_check_still_gives_its_pace(conn):
-    """A short check that ends between two ticks can be judged interrupted (app/live/runs.py):
+    """A short check that ends between two ticks can be judged interrupted (app/live/run_tracking.py):
     its samples still tell the pace a disk, and only they do."""
     (pool,) = pools_of(SHR_1_1_2_2)
     now = time.time()

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
 
-from app.live import arrays
+from app.live import array_view
 from app.store import history
 from app.web.deps import BoxDep, DbDep
 from app.web.schemas import documents
@@ -18,7 +18,7 @@ router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 @router.get("", responses=documents(ArrayList))
 def list_arrays(box: BoxDep) -> dict[str, Any]:
     """The arrays as the sampler's last tick read them (`as_of`, unix seconds)."""
-    views = [arrays.array_view(state) for state in box.arrays]
+    views = [array_view.array_view(state) for state in box.arrays]
     return {
         "as_of": box.ts,
         "personalities": list(box.mdstat.personalities) if box.mdstat.personalities else None,

@@ -37,7 +37,11 @@ def _page(
         "diagnoses": views.diagnoses(box),
         "plan_section": planning.section(box, conn, now),
     }
-    return render_page(request, "index.html", {**context, **_regions(box, conn, now, boost)})
+    regions = _regions(box, conn, now, boost)
+    for card in regions["cards"]:  # the no-JS picture: only whole pages carry the chart
+        if card["running"] and card["array"]["run"]:
+            card["picture"] = views.progress_picture(conn, card["array"]["run"])
+    return render_page(request, "index.html", {**context, **regions})
 
 
 def _regions(
@@ -125,6 +129,7 @@ def past_run(
     if found is None:
         raise HTTPException(status_code=404, detail=f"no run {run_id}")
     found["plan"] = plan_kept.beside(box, conn, found["run"])
+    found["card"]["picture"] = views.progress_picture(conn, found["run"])
     return render_page(request, "run.html", found)
 
 

@@ -12,7 +12,7 @@ from app.tuning.daily import ScheduleError, hhmm
 from app.tuning.tuner import Tuner
 from app.web import security, views
 from app.web.deps import ClockDep, DbDep, RowId, TunerDep
-from app.web.errors import error_page, message_of
+from app.web.errors import error_page, http_error, message_of
 from app.web.schemas import documents
 from app.web.schemas.tuning import Schedules
 from app.web.templating import render_page
@@ -43,10 +43,8 @@ def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody)
         raise HTTPException(422, detail={"message": message})
     try:
         added = schedule.add(conn, body.preset, body.start, body.end, now)
-    except (schedule.ScheduleOverlap, schedule.TooManySchedules) as error:
-        raise HTTPException(409, detail={"message": str(error)}) from None
-    except ScheduleError as error:
-        raise HTTPException(422, detail={"message": str(error)}) from None
+    except ScheduleError as error:  # 409 for an overlap or too many, 422 for a bad window
+        raise http_error(error) from None
     start, end = hhmm(added.start_minute), hhmm(added.end_minute)
     return {"id": added.id, "preset": added.preset, "start": start, "end": end}
 

@@ -24,7 +24,7 @@ def track(
 ) -> int | None:
     """The run this sample belongs to: the open one, else a new one when a sync runs (None when
     none does); ends the open run when the array went idle, changed action or restarted."""
-    sync = array.sync if array.sync is not None and array.sync.running else None
+    sync = array.sync if array.syncing else None
     if sync is None:
         if run is not None:
             outcome = _outcome_when_idle(conn, host, run, row, now)

@@ -1,4 +1,4 @@
-"""app/live/arrays.py: which arrays md has given up on, and how worried the owner should be."""
+"""app/live/array_view.py: which arrays md has given up on, and how worried the owner should be."""
 
 import shutil
 import sqlite3
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
-from app.live import arrays
+from app.live import array_view
 from app.live.snapshot import ArrayNow
 from app.md import mdstat
 from tests import PROJECT_ROOT
@@ -23,7 +23,7 @@ ACTIVE_BUT_FAILED = (
 def view_of(array: mdstat.Array, host: Host) -> dict:
     """The view of an array as the sampler's tick would read it."""
     sysfs = host.read_array_sysfs(array.name) if ARRAY_NAME.fullmatch(array.name) else None
-    return arrays.array_view(ArrayNow(array, sysfs))
+    return array_view.array_view(ArrayNow(array, sysfs))
 
 
 def test_the_kernel_fixture_is_failed_critical_and_keeps_its_sysfs(
@@ -32,8 +32,8 @@ def test_the_kernel_fixture_is_failed_critical_and_keeps_its_sysfs(
     root = tmp_path / "raid5-broken"
     shutil.copytree(BROKEN_FIXTURE, root)
     host = Host(root / "proc", root / "sys")
-    md = arrays.current(host)
-    assert arrays.failed_names(md, host) == ["md0"]
+    md = array_view.current(host)
+    assert array_view.failed_names(md, host) == ["md0"]
     view = view_of(md.arrays[0], host)
     assert (view["state"], view["failed"], view["severity"]) == ("broken", True, "critical")
     assert view["sysfs"]["array_state"] == "broken"
@@ -47,8 +47,8 @@ def test_array_state_broken_marks_a_failed_array_where_mdstat_still_says_active(
     tree.md("md0", array_state="broken", degraded="2")
     tree.md("md1", array_state="clean")
     host = Host(tree.proc, tree.sys)
-    md = arrays.current(host)
-    assert arrays.failed_names(md, host) == ["md0"]
+    md = array_view.current(host)
+    assert array_view.failed_names(md, host) == ["md0"]
     views = [view_of(a, host) for a in md.arrays]
     assert [(v["name"], v["failed"], v["severity"]) for v in views] == [
         ("md0", True, "critical"),
@@ -67,7 +67,7 @@ def test_severity_of_each_kind_of_array(tree: KernelTree, conn: sqlite3.Connecti
         )
     )
     host = Host(tree.proc, tree.sys)
-    parsed = arrays.current(host)
+    parsed = array_view.current(host)
     views = {a.name: view_of(a, host) for a in parsed.arrays}
     assert {name: v["severity"] for name, v in views.items()} == {
         "md0": "ok",
@@ -76,7 +76,7 @@ def test_severity_of_each_kind_of_array(tree: KernelTree, conn: sqlite3.Connecti
         "md3": "warning",  # a state mdboost does not know
         "md4": "critical",  # failed, even without any sysfs (no /sys/block/md4 here)
     }
-    assert arrays.failed_names(parsed, host) == ["md4"]
+    assert array_view.failed_names(parsed, host) == ["md4"]
 
 
 def test_too_few_working_members_is_failed_whatever_sysfs_says() -> None:
@@ -84,7 +84,7 @@ def test_too_few_working_members_is_failed_whatever_sysfs_says() -> None:
     for seconds (the member faulty,blocked); sysfs may be unreadable. The counts decide then."""
     array = mdstat_parse.parse(ACTIVE_BUT_FAILED).arrays[0]
     for array_state in (None, "write-pending", "clean", "active"):
-        assert arrays.is_failed(array, array_state) is True, array_state
+        assert array_view.is_failed(array, array_state) is True, array_state
 
 
 def test_one_missing_member_of_a_raid5_or_two_of_a_raid6_is_degraded_not_failed() -> None:
@@ -102,16 +102,18 @@ def test_one_missing_member_of_a_raid5_or_two_of_a_raid6_is_degraded_not_failed(
     )
     raid1_last = first("md0 : active raid1 vda[0]\n      10 blocks [2/1] [U_]\n")
     raid1_none = first("md0 : active raid1 vda[0](F)\n      10 blocks [2/0] [__]\n")
-    assert [arrays.is_failed(a, "write-pending") for a in (raid5, raid6, raid1_last)] == [False] * 3
-    assert arrays.is_failed(raid6_gone, "clean") and arrays.is_failed(raid1_none, None)
+    assert [array_view.is_failed(a, "write-pending") for a in (raid5, raid6, raid1_last)] == [
+        False
+    ] * 3
+    assert array_view.is_failed(raid6_gone, "clean") and array_view.is_failed(raid1_none, None)
 
 
 def test_sysfs_degraded_counts_where_mdstat_shows_no_counts() -> None:
     array = mdstat.Array(
         "md0", "active", False, False, "raid5", "1.2", 10, 64, (), 3, None, None, None, None
     )
-    assert arrays.is_failed(array, "write-pending", degraded=2) is True
-    assert arrays.is_failed(array, "write-pending", degraded=1) is False
+    assert array_view.is_failed(array, "write-pending", degraded=2) is True
+    assert array_view.is_failed(array, "write-pending", degraded=1) is False
 
 
 def test_a_faulty_member_fails_a_raid0_or_linear() -> None:
@@ -121,8 +123,8 @@ def test_a_faulty_member_fails_a_raid0_or_linear() -> None:
     whole = mdstat_parse.parse(
         "md0 : active raid0 vdb[1] vda[0]\n      10 blocks 64k chunks\n"
     ).arrays[0]
-    assert arrays.is_failed(raid0, None) and not arrays.is_failed(whole, "clean")
-    assert arrays.is_failed(whole, "broken")  # its member disk vanished: sysfs knows after I/O
+    assert array_view.is_failed(raid0, None) and not array_view.is_failed(whole, "clean")
+    assert array_view.is_failed(whole, "broken")  # its member disk vanished: sysfs knows after I/O
 
 
 def test_failed_names_reads_sysfs_degraded_too(tree: KernelTree) -> None:
@@ -130,4 +132,4 @@ def test_failed_names_reads_sysfs_degraded_too(tree: KernelTree) -> None:
     tree.md("md0", array_state="write-pending", degraded="2")
     tree.md("md1", array_state="clean", degraded="0")
     host = Host(tree.proc, tree.sys)
-    assert arrays.failed_names(arrays.current(host), host) == ["md0"]
+    assert array_view.failed_names(array_view.current(host), host) == ["md0"]

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
+from app.live.tick import Tick
 from app.md import mdstat
 
 if TYPE_CHECKING:  # the snapshot imports the diagnosis, which imports tuning.plan, which this
@@ -57,8 +58,22 @@ def is_failed(array: mdstat.Array, array_state: str | None, degraded: int | None
 
 
 def failed_names(md: mdstat.MdStat, host: Host) -> list[str]:
-    """The arrays md has given up on, in mdstat's order."""
+    """The arrays md has given up on, in mdstat's order (reads sysfs: before a tick)."""
     return [a.name for a in md.arrays if is_failed(a, *_array_state(a.name, host))]
+
+
+def failed_in(tick: Tick) -> list[str]:
+    """The arrays md has given up on, as the tick read them, in mdstat's order."""
+    md = tick.parsed
+    if md is None:
+        return []
+    failed = []
+    for array in md.arrays:
+        sysfs = tick.sysfs.get(array.name)
+        state, degraded = (sysfs.array_state, sysfs.degraded) if sysfs else (None, None)
+        if is_failed(array, state, degraded):
+            failed.append(array.name)
+    return failed
 
 
 def _array_state(name: str, host: Host) -> tuple[str | None, int | None]:

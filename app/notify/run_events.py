@@ -4,7 +4,7 @@
 from typing import Any
 
 from app.live.forecasts import POOL_CHAIN_S
-from app.notify.observation import ArrayNow, Event, Observation, Rules, State
+from app.notify.observation import ArrayFacts, Event, EventRules, State, TickFacts
 
 # After an SHR member's reshape ends, wait this long (sampler clock) for the next one to start
 # before calling the expansion finished: DSM starts the next array within seconds.
@@ -13,7 +13,7 @@ POOL_SETTLE_S = 120.0
 NOISY_MISMATCH_LEVELS = ("raid1", "raid10")
 
 
-def run_started(array: ArrayNow, obs: Observation, state: State, events: list[Event]) -> None:
+def run_started(array: ArrayFacts, obs: TickFacts, state: State, events: list[Event]) -> None:
     detail: dict[str, Any] = {"action": array.action, "percent": array.progress}
     if array.action == "reshape" and array.role == "data":
         pool = state["pool"]
@@ -35,9 +35,9 @@ def run_started(array: ArrayNow, obs: Observation, state: State, events: list[Ev
 
 def run_ended(
     was: dict[str, Any],
-    array: ArrayNow | None,
-    obs: Observation,
-    rules: Rules,
+    array: ArrayFacts | None,
+    obs: TickFacts,
+    rules: EventRules,
     state: State,
     events: list[Event],
 ) -> None:
@@ -80,7 +80,7 @@ def run_ended(
         )
 
 
-def pool_finished(obs: Observation, state: State, events: list[Event]) -> None:
+def pool_finished(obs: TickFacts, state: State, events: list[Event]) -> None:
     """One message for a whole SHR expansion, once no member reshapes or waits to."""
     pool = state["pool"]
     if pool is None or pool["running"] or pool["last_end"] is None:

@@ -1,0 +1,20 @@
+"""The tick's readings for the tracker in tests, as app/live/sampler.py takes them."""
+
+from app.diagnosis.tracker import Tracker
+from app.diagnosis.verdicts import Diagnosis, VerdictChange
+from app.md.attributes import ArraySysfs
+from app.md.mdstat import MdStat
+
+
+def tick_with_readings(
+    tracker: Tracker,
+    now: float,
+    parsed: MdStat,
+    sysfs: dict[str, ArraySysfs],
+    limits: tuple[int | None, int | None],
+) -> tuple[dict[str, Diagnosis], list[VerdictChange]]:
+    """tracker.tick() with the readings the sampler would pass: diskstats and MemAvailable."""
+    host = tracker.host
+    wanted = tracker.devices(parsed)
+    disks = host.read_diskstats(wanted) if wanted else {}
+    return tracker.tick(now, parsed, sysfs, limits, disks, host.read_meminfo().get("MemAvailable"))
