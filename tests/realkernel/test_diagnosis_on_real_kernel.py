@@ -68,7 +68,12 @@ def test_held_by_max_numbers(results: dict[str, Any]) -> None:
 def test_yielding_names_the_reader(results: dict[str, Any]) -> None:
     numbers = last_verdict(results["yielding"])["numbers"]
     assert numbers["array_read_kib_s"] > 0 and numbers["share"] >= 0.2
-    assert [p["comm"] for p in numbers["processes"]][:1] == ["dd"]
+    # The reader is `sh -c "while :; do dd ...; done"`. Each dd that ends is reaped by that sh,
+    # and the kernel adds a reaped child's I/O to its parent's /proc/PID/io (wait_task_zombie);
+    # on a quiet host each dd lasts seconds, less than the 30 s between two scans, so the I/O
+    # shows under the loop's sh (seen in CI's conditions: sh at 514 MB/s); on a busy host the
+    # same dd outlives a scan and is named itself. Either is the program that competes.
+    assert [p["comm"] for p in numbers["processes"]][:1] in (["dd"], ["sh"])
     # md 6.1 yields without dropping to its min (md_do_sync waits for its own requests)
     assert numbers["below_min"] is False
 
