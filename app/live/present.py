@@ -120,6 +120,7 @@ class Present:
             available_kib=available_kib,
             capabilities=capabilities,
             kernel_release=self.kernel_release,
+            disk_kib=dict(tick.disk_kib),
         )
 
     def after_write(self, open_session: sqlite3.Row | None, knobs: list[dict[str, Any]]) -> None:
