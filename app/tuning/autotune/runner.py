@@ -61,6 +61,8 @@ class AutoTuner:
         )
         knee = physics.grow_knee(array.level, raid_disks)
         done, total = array.sync.done_blocks, array.sync.total_blocks
+        left_s = sweep.time_left_s(done, total, array.sync.speed_kb_s, knee)
+        times = self._step_times(phases, left_s)
         self.running = Running(
             id=sweep_id,
             array=array.name,
@@ -70,12 +72,30 @@ class AutoTuner:
             knee=knee,
             ops=OwnOps(writes.newest_op(conn), set()),
             before_knee=knee is not None and done is not None and done < knee * (total or 0),
+            times=times,
         )
-        log.info("auto-tune on %s: %s", array.name, [p.to_json() for p in phases])
+        if left_s is not None and times.max_s < self.settings.autotune_max_measure_seconds:
+            to = "its knee" if self.running.before_knee else "its end"
+            self.running.remarks.append(
+                f"steps shortened to {times.settle_s:.0f} s settle and {times.min_s:.0f}-"
+                f"{times.max_s:.0f} s measure: the {array.sync.action} was about {left_s:.0f} s "
+                f"from {to}"
+            )
+        log.info("auto-tune on %s: %s, steps %s", array.name, [p.to_json() for p in phases], times)
         self._begin_phase(self.applier.clock())  # holds the value found: writes nothing yet
         started = self.view(conn)
         assert started is not None
         return started
+
+    def _step_times(self, phases: list[sweep.Phase], left_s: float | None) -> sweep.StepTimes:
+        """The configured step lengths, shortened when the sweep would not end in time."""
+        s = self.settings
+        configured = sweep.StepTimes(
+            s.autotune_settle_seconds, s.autotune_measure_seconds, s.autotune_max_measure_seconds
+        )
+        steps = sum(len(phase.steps()) for phase in phases)
+        tick_s = s.sample_seconds or s.busy_sample_seconds
+        return sweep.fit_steps(configured, steps, left_s, tick_s)
 
     # ---- each tick
     def on_tick(self, tick: Tick) -> None:
@@ -150,13 +170,8 @@ class AutoTuner:
         r.value, r.role = value, role
         label = setting_label(phase.knob, value) + (" (reference)" if role == "reference" else "")
         changed = self._write({**r.chosen, phase.knob: value}, f"auto-tune: {label}")
-        settle = self.settings.autotune_settle_seconds if changed else 0.0
-        r.window = sweep.Window(
-            now,
-            settle,
-            self.settings.autotune_measure_seconds,
-            self.settings.autotune_max_measure_seconds,
-        )
+        settle = r.times.settle_s if changed else 0.0
+        r.window = sweep.Window(now, settle, r.times.min_s, r.times.max_s)
         r.io.reset()
 
     def _next_step(self, tick: Tick, window: sweep.Window) -> None:

@@ -20,6 +20,7 @@ class Running:
     knee: float | None
     ops: OwnOps
     before_knee: bool  # a grow not yet past its knee: passing it invalidates what came before
+    times: sweep.StepTimes  # each step's lengths, fitted to the time the sync has left
     phase: int = 0
     queue: list[int] = field(default_factory=list)  # candidates of this phase still to measure
     role: str = "reference"
