@@ -79,6 +79,11 @@ DRIFT_WEIGHT = 0.5
 # The fast side of the range reaches this quantile of the pace between checkpoints (issue 30:
 # coverage on recoveries with bursts was 28-65 %).
 CLEAN_SPELLS = 0.9
+# mdboost's own tuning: the first of these events in a stretch of tuning remembers the pace before
+# it; "revert" settles back on that pace (issue 25: never on the tuned one), within this range.
+TUNING_EVENTS = frozenset({"apply", "autotune"})
+REVERT_RANGE = (1.25, 0.75)  # fast, slow factors on the pace before tuning
+REVERT_REASON = "the pace before tuning, until the new one is measured"
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,28 @@ class Forecast:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def reverted(fc: Forecast, untuned: float) -> Forecast:
+    """`fc` at the pace before tuning (`untuned`, blocks/s), settling: what the page shows in
+    the instant after a revert, until the next sample begins the revert's own regime."""
+    now, speed = fc.as_of, fc.speed_blocks_s
+    if fc.status not in ("ok", "settling") or now is None or not speed or untuned <= 0:
+        return fc
+    if fc.eta is None or fc.low is None or fc.high is None:
+        return fc
+    slower = speed / untuned
+    return replace(
+        fc,
+        status="settling",
+        reason=REVERT_REASON,
+        eta=now + (fc.eta - now) * slower,
+        low=now + (fc.low - now) * slower / REVERT_RANGE[0],
+        high=now + (fc.high - now) * slower / REVERT_RANGE[1],
+        speed_blocks_s=untuned,
+        regime="revert",
+        settling=True,
+    )
 
 
 def forecast(
@@ -138,6 +165,9 @@ class RunProgress:
         self.limits = Limits()
         self.regime = Regime(Point(0.0, 0.0, 0), "start")
         self.knee_passed = False
+        # blocks/s before mdboost's tuning began, while it is applied; None when untuned
+        self.untuned: float | None = None
+        self.tuned = False
 
     def add(
         self,
@@ -194,6 +224,15 @@ class RunProgress:
         if new == old and not event:
             return
         speed = self._current_speed()
+        if event in TUNING_EVENTS and not self.tuned:
+            self.tuned, self.untuned = True, speed
+        elif event == "revert":
+            untuned, self.tuned, self.untuned = self.untuned, False, None
+            if untuned is not None and untuned > 0:
+                # Back to the pace before tuning, not the tuned one md's 30 s average still
+                # shows for the next minute (capped by the limits now in force).
+                self._begin(point, event, cap(untuned, new), REVERT_RANGE)
+                return
         if speed is None:
             self._begin(point, event or "limits")
             return
@@ -215,6 +254,8 @@ class RunProgress:
             # Held by its max, md stays at the max past the knee: nothing changes. A run that
             # made no progress before it jumped past the knee (disks stopped) has no pace to scale.
             return
+        if self.untuned is not None:
+            self.untuned *= KNEE_SPEEDUP  # past the knee, the untuned pace would have risen too
         likely = cap(speed * KNEE_SPEEDUP, self.limits)
         fastest = cap(speed * KNEE_SPEEDUP_RANGE[1], self.limits)
         slowest = cap(speed * KNEE_SPEEDUP_RANGE[0], self.limits)
@@ -330,7 +371,13 @@ class RunProgress:
         return replace(
             base,
             status="settling" if settling else "ok",
-            reason="the pace is the previous one, scaled by the change" if settling else None,
+            reason=(
+                None
+                if not settling
+                else REVERT_REASON
+                if regime.kind == "revert"
+                else "the pace is the previous one, scaled by the change"
+            ),
             eta=max(now, anchor + remaining),
             low=max(now, anchor + fastest * math.exp(q_low) - step_s),
             high=max(now, anchor + slowest * math.exp(q_high) + step_s),

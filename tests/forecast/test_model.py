@@ -283,6 +283,34 @@ def test_right_after_an_apply_the_previous_pace_is_shown_as_settling() -> None:
     assert fc.speed_blocks_s == pytest.approx(500, rel=0.02)
 
 
+def test_right_after_a_revert_the_pace_before_boost_is_shown_not_the_boosted_one() -> None:
+    """Issue 25: boost took the run from 5,000 to 12,000 blocks/s; right after the revert md's
+    30 s average still reads near 12,000, but the finish is the untuned pace's."""
+    boosted = Limits(600_000, 2_000_000, 16_384)
+
+    def boost_then_revert(run: RunProgress, start: float, done: float, span: float) -> float:
+        """`span` s untuned then `span` s boosted; the revert's first samples still boosted."""
+        feed(run, steady(span, 5_000, start, done), DSM)
+        done += span * 5_000
+        feed(run, steady(span, 12_000, start + span + 5, done + 5 * 5_000), boosted, "apply")
+        done += 5 * 5_000 + span * 12_000
+        for i in range(1, 4):  # 15 s: still settling
+            event = "revert" if i == 1 else None
+            run.add(start + 2 * span + 5 + 5 * i, done + 5 * i * 12_000, TOTAL, DSM, event)
+        return done + 15 * 12_000
+
+    run = RunProgress()
+    boost_then_revert(run, T0, 0, 300)
+    fc = run.forecast()
+    assert fc.status == "settling" and fc.regime == "revert", fc
+    assert fc.speed_blocks_s == pytest.approx(5_000, rel=0.05), fc
+    # A second boost and revert: the untuned pace is again the one before boost.
+    again = RunProgress()
+    done = boost_then_revert(again, T0, 0, 200)
+    boost_then_revert(again, T0 + 420, done, 200)
+    assert again.forecast().speed_blocks_s == pytest.approx(5_000, rel=0.05)
+
+
 # ---- the max limit's cap and the grow's knee
 
 
