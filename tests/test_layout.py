@@ -173,3 +173,15 @@ def test_the_wheel_lists_every_subpackage() -> None:
     for init in APP.rglob("__init__.py"):
         package = ".".join(init.parent.relative_to(PROJECT_ROOT).parts)
         assert package in listed, f"pyproject.toml [tool.setuptools] packages lacks {package}"
+
+
+def test_app_state_is_reached_only_through_deps() -> None:
+    """Issue 24: routes and helpers get the app's state from app/web/deps.py's typed getters;
+    only main.py, which builds the app, writes it."""
+    readers = [
+        relative(path)
+        for path in MODULES
+        if "app.state" in path.read_text()
+        and relative(path) not in {"app/web/deps.py", "app/main.py"}
+    ]
+    assert readers == []
