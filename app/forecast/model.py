@@ -331,6 +331,10 @@ class RunProgress:
         knee_ahead = self.knee if self.knee is not None and progress < self.knee else None
         if held:
             knee_ahead = None
+        if held and speed > cap(speed, limits):
+            # This run keeps a pace past its max's overshoot (a large stripe cache: md throttles
+            # a window at a time): the max as this run honours it is the measured pace.
+            limits = replace(limits, speed_max=speed / MAX_OVERSHOOT)
         trend = 0.0 if settling or held else falling_trend(regime.checkpoints, total)
         if trend > 0:
             speed = regime.speed_at(trend, progress, total, step.ts)

@@ -153,6 +153,18 @@ def test_a_ramp_up_to_the_max_is_over_once_it_is_held() -> None:
     assert fc.speed_blocks_s == pytest.approx(6_000, rel=0.01)
 
 
+def test_a_run_that_keeps_a_pace_past_its_max_is_not_capped_below_it() -> None:
+    """A grow over a 16384 stripe cache held by a max of 2500 ran at 2880 (real kernel 6.1,
+    batch d): the ETA is the measured pace, not the 1.07 x max md keeps with a small cache."""
+    limits = Limits(1_000, 2_500, 16_384)
+    run = RunProgress()
+    for ts, done, total in steady(600, 2_880):
+        run.add(ts, done, total, limits)
+    fc = run.forecast()
+    assert fc.bound == "max limit"
+    assert left_s(fc) == pytest.approx((TOTAL - 600 * 2_880) / 2_880, rel=0.01)
+
+
 def test_a_five_minute_and_a_five_day_run_of_the_same_shape_agree() -> None:
     """Windows count samples and progress, not seconds: scale time by 1440, same answer."""
     answers = []
