@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.config import MIN_PASSWORD_LENGTH
 from app.web import auth
 from app.web.account import render_account
-from app.web.deps import ClockDep, DbDep, RowId
+from app.web.deps import ClockDep, DbDep, LoginThrottleDep, RowId, get_settings
 from app.web.schemas import documents
 from app.web.schemas.tuning import Tokens
 from app.web.security import AdminDep, login_session, password_configured, same_origin
@@ -43,7 +43,7 @@ def _client(request: Request) -> str:
 
 
 def _password_ok(request: Request, conn: DbDep, password: str) -> bool:
-    configured = request.app.state.settings.password
+    configured = get_settings(request).password
     if configured is not None:
         # Hash both sides first so the comparison takes the same time whatever the lengths.
         return auth.same_secret(
@@ -56,7 +56,7 @@ def _password_ok(request: Request, conn: DbDep, password: str) -> bool:
 def _logged_in(
     request: Request, conn: DbDep, clock: ClockDep, next_path: str = "/"
 ) -> RedirectResponse:
-    fingerprint = auth.password_fingerprint(conn, request.app.state.settings.password is not None)
+    fingerprint = auth.password_fingerprint(conn, get_settings(request).password is not None)
     session = auth.create_session(conn, clock(), fingerprint)
     response = RedirectResponse(_local(next_path), status_code=303)
     response.set_cookie(
@@ -83,9 +83,13 @@ def login_page(request: Request, conn: DbDep, next: str = "/") -> Response:
     "/login", response_class=HTMLResponse, include_in_schema=False, dependencies=SAME_ORIGIN
 )
 def login(
-    request: Request, conn: DbDep, clock: ClockDep, password: Password, next: Next = "/"
+    request: Request,
+    conn: DbDep,
+    clock: ClockDep,
+    throttle: LoginThrottleDep,
+    password: Password,
+    next: Next = "/",
 ) -> Response:
-    throttle: auth.LoginThrottle = request.app.state.login_throttle
     wait = throttle.reserve(_client(request))
     if wait:
         response = _login_form(request, conn, f"Too many attempts: try again in {wait} s.", next)

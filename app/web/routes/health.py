@@ -2,22 +2,30 @@
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
+
+from app.web.deps import BoxDep, ReconcileDep, SamplerDep, SettingsDep, TuningAccessDep
 
 router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz")
-def healthz(request: Request) -> dict[str, Any]:
-    latest = request.app.state.sampler.latest
+def healthz(
+    settings: SettingsDep,
+    box: BoxDep,
+    sampler: SamplerDep,
+    access: TuningAccessDep,
+    reconcile: ReconcileDep,
+) -> dict[str, Any]:
+    latest = sampler.latest
     return {
         "status": "ok",
-        "mdstat": request.app.state.present.box.found_mdstat,
-        "simulated": request.app.state.settings.demo,
+        "mdstat": box.found_mdstat,
+        "simulated": settings.demo,
         "last_sample_error": latest.error,
-        "tuning_writable": request.app.state.tuning_access.writable,
+        "tuning_writable": access.writable,
         # Whether tuning works here and why not: the start-up log's line (issue 26).
-        "tuning": request.app.state.tuning_access.summary(),
+        "tuning": access.summary(),
         # What start-up did with a tuning session a stop or crash left open (None: there was none).
-        "reconcile": request.app.state.reconcile,
+        "reconcile": reconcile,
     }

@@ -7,11 +7,11 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.tuning import schedule
-from app.tuning.daily import ScheduleError, hhmm
+from app.tuning.schedule import scheduler
+from app.tuning.schedule.daily import ScheduleError, hhmm
 from app.tuning.tuner import Tuner
 from app.web import security, views
-from app.web.deps import ClockDep, DbDep, RowId, TunerDep
+from app.web.deps import ClockDep, DbDep, RowId, TunerDep, get_box
 from app.web.errors import error_page, http_error, message_of
 from app.web.schemas import documents
 from app.web.schemas.tuning import Schedules
@@ -42,7 +42,7 @@ def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody)
         message = f"no preset {body.preset!r} to apply (known: {usable})"
         raise HTTPException(422, detail={"message": message})
     try:
-        added = schedule.add(conn, body.preset, body.start, body.end, now)
+        added = scheduler.add(conn, body.preset, body.start, body.end, now)
     except ScheduleError as error:  # 409 for an overlap or too many, 422 for a bad window
         raise http_error(error) from None
     start, end = hhmm(added.start_minute), hhmm(added.end_minute)
@@ -67,7 +67,7 @@ def remove_schedule(
     schedule_id: RowId, conn: DbDep, clock: ClockDep, who: security.TuningChangeDep
 ) -> dict[str, Any]:
     """A window this schedule holds open ends at the next tick: the originals go back."""
-    if not schedule.remove(conn, schedule_id, clock()):
+    if not scheduler.remove(conn, schedule_id, clock()):
         raise HTTPException(404, detail={"message": f"no schedule {schedule_id}"})
     return {"ok": True}
 
@@ -78,9 +78,7 @@ def _panel(request: Request, tuner: Tuner, conn: sqlite3.Connection, error: str 
         if error is not None:
             return error_page(422, error)
         return RedirectResponse("/#schedule", status_code=303)
-    boost = views.boost_panel(
-        request, tuner, conn, request.app.state.present.box, schedule_error=error
-    )
+    boost = views.boost_panel(request, tuner, conn, get_box(request), schedule_error=error)
     return render_page(request, "_schedule.html", {"boost": boost})
 
 
@@ -106,5 +104,5 @@ def add_schedule_form(
 def remove_schedule_form(
     request: Request, schedule_id: RowId, tuner: TunerDep, conn: DbDep, clock: ClockDep
 ) -> Response:
-    schedule.remove(conn, schedule_id, clock())
+    scheduler.remove(conn, schedule_id, clock())
     return _panel(request, tuner, conn, None)

@@ -78,7 +78,7 @@ class TuningStatus(Body):
     ram: Ram
     capabilities: list[Capability]
     preset_errors: list[PresetError]
-    autotune: dict[str, Any] | None  # the latest sweep and its steps (app/tuning/autotune.py)
+    autotune: dict[str, Any] | None  # the latest sweep and its steps (app/tuning/autotune/)
 
 
 class PresetKnob(Body):
