@@ -21,6 +21,16 @@ PAST_RUNS = 20
 MARKER_EVENTS = ("apply", "revert", "autotune", "clock_step")
 
 
+def store(state: Any) -> dict[str, Any]:
+    """The footer's retention and database size, and a damaged file moved aside at start: all
+    as the sampler's maintenance and the start-up found them (no file is opened here)."""
+    return {
+        "keep_days": state.settings.keep_days,
+        "size": state.sampler.size,
+        "moved_aside": state.moved_aside,
+    }
+
+
 def diagnoses(box: BoxNow) -> dict[str, Any]:
     """Each syncing array's verdict as of the last tick, by array name, for the templates."""
     return {state.name: state.diagnosis for state in box.arrays if state.diagnosis is not None}

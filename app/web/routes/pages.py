@@ -36,6 +36,7 @@ def _page(
         "demo": request.app.state.settings.demo,
         "diagnoses": views.diagnoses(box),
         "plan_section": planning.section(box, conn, now),
+        "store": views.store(request.app.state),
     }
     regions = _regions(box, conn, now, boost)
     for card in regions["cards"]:  # the no-JS picture: only whole pages carry the chart
