@@ -10,6 +10,7 @@ import sqlite3
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -18,8 +19,10 @@ from app.forecast import replay
 from app.kernel import mdstat_parse
 from app.logs import LOG_CONFIG
 from app.resources import MissingDataDir
-from app.simulator import Simulator
 from app.store import opening
+
+if TYPE_CHECKING:  # the demo's box loads only for the demo (issue 27: RSS)
+    from app.simulator import Simulator
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,6 +126,8 @@ EFFECT_WINDOW_SAMPLES = 10  # the demo's effect windows hold about this many sam
 def _demo(args: argparse.Namespace) -> int:
     state_dir: Path = args.state_dir or Path(tempfile.mkdtemp(prefix="mdboost-demo-"))
     state_dir.mkdir(parents=True, exist_ok=True)
+    from app.simulator import Simulator  # the demo's box, loaded for the demo only
+
     sim = Simulator(state_dir / "tree", speedup=args.speedup)
     overrides: dict[str, object] = {
         "proc_root": state_dir / "tree" / "proc",

@@ -7,10 +7,10 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from fastapi import Depends, FastAPI
 
-from app import simulator
 from app.clock import Timeline, fixed_rate
 from app.config import Settings, get_settings
 from app.kernel import capabilities
@@ -45,10 +45,15 @@ from app.web.routes import (
 )
 from app.web.security import GuardMiddleware, require_reader
 
+if TYPE_CHECKING:  # the demo's box loads only for the demo (issue 27: RSS)
+    from app import simulator
+
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings | None = None, sim: simulator.Simulator | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, sim: "simulator.Simulator | None" = None
+) -> FastAPI:
     settings = settings or get_settings()
     require_dirs(
         migrations_dir=settings.migrations_dir,
@@ -101,6 +106,8 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
             asyncio.create_task(delivery.run_forever(deliverer, stop)),
         ]
         if sim is not None:
+            from app import simulator
+
             tasks.append(asyncio.create_task(simulator.run_forever(sim, stop, sim.wall_tick_s)))
         yield
         stop.set()
