@@ -22,6 +22,8 @@ _SUPER = re.compile(r"\bsuper (?P<super>\S+)")
 _CHUNK = re.compile(r"\b(?P<kb>\d+)[kK] (?:chunks?|rounding)\b")
 _DISKS = re.compile(r"\[(?P<raid>\d+)/(?P<active>\d+)\]")
 _STATUS = re.compile(r"\[(?P<status>[U_]+)\]")
+# raid10.c status(): " %d near-copies", " %d far-copies" or " %d offset-copies" (far, shifted).
+_COPIES = re.compile(r"\b(?P<n>\d+) (?P<kind>near|far|offset)-copies\b")
 # md_bitmap_status(): "bitmap: %lu/%lu pages [%luKB], %lu%s chunk" and maybe ", file: PATH".
 _BITMAP = re.compile(
     r"^\s*bitmap:\s*(?P<used>\d+)/(?P<total>\d+) pages \[(?P<kb>\d+)KB\],"
@@ -52,6 +54,8 @@ class _ArrayBuilder:
         self.raid_disks: int | None = None
         self.active_disks: int | None = None
         self.status: str | None = None
+        self.near_copies: int | None = None
+        self.far_copies: int | None = None
         self.bitmap: Bitmap | None = None
         self.sync: Sync | None = None
         words = header_rest.split()
@@ -110,6 +114,13 @@ class _ArrayBuilder:
         if status := _STATUS.search(text):
             self.status = status["status"]
             found = True
+        for copies in _COPIES.finditer(text):
+            number = _number(copies["n"], line_no)
+            if copies["kind"] == "near":
+                self.near_copies = number
+            else:
+                self.far_copies = number
+            found = True
         return found
 
     def add(self, line: str, line_no: int) -> bool:
@@ -163,6 +174,8 @@ class _ArrayBuilder:
             status=self.status,
             bitmap=self.bitmap,
             sync=self.sync,
+            near_copies=self.near_copies,
+            far_copies=self.far_copies,
         )
 
 

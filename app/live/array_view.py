@@ -54,7 +54,28 @@ def is_failed(array: mdstat.Array, array_state: str | None, degraded: int | None
         return working < total - _CAN_LOSE[array.level]
     if array.level == "raid1":
         return working < 1
-    return False  # raid10: which members are gone decides (md's _enough()); the word tells
+    if array.level == "raid10":
+        return _raid10_lost_a_whole_copy_set(array)
+    return False
+
+
+def _raid10_lost_a_whole_copy_set(array: mdstat.Array) -> bool:
+    """raid10.c _enough(): every set of `copies` neighbouring slots, one set starting every
+    `near_copies` slots, needs one member in sync. The slots come from mdstat's [UU_U]; without
+    it or the copies (a wrapped line), the counts cannot tell and only the word decides."""
+    status = array.status
+    if not status or (array.near_copies is None and array.far_copies is None):
+        return False
+    near = array.near_copies or 1
+    copies = near * (array.far_copies or 1)
+    disks = len(status)
+    first = 0
+    while True:
+        if all(status[(first + k) % disks] != "U" for k in range(copies)):
+            return True
+        first = (first + near) % disks
+        if first == 0:
+            return False
 
 
 def failed_names(md: mdstat.MdStat, host: Host) -> list[str]:

@@ -63,6 +63,11 @@ class Array:
     status: str | None  # "UUU_": U in sync, _ missing or rebuilding
     bitmap: Bitmap | None
     sync: Sync | None
+    # raid10's copies as raid10.c status() prints them: "2 near-copies", "2 far-copies" or
+    # "2 offset-copies" (both far, counted in far_copies); None for other levels. Not part of the
+    # documented JSON of `mdboost parse`, which keeps its shape.
+    near_copies: int | None = None
+    far_copies: int | None = None
 
     @property
     def syncing(self) -> bool:
@@ -109,6 +114,7 @@ class MdStat:
 def array_to_json(array: Array) -> dict[str, Any]:
     """One array in the documented JSON shape (lists, not tuples, so it equals its JSON form)."""
     out = asdict(array)
+    del out["near_copies"], out["far_copies"]
     out["devices"] = [asdict(device) for device in array.devices]
     if array.sync is not None and array.queued:
         out["sync"] = {"action": array.sync.action}
@@ -165,6 +171,10 @@ def _render_status(array: Array) -> str:
             text += f" {array.chunk_kb}k rounding"
         elif array.level == "raid10":
             text += f" {array.chunk_kb}K chunks"
+            if (array.near_copies or 1) > 1:
+                text += f" {array.near_copies} near-copies"
+            if (array.far_copies or 1) > 1:
+                text += f" {array.far_copies} far-copies"
         else:
             text += f" {array.chunk_kb}k chunks"
     if array.raid_disks is not None and array.active_disks is not None:

@@ -127,6 +127,41 @@ def test_a_faulty_member_fails_a_raid0_or_linear() -> None:
     assert array_view.is_failed(whole, "broken")  # its member disk vanished: sysfs knows after I/O
 
 
+def raid10(copies: str, status: str) -> mdstat.Array:
+    line = f"      10 blocks super 1.2 512K chunks {copies} [{len(status)}/{status.count('U')}]"
+    return mdstat_parse.parse(f"md0 : active raid10 vdb[1] vda[0]\n{line} [{status}]\n").arrays[0]
+
+
+def test_a_raid10_fails_when_one_copy_set_is_gone_whatever_the_count() -> None:
+    # md's _enough(): near-copies pair neighbouring slots; far- and offset-copies shift by one.
+    # Two of four members gone is harmless or fatal depending on which two.
+    assert [
+        array_view.is_failed(raid10("2 near-copies", status), "write-pending")
+        for status in ("_U_U", "U__U", "__UU", "UU__", "U_U_")
+    ] == [False, False, True, True, False]
+    assert [
+        array_view.is_failed(raid10(copies, "_U_U"), None)
+        for copies in ("2 far-copies", "2 offset-copies")
+    ] == [False, False]
+    assert array_view.is_failed(raid10("2 far-copies", "U__U"), None)
+    assert array_view.is_failed(raid10("2 far-copies", "_UU_"), None)  # the set wrapping 3 -> 0
+    # Three members, two near copies: sets (0,1), (2,0), (1,2); any two gone is fatal.
+    assert [
+        array_view.is_failed(raid10("2 near-copies", status), None)
+        for status in ("U__", "_U_", "UU_", "_UU")
+    ] == [True, True, False, False]
+    # Three copies on four members survive any two missing.
+    assert not array_view.is_failed(raid10("3 near-copies", "__UU"), None)
+
+
+def test_a_raid10_without_its_copies_is_judged_by_the_word_only() -> None:
+    wrapped = mdstat_parse.parse(
+        "md0 : active raid10 vdb[1] vda[0]\n      10 blocks super 1.2 [4/2] [__UU]\n"
+    ).arrays[0]
+    assert wrapped.near_copies is None and not array_view.is_failed(wrapped, "write-pending")
+    assert array_view.is_failed(wrapped, "broken")
+
+
 def test_failed_names_reads_sysfs_degraded_too(tree: KernelTree) -> None:
     tree.mdstat(mdstat_text(ACTIVE_BUT_FAILED, raid1("md1")))
     tree.md("md0", array_state="write-pending", degraded="2")
