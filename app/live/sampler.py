@@ -161,7 +161,12 @@ class Sampler:
                 "cannot write samples (%d ticks kept in memory): %s", len(self.pending), error
             )
             tick.error = f"cannot write samples: {error}"
-        if now - self.last_downsample >= DOWNSAMPLE_EVERY_S:
+        if self.latest.ts is None:
+            # The first tick, which start-up awaits before its first answer: only measure. A
+            # month to thin, or an old file to convert (7.8 s on a 30-day file), waits for the
+            # loop's first tick (issue 27).
+            self.measure(now)
+        elif now - self.last_downsample >= DOWNSAMPLE_EVERY_S:
             self.maintain(now)
         self.latest = tick
         return tick
@@ -175,6 +180,10 @@ class Sampler:
             self.last_downsample = now
         except sqlite3.Error as error:
             log.warning("downsampling failed, will retry: %s", error)
+        self.measure(now)
+
+    def measure(self, now: float) -> None:
+        """What the file takes, for the page's footer."""
         try:
             self.size = db.measure(self.conn, now)
         except (OSError, sqlite3.Error) as error:
