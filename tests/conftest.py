@@ -1,7 +1,7 @@
 import os
 import sqlite3
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -9,6 +9,43 @@ import pytest
 from app.store import db
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree, syncing_box
+
+# scripts/test.sh runs the suite in two processes (pytest-xdist, --dist loadgroup): every test
+# that boots QEMU in one group, collected first, so the VMs run one after another from the start
+# while the other process runs the rest a module at a time (each module's server and browser
+# started once). One VM beside one test process on CI's two cores, never two VMs at once.
+VM_GROUP = "real-kernel-vm"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    booting = [item for item in items if item.get_closest_marker("realkernel")]
+    rest = [item for item in items if not item.get_closest_marker("realkernel")]
+    for item in booting:
+        item.add_marker(pytest.mark.xdist_group(VM_GROUP))
+    for item in rest:
+        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    items[:] = booting + rest
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The figures benchmarks-in-tests measured (`figure` fixture), printed at the end: a worker
+    process's own output never reaches the terminal."""
+    lines = [
+        f"{report.nodeid.split('::')[-1]}: {value}"
+        for report in terminalreporter.stats.get("passed", [])
+        for name, value in report.user_properties
+        if name == "figure"
+    ]
+    if lines:
+        terminalreporter.section("measured figures")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def figure(record_property: Callable[[str, object], None]) -> Callable[[str], None]:
+    """figure(text): a measured figure, shown in the run's summary (pytest_terminal_summary)."""
+    return lambda text: record_property("figure", text)
 
 
 @pytest.fixture(autouse=True)
