@@ -10,4 +10,4 @@ mypy
 lint-imports
 # Two processes (pytest-xdist): the tests that boot QEMU one after another in one, the rest in
 # the other, a module at a time (tests/conftest.py groups them); the whole CI run fits its budget.
-exec pytest -n 2 --dist loadgroup "$@"
+exec pytest -n 2 --dist loadscope --no-loadscope-reorder "$@"
