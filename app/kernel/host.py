@@ -6,7 +6,7 @@ a disk a plain sysfs name. A missing file means "not available on this kernel" (
 
 import os
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from app.kernel import procfs, sysfs
@@ -186,6 +186,20 @@ class Host:
                 if (block / disk / member).is_dir():
                     return disk
         return None
+
+    def read_disk_kib(self, members: Iterable[str]) -> dict[str, int]:
+        """The whole size of each disk holding one of `members` (sda5 -> sda), 1 KiB blocks, from
+        /sys/block/<disk>/size (512-byte sectors whatever the disk's own sector size); a disk
+        that is gone or unreadable is left out."""
+        out: dict[str, int] = {}
+        for member in members:
+            disk = self.whole_disk(member)
+            if disk is None or disk in out:
+                continue
+            text = self.read(self.sys_root / "block" / disk / "size")
+            if text is not None and text.strip().isdigit():
+                out[disk] = int(text) // 2
+        return out
 
     # ---- writing (tuning only)
     def write(self, path: Path, value: str) -> None:

@@ -1,6 +1,7 @@
 """Rebuild a run's forecast from SQLite (once, when mdboost starts), order the SHR pool, and shape
 the answer for the API from the sampler's present: one array, or the whole SHR pool."""
 
+import dataclasses
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -85,9 +86,20 @@ def _boost_estimate(
             on = f"{sibling}, on the same disks"
             return boost.boost_forecast(fc, ratio, measured_on=on, untuned_speed=untuned)
     disks = history.last_sync_pace(conn, name)
-    return boost.boost_forecast(
+    found = boost.boost_forecast(
         fc, None, boost_max, untuned_speed=untuned, disks=disks, kernel_release=box.kernel_release
     )
+    elsewhere = effects.latest_measured(conn, BOOST_PRESET)
+    if found is None or elsewhere is None:
+        return found
+    # Boost was measured on this box, but not in a way that scales this run's untuned pace: say
+    # so, never "boost has not been measured" (issue 25).
+    measured = f"×{elsewhere['ratio']:.1f} on {elsewhere['array']}"
+    if elsewhere["untuned"]:
+        note = f"boost measured {measured}, a different array"
+    else:
+        note = f"boost measured {measured} over settings already tuned, not over the untuned pace"
+    return dataclasses.replace(found, why=f"{found.why}; {note}")
 
 
 def pool_eta(box: BoxNow, now: float) -> dict[str, Any]:

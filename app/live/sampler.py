@@ -93,6 +93,9 @@ class Sampler:
         self.latest: Tick = Tick()
         self.diagnosis = Tracker(host)
         self.idle = IdleFilter()
+        # The members whose disks' sizes `disk_kib` holds (read again when they change).
+        self.sized: frozenset[str] = frozenset()
+        self.disk_kib: dict[str, int] = {}
 
     @property
     def clock(self) -> Clock:
@@ -130,6 +133,7 @@ class Sampler:
             if ARRAY_NAME.fullmatch(a.name)
         }
         tick.mem_available_kib = self.host.read_meminfo().get("MemAvailable")
+        tick.disk_kib = self._disk_kib(parsed)
         try:
             wanted = self.diagnosis.devices(parsed)
             tick.diskstats = self.host.read_diskstats(wanted) if wanted else {}
@@ -160,6 +164,18 @@ class Sampler:
                 log.warning("downsampling failed, will retry: %s", error)
         self.latest = tick
         return tick
+
+    def _disk_kib(self, parsed: mdstat.MdStat) -> dict[str, int]:
+        """The member disks' whole sizes; /sys is read only when the members change."""
+        members = frozenset(d.name for a in parsed.arrays for d in a.devices)
+        if members != self.sized:
+            try:
+                self.disk_kib = self.host.read_disk_kib(sorted(members))
+            except (OSError, ValueError) as error:
+                log.warning("cannot read the disks' sizes: %s", error)
+                self.disk_kib = {}
+            self.sized = members
+        return self.disk_kib
 
     def _clock_stepped(self, now: float, step: float) -> None:
         """The wall clock moved: what came before this tick goes onto the new wall time, in

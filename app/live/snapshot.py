@@ -6,6 +6,7 @@ app/live/present.py builds one BoxNow per tick and replaces the reference; a req
 views be tested on captured kernel trees without a server.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +81,7 @@ class BoxNow:
     available_kib: int | None = None  # /proc/meminfo MemAvailable, KiB: the stripe cache's budget
     capabilities: tuple[Capability, ...] = ()
     kernel_release: str | None = None  # /proc/sys/kernel/osrelease, read once at start
+    disk_kib: Mapping[str, int] = field(default_factory=dict)  # member disks' whole sizes, KiB
 
     def array(self, name: str) -> ArrayNow | None:
         return next((a for a in self.arrays if a.array.name == name), None)

@@ -33,6 +33,9 @@ class Tick:
     mem_available_kib: int | None = None  # /proc/meminfo MemAvailable, KiB
     # /proc/diskstats of the running arrays and their members (what the diagnosis reads)
     diskstats: dict[str, DiskStat] = field(default_factory=dict)
+    # Each member disk's whole size, 1 KiB blocks (/sys/block/<disk>/size): read again only when
+    # the arrays' members change; the planner sees a disk's tail above the arrays by it.
+    disk_kib: dict[str, int] = field(default_factory=dict)
     diagnoses: dict[str, Diagnosis] = field(default_factory=dict)  # per running mdN array
     verdict_changes: list[VerdictChange] = field(default_factory=list)
     any_running: bool = False

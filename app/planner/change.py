@@ -175,7 +175,8 @@ def _new_tiers(
     if change.kind == "replace" and change.member is not None:
         sizes.pop(change.member)
     sizes["new disk"] = new_kib
-    tails = [s - top for s in sizes.values() if s > top]
+    # A disk within SAME_SIZE of the top ends there: what is left is DSM's slack, no tier.
+    tails = [s - top for s in sizes.values() if s > top * (1 + SAME_SIZE)]
     created = []
     for tier in capacity.tiers(tails):
         if tier.disks > pool.redundancy:

@@ -6,8 +6,11 @@ from pathlib import Path
 
 from app.md import mdstat
 from app.simulator.layout import (
+    DISK_SECTORS,
     DISKS,
     KNOB_DEFAULTS,
+    MD0_BLOCKS,
+    MD1_BLOCKS,
     MD3_DISKS,
     MD3_PER_DEVICE_BLOCKS,
     MD_THREADS,
@@ -80,6 +83,7 @@ class Tree:
         for disk in DISKS:
             self.write(f"sys/block/{disk}/queue/read_ahead_kb", "128\n")
             self.write(f"sys/block/{disk}/device/queue_depth", "31\n")
+            self.write(f"sys/block/{disk}/size", f"{DISK_SECTORS[disk]}\n")
             for part in (1, 2, 5, 6):
                 (self.root / "sys/block" / disk / f"{disk}{part}").mkdir(
                     parents=True, exist_ok=True
@@ -166,7 +170,7 @@ class Tree:
             )  # fmt: skip
         else:
             md3 = raid1("md3", 6, MD3_PER_DEVICE_BLOCKS, ("sda", "sdb"))
-        arrays = (md2, md3, raid1("md1", 2, 2_097_088, DISKS), raid1("md0", 1, 2_490_176, DISKS))
+        arrays = (md2, md3, raid1("md1", 2, MD1_BLOCKS, DISKS), raid1("md0", 1, MD0_BLOCKS, DISKS))
         parsed = mdstat.MdStat(personalities=PERSONALITIES, arrays=arrays)
         self.write("proc/mdstat", mdstat.render(parsed))
 

@@ -12,6 +12,14 @@ RESHAPE_TOTAL_BLOCKS = PER_DEVICE_BLOCKS * OLD_DATA_DISKS
 MD3_DISKS = ("sda", "sdb", "sdd")  # the larger disks: md3's raid1 pair, then the new disk
 MD3_PER_DEVICE_BLOCKS = 976_758_848  # 1 KiB blocks in each md3 member partition (1 TB)
 MD3_RESHAPE_BLOCKS = MD3_PER_DEVICE_BLOCKS  # raid5 2 -> 3 disks: one old data disk
+MD0_BLOCKS, MD1_BLOCKS = 2_490_176, 2_097_088  # DSM's system and swap raid1s, on every disk
+# Each disk's whole size (/sys/block/<disk>/size, 512-byte sectors): its partitions plus 0.5 GB
+# of DSM's gaps; sda, sdb and sdd carry md3 too.
+DISK_SECTORS = {
+    d: 2 * (MD0_BLOCKS + MD1_BLOCKS + PER_DEVICE_BLOCKS + 524_288)
+    + (2 * MD3_PER_DEVICE_BLOCKS if d in MD3_DISKS else 0)
+    for d in DISKS
+}
 NEW_READ_AHEAD_KB = 2 * 64 * NEW_DATA_DISKS  # md: two stripes once the grow is done
 MD3_READ_AHEAD_KB = 2 * 64 * 2  # ... of md3's 3-disk raid5
 STEP_S = 3.0  # md.c takes a progress mark every 3 s and averages the last 10

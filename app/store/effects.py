@@ -156,6 +156,17 @@ def latest_ratio(conn: sqlite3.Connection, preset: str, array: str) -> float | N
     return float(row[0]) if row else None
 
 
+def latest_measured(conn: sqlite3.Connection, preset: str) -> dict[str, Any] | None:
+    """The box's latest fully measured effect of a preset on any array, whatever it was applied
+    over: {"array", "ratio", "untuned"} (untuned: measured over the untuned pace)."""
+    row = conn.execute(
+        f"SELECT array, ratio, {FROM_UNTUNED} FROM tuning_effects WHERE preset = ? "
+        "AND measured_at IS NOT NULL AND ratio > 0 ORDER BY applied_at DESC LIMIT 1",
+        (preset,),
+    ).fetchone()
+    return {"array": row[0], "ratio": float(row[1]), "untuned": bool(row[2])} if row else None
+
+
 def untuned_speed(conn: sqlite3.Connection, session_id: int, array: str) -> float | None:
     """KiB/s of the array before the open session tuned it: the "before" of the apply that
     opened it, else the first step of an auto-tune sweep in it (the values it found)."""

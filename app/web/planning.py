@@ -48,7 +48,7 @@ def make_plan(box: BoxNow, conn: sqlite3.Connection, request: Request, now: floa
         raise BadChange("an add names no member: the new disk joins the pool")
     pool = next((p for p in found if member in p.disks), found[0])
     wanted = Change(request.change, request.disk_bytes // KIB, member)
-    return plan_change(pool, wanted, history(box, conn, pool, now), now)
+    return plan_change(pool, wanted, history(box, conn, pool, now), now, box.disk_kib)
 
 
 def history(

@@ -14,6 +14,7 @@ from app.store import history
 from app.tuning import view as tuning_view
 from app.tuning.tuner import Tuner
 from app.web import security
+from app.web.deps import get_settings, get_tuning_access
 
 PAST_RUNS = 20
 # The events a run's chart marks: people's and sweeps' changes, not its diagnoses (which grow
@@ -165,11 +166,11 @@ def boost_panel(
     request: Request, tuner: Tuner, conn: sqlite3.Connection, box: BoxNow, **extra: Any
 ) -> dict[str, Any]:
     """The boost panel's state: GET /api/tuning's shape, plus a plan or an error when given."""
-    access = request.app.state.tuning_access
+    access = get_tuning_access(request)
     why = "; ".join(access.problems)
     readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
     session = security.login_session(request, conn)
-    open_demo = request.app.state.settings.demo_open
+    open_demo = get_settings(request).demo_open
     return {
         "tuning": tuning_view.status(tuner, conn, box),
         "running": any(state.array.syncing for state in box.arrays),

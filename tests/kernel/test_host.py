@@ -68,6 +68,17 @@ def test_the_disk_behind_a_member_partition(tree: KernelTree) -> None:
     assert host.has_block_device("sda") and not host.has_block_device("sdz")
 
 
+def test_a_member_s_whole_disk_size_in_kib(tree: KernelTree) -> None:
+    """/sys/block/<disk>/size counts 512-byte sectors; a disk read once for its two members; a
+    disk that is gone, or a size that is no number, is left out."""
+    syncing_box(tree)
+    tree.write("sys/block/sda/size", "7814037168\n")  # an 8 TB disk (4 KiB sectors too)
+    tree.write("sys/block/sdb/size", "garbage\n")
+    host = Host(tree.proc, tree.sys)
+    sizes = host.read_disk_kib(["sda5", "sda1", "sdb5", "sdc5", "sdz5"])
+    assert sizes == {"sda": 3907018584}
+
+
 def test_host_reads_processes_in_the_tree(tmp_path: Path) -> None:
     tree = KernelTree(tmp_path)
     md_thread(tree, 412, "md2_raid5", 900)

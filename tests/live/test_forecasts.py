@@ -28,6 +28,19 @@ def simulated_box(tmp_path: Path, sim: Simulator) -> tuple[Settings, sqlite3.Con
     return settings, conn
 
 
+def sample(
+    settings: Settings, conn: sqlite3.Connection, sim: Simulator, sampler: Sampler | None = None
+) -> None:
+    """40 samples 30 s apart, then the connection closes (the app opens its own)."""
+    sampler = sampler or Sampler(
+        Host(settings.proc_root, settings.sys_root), conn, lambda: sim.state.sim_time
+    )
+    for _ in range(40):
+        sim.advance(30)
+        sampler.sample_once()
+    conn.close()
+
+
 def served(settings: Settings, sim: Simulator) -> TestClient:
     app = create_app(settings)
     app.state.clock = lambda: sim.state.sim_time
@@ -37,11 +50,7 @@ def served(settings: Settings, sim: Simulator) -> TestClient:
 def test_forecast_api_on_the_simulator(tmp_path: Path) -> None:
     sim = Simulator(tmp_path / "tree", seed=3, start_percent=20.0)
     settings, conn = simulated_box(tmp_path, sim)
-    sampler = Sampler(Host(settings.proc_root, settings.sys_root), conn, lambda: sim.state.sim_time)
-    for _ in range(40):
-        sim.advance(30)
-        sampler.sample_once()
-    conn.close()
+    sample(settings, conn, sim)
     with served(settings, sim) as client:
         check_forecasts(client, sim)
 
@@ -91,12 +100,44 @@ def test_md3_of_an_shr_expansion_is_offered_md2s_measured_boost(tmp_path: Path) 
     while sim.reshaping != "md3" or sim.state.done_blocks < 0.1 * sim.total_blocks:
         sim.advance(600)
         sampler.sample_once()
-    for _ in range(40):
-        sim.advance(30)
-        sampler.sample_once()
-    conn.close()
+    sample(settings, conn, sim, sampler)
     with served(settings, sim) as client:
         md3 = client.get("/api/arrays/md3/forecast").json()
     assert md3["forecast"]["status"] == "ok"
     assert md3["boost"]["source"] == "measured" and md3["boost"]["ratio"] == pytest.approx(5.2)
     assert md3["boost"]["why"] == "it measured ×5.2 on md2, on the same disks"
+
+
+def test_a_boost_measured_only_over_auto_tune_is_named_not_called_unmeasured(
+    tmp_path: Path,
+) -> None:
+    """Issue 25: boost measured ×1.3 on top of auto-tune says nothing of its gain over the
+    untuned pace, so the estimate stays the model's; but it says what was measured here instead
+    of "boost has not been measured on this box"."""
+    sim = Simulator(tmp_path / "tree", seed=3, start_percent=20.0)
+    settings, conn = simulated_box(tmp_path, sim)
+    t = sim.state.sim_time
+    with conn:  # auto-tune, then boost over it (measured x1.3), all reverted
+        conn.execute(
+            "INSERT INTO tuning_sessions (id, started, preset, arrays, ended, end_reason) "
+            "VALUES (1, ?, 'auto-tune', '[\"md2\"]', ?, 'requested')",
+            (t, t + 600),
+        )
+        conn.execute(
+            "INSERT INTO tuning_ops (id, session_id, kind, preset, started, finished, state) "
+            "VALUES (1, 1, 'apply', 'auto-tune', ?, ?, 'done'), "
+            "(2, 1, 'apply', 'boost', ?, ?, 'done')",
+            (t, t, t + 100, t + 100),
+        )
+        conn.execute(
+            "INSERT INTO tuning_effects (op_id, array, preset, applied_at, before_kb_s, "
+            "after_kb_s, ratio, measured_at) VALUES (2, 'md2', 'boost', ?, 20000, 26000, 1.3, ?)",
+            (t + 100, t + 400),
+        )
+    sample(settings, conn, sim)
+    with served(settings, sim) as client:
+        md2 = client.get("/api/arrays/md2/forecast").json()
+    assert md2["boost"]["source"] == "model", md2["boost"]
+    assert md2["boost"]["why"].endswith(
+        "; boost measured ×1.3 on md2 over settings already tuned, not over the untuned pace"
+    ), md2["boost"]["why"]

@@ -362,3 +362,23 @@ def test_an_idle_sample_that_could_not_be_written_is_stored_when_the_disk_has_ro
     assert s.sample_once().error is None
     caches = [r[0] for r in conn.execute("SELECT stripe_cache_size FROM samples WHERE array='md2'")]
     assert caches == [256, *range(4096, 4096 + len(errors))]
+
+
+def test_the_member_disks_sizes_ride_on_the_tick_and_are_read_when_members_change(tree, conn):
+    """/sys/block/<disk>/size is read once for a set of members, not every tick (a disk's size
+    changes only when it is swapped, and then the members change)."""
+    idle(tree)
+    for disk in ("sda", "sdb", "sdc", "sdd", "sde"):
+        for part in (1, 5):
+            (tree.sys / "block" / disk / f"{disk}{part}").mkdir(parents=True)
+        tree.write(f"sys/block/{disk}/size", "3907029168\n")  # 2 TB
+    sampled = make_sampler(tree, conn, ManualClock())
+    two_tb = 3907029168 // 2
+    assert sampled.sample_once().disk_kib == dict.fromkeys(("sda", "sdb", "sdc", "sdd"), two_tb)
+    tree.write("sys/block/sdd/size", "7814037168\n")  # unseen until the members change
+    assert sampled.sample_once().disk_kib["sdd"] == two_tb
+    tree.mdstat(tree.read("proc/mdstat").replace("sdd1[3]", "sdd1[3] sde1[4](S)"))
+    assert sampled.sample_once().disk_kib == dict.fromkeys(("sda", "sdb", "sdc"), two_tb) | {
+        "sdd": 7814037168 // 2,
+        "sde": two_tb,
+    }

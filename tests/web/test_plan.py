@@ -165,6 +165,34 @@ def test_bad_input_gets_a_clear_422_and_changes_nothing(
     conn.close()
 
 
+def test_a_disk_s_free_tail_comes_from_sysfs_through_the_sampler(tree: KernelTree, tmp_path: Path):
+    """sda was swapped for a 3 TB disk already: mdstat shows only its 1 TB partitions. The
+    sampler reads its whole size from /sys/block/sda/size, so replacing sdd with a 3 TB disk
+    also creates a mirror of the two 3 TB disks' top TB (hddfaqs.com's example)."""
+    shr_tree(tree)
+    three_tb = 5860533168  # 512-byte sectors
+    sizes = {"sda": three_tb, "sdb": 1953525168, "sdc": 3907029168, "sdd": 3907029168}
+    for disk, sectors in sizes.items():
+        for part in (1, 2, 5, 6):
+            (tree.sys / "block" / disk / f"{disk}{part}").mkdir(parents=True, exist_ok=True)
+        tree.write(f"sys/block/{disk}/size", f"{sectors}\n")
+    settings = Settings(proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite")
+    with TestClient(create_app(settings)) as client:
+        present = client.app.state.present  # type: ignore[attr-defined]
+        wait_for(lambda: present.box.ts is not None, 10, "a sampler tick")
+        assert present.box.disk_kib["sda"] == three_tb // 2
+        change = {"change": "replace", "disk_bytes": three_tb * 512, "member": "sdd"}
+        body = PlanBody.model_validate(client.post("/api/plan", json=change).json())
+    assert [(s.array, s.action, s.level_after, s.disks_after) for s in body.steps] == [
+        ("md2", "rebuild", "raid5", 4),
+        ("md3", "rebuild", "raid1", 2),
+        ("md4", "create", "raid1", 2),
+    ]
+    assert body.capacity_after is not None
+    gained = body.capacity_after.usable_bytes - body.capacity_before.usable_bytes
+    assert 0.95e12 < gained < 1.05e12
+
+
 def test_a_replace_on_a_degraded_pool_gets_a_422(tree: KernelTree, tmp_path: Path):
     shr_tree(tree, SHR_1_1_2_2.replace("[4/4] [UUUU]\n\nmd1", "[4/3] [UUU_]\n\nmd1", 1))
     settings = Settings(proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite")

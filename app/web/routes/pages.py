@@ -9,7 +9,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.live.snapshot import BoxNow
 from app.web import plan_kept, planning, security, views
-from app.web.deps import BoxDep, ClockDep, DbDep, PresentDep, RowId, TunerDep
+from app.web.deps import BoxDep, ClockDep, DbDep, PresentDep, RowId, TunerDep, get_settings
 from app.web.errors import call_tuning, message_of
 from app.web.headline import headline
 from app.web.templating import Static, render_page
@@ -33,7 +33,7 @@ def _page(
 ) -> Response:
     context = {
         "now": now,
-        "demo": request.app.state.settings.demo,
+        "demo": get_settings(request).demo,
         "diagnoses": views.diagnoses(box),
         "plan_section": planning.section(box, conn, now),
     }

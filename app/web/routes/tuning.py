@@ -8,7 +8,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from app.tuning import view as tuning_view
 from app.web.deps import BoxDep, DbDep, TunerDep
 from app.web.errors import call_tuning
-from app.web.schemas import documents
 from app.web.schemas.tuning import Presets, TuningStatus
 from app.web.security import TuningChangeDep
 
@@ -44,26 +43,28 @@ class BoostBody(BaseModel):
     on: bool
 
 
-@router.get("/tuning", responses=documents(TuningStatus))
-def tuning_status(tuner: TunerDep, conn: DbDep, box: BoxDep) -> dict[str, Any]:
-    return tuning_view.status(tuner, conn, box)
+@router.get("/tuning")
+def tuning_status(tuner: TunerDep, conn: DbDep, box: BoxDep) -> TuningStatus:
+    return TuningStatus.model_validate(tuning_view.status(tuner, conn, box))
 
 
-@router.get("/presets", responses=documents(Presets))
-def list_presets(tuner: TunerDep) -> dict[str, Any]:
-    return {
-        "presets": [
-            {
-                "name": p.name,
-                "summary": p.summary,
-                "source": p.source,
-                "restore_originals": p.restore_originals,
-                "knobs": [s.__dict__ for s in p.settings],
-            }
-            for p in tuner.presets.values()
-        ],
-        "errors": [e.__dict__ for e in tuner.preset_errors],
-    }
+@router.get("/presets")
+def list_presets(tuner: TunerDep) -> Presets:
+    return Presets.model_validate(
+        {
+            "presets": [
+                {
+                    "name": p.name,
+                    "summary": p.summary,
+                    "source": p.source,
+                    "restore_originals": p.restore_originals,
+                    "knobs": [s.__dict__ for s in p.settings],
+                }
+                for p in tuner.presets.values()
+            ],
+            "errors": [e.__dict__ for e in tuner.preset_errors],
+        }
+    )
 
 
 @router.post("/presets/{name}/plan")

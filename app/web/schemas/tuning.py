@@ -78,7 +78,7 @@ class TuningStatus(Body):
     ram: Ram
     capabilities: list[Capability]
     preset_errors: list[PresetError]
-    autotune: dict[str, Any] | None  # the latest sweep and its steps (app/tuning/autotune.py)
+    autotune: dict[str, Any] | None  # the latest sweep and its steps (app/tuning/autotune/)
 
 
 class PresetKnob(Body):
@@ -118,6 +118,13 @@ class NextChange(Body):
     in_s: float
 
 
+class ScheduleAdded(Body):
+    id: int
+    preset: str
+    start: str  # HH:MM in the box's zone
+    end: str
+
+
 class Schedules(Body):
     zone: str
     schedules: list[Schedule]
@@ -135,3 +142,9 @@ class Token(Body):
 
 class Tokens(Body):
     tokens: list[Token]
+
+
+class NewTokenAnswer(Body):
+    name: str
+    scope: str
+    token: str  # shown only in this answer: only its hash is kept
