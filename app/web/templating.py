@@ -24,6 +24,7 @@ from app.formats import (
     duration,
     iso,
     mb_s,
+    megabytes,
     ratio,
 )
 from app.web.deps import get_clock, get_settings
@@ -72,7 +73,13 @@ def _page_day(context: Context, ts: float | None) -> str:
 def _templates(directory: Path) -> Jinja2Templates:
     templates = Jinja2Templates(directory=directory)
     templates.env.filters.update(
-        mb_s=mb_s, duration=duration, clock=_page_clock, day=_page_day, iso=iso, ratio=ratio
+        mb_s=mb_s,
+        duration=duration,
+        clock=_page_clock,
+        day=_page_day,
+        iso=iso,
+        ratio=ratio,
+        megabytes=megabytes,
     )
     templates.env.globals.update(
         ROLE_LABELS=ROLE_LABELS,
