@@ -7,8 +7,10 @@ unless told (--level, --members, --grow-to, --chunk-kb), DSM-like defaults (stri
 max 200000; read_ahead_kb 384). First the manual sweep: one
 fresh reshape per candidate stripe cache, set right after the grow starts ("defaults" leaves
 mdadm's value). Then auto-tune on a fresh reshape of the same setup, pressed over mdboost's HTTP
-API once the sampler has seen the reshape. `--rounds N` repeats the plan in a rotated order;
-`--merge FILE` adds the trials of an earlier run's bench.json (same flags) to the figures.
+API once the sampler has seen the reshape; "boost" presses mdboost's boost toggle instead. `--rounds
+N` repeats the plan in a rotated order; `--merge FILE` (again for more files) adds the trials of
+earlier runs' bench.json (same flags) to the figures: one trial per boot, interleaved A B A B,
+lets other work on a shared machine take turns between trials.
 Prints figures: each candidate's speed (whole run, and before the grow's knee, where auto-tune
 measures), auto-tune's choice against the sweep's best, the auto-tuned run against the
 defaults, and this machine's load meanwhile. Asserts nothing. Needs root (or a cached VM image).
@@ -59,8 +61,15 @@ def main() -> int:
     parser.add_argument("--members", type=int, default=3, help="disks before the grow")
     parser.add_argument("--grow-to", type=int, default=4, help="disks after the grow")
     parser.add_argument("--reader", action="store_true", help="a competing O_DIRECT reader")
-    parser.add_argument("--plan", default=PLAN, help="trials in order: defaults, values, autotune")
-    parser.add_argument("--merge", type=Path, help="an earlier bench.json to report with")
+    parser.add_argument(
+        "--plan",
+        default=PLAN,
+        help="trials in order: defaults, values (16384+threads2: and 2 raid5 worker threads, "
+        "set before the grow), autotune, boost",
+    )
+    parser.add_argument(
+        "--merge", type=Path, action="append", default=[], help="an earlier bench.json to add"
+    )
     parser.add_argument(
         "--steps", default="5 40 60", help="auto-tune's settle, min and max measure (s)"
     )
@@ -101,7 +110,7 @@ def main() -> int:
         if not bench.exists():
             return 1
     found = json.loads(bench.read_text())
-    earlier = json.loads(args.merge.read_text()) if args.merge else []
+    earlier = [t for path in args.merge for t in json.loads(path.read_text())]
     report(earlier + found, args, image, load.samples, run.wall_s)
     print(f"(raw results: {bench})")
     return 0 if run.rc == 0 else 1
@@ -132,14 +141,21 @@ def report(
         )
     print(f"{'trial':>5} {'setting':<16} {'time s':>7} {'knee s':>7} {'MB/s':>6} {'pre-knee':>8}")
     for t in trials:
-        setting = "auto-tune" if t["kind"] == "autotune" else f"cache {t['stripe_cache']}"
+        setting = {"autotune": "auto-tune", "boost": "boost"}.get(
+            t["kind"], f"cache {t['stripe_cache']}"
+        )
+        setting += f" +{t['group_thread_cnt']} thr" if t["kind"] == "threads" else ""
         setting += " (dflt)" if t["kind"] == "defaults" else ""
         knee = f"{t['knee_s']:7.1f}" if t.get("knee_s") else "      -"
         before = f"{t['before_knee_mb_s']:8.2f}" if t.get("before_knee_mb_s") else "       -"
         print(
             f"{t['trial']:>5} {setting:<16} {t['seconds']:>7.1f} {knee} "
-            f"{t['reshape_mb_s']:>6.2f} {before}"
+            f"{t['reshape_mb_s']:>6.2f} {before}{requests(t)}"
         )
+        if t.get("not_reverted"):
+            print(f"      NOT REVERTED (before the press, after the revert): {t['not_reverted']}")
+        elif "not_reverted" in t:
+            print("      every knob read back as before the press after mdboost's revert")
     fixed = [t for t in trials if t["kind"] in ("fixed", "defaults")]
     if not fixed:
         return
@@ -157,6 +173,12 @@ def report(
     )
     print(f"best: stripe_cache_size {best_value} at {speed[best_value]:.2f} MB/s")
     defaults = [t["seconds"] for t in trials if t["kind"] == "defaults"]
+    compare(trials, "defaults", "boost", 1.6)
+    compare(trials, "defaults", "threads", 1.6)
+    compare(trials, "defaults", "autotune", 1.3)
+    fixed_best = [t for t in fixed if t["stripe_cache"] == best_value]
+    if fixed_best:
+        compare(trials, best_value, "autotune", 0.95)
     for t in (t for t in trials if t["kind"] == "autotune"):
         if "sweep" not in t:
             print(
@@ -196,6 +218,54 @@ def report(
                 f"(mean of {len(defaults)}): {ratio:.2f}x faster "
                 f"({'meets' if ratio >= 1.3 else 'MISSES'} >= 1.3x)"
             )
+
+
+def requests(trial: dict) -> str:
+    """The members' mean requests over the run (issue 29: 5.10 against 6.1): count and size of
+    reads and writes, mean over the members, when the trial recorded its diskstats."""
+    stats = trial.get("diskstats")
+    if not stats:
+        return ""
+    disks = list(stats.values())
+
+    def mean(key: str) -> float:
+        found = [d[key] for d in disks if d[key] is not None]
+        return statistics.mean(found) if found else 0.0
+
+    return (
+        f"  per member: {mean('reads'):.0f} reads of {mean('read_kib'):.0f} KiB "
+        f"({mean('read_ms'):.0f} ms), {mean('writes'):.0f} writes of {mean('write_kib'):.0f} KiB "
+        f"({mean('write_ms'):.0f} ms); {disks[0]['scheduler']}"
+    )
+
+
+def compare(trials: list[dict], base: str | int, kind: str, bar: float) -> None:
+    """Mean whole-run and to-the-knee times of `kind` against `base` (a kind, or a fixed stripe
+    cache value), with each side's trials, and whether the ratio meets `bar`."""
+
+    def pick(which: str | int) -> list[dict]:
+        if isinstance(which, int):
+            return [t for t in trials if t["kind"] == "fixed" and t["stripe_cache"] == which]
+        return [t for t in trials if t["kind"] == which]
+
+    a, b = pick(base), pick(kind)
+    if not a or not b:
+        return
+    whole = statistics.mean(t["seconds"] for t in a) / statistics.mean(t["seconds"] for t in b)
+    knees_a = [t["knee_s"] for t in a if t.get("knee_s")]
+    knees_b = [t["knee_s"] for t in b if t.get("knee_s")]
+    knee = (
+        f", to the knee {statistics.mean(knees_a) / statistics.mean(knees_b):.2f}x"
+        if knees_a and knees_b
+        else ""
+    )
+    label = f"cache {base}" if isinstance(base, int) else base
+    times = " ".join(f"{t['seconds']:.1f}" for t in a), " ".join(f"{t['seconds']:.1f}" for t in b)
+    verdict = "meets" if whole >= bar else "MISSES"
+    print(
+        f"{kind} against {label}: whole run {whole:.2f}x{knee} ({label} s: {times[0]}; "
+        f"{kind} s: {times[1]}); {verdict} >= {bar}"
+    )
 
 
 if __name__ == "__main__":

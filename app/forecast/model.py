@@ -70,6 +70,20 @@ RECENT_STEPS = 4.0
 HELD_SHARE = 0.95
 # Right after a regime starts md averages its speed over the last ~30 s: skip that transient.
 TRANSIENT_S = 30.0
+# A pace that drifts one way through the window's three thirds (each third this much or more
+# beyond the one before at the end) is taken halfway to its newest third: a resync that speeds
+# up as other I/O stops, a recovery that slows as the host gets busy. Bursts that come and go
+# seldom line up so; a run held by its max has nowhere to drift.
+DRIFT = 1.1
+DRIFT_WEIGHT = 0.5
+# The fast side of the range reaches this quantile of the pace between checkpoints (issue 30:
+# coverage on recoveries with bursts was 28-65 %).
+CLEAN_SPELLS = 0.9
+# mdboost's own tuning: the first of these events in a stretch of tuning remembers the pace before
+# it; "revert" settles back on that pace (issue 25: never on the tuned one), within this range.
+TUNING_EVENTS = frozenset({"apply", "autotune"})
+REVERT_RANGE = (1.25, 0.75)  # fast, slow factors on the pace before tuning
+REVERT_REASON = "the pace before tuning, until the new one is measured"
 
 
 @dataclass(frozen=True)
@@ -95,6 +109,28 @@ class Forecast:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def reverted(fc: Forecast, untuned: float) -> Forecast:
+    """`fc` at the pace before tuning (`untuned`, blocks/s), settling: what the page shows in
+    the instant after a revert, until the next sample begins the revert's own regime."""
+    now, speed = fc.as_of, fc.speed_blocks_s
+    if fc.status not in ("ok", "settling") or now is None or not speed or untuned <= 0:
+        return fc
+    if fc.eta is None or fc.low is None or fc.high is None:
+        return fc
+    slower = speed / untuned
+    return replace(
+        fc,
+        status="settling",
+        reason=REVERT_REASON,
+        eta=now + (fc.eta - now) * slower,
+        low=now + (fc.low - now) * slower / REVERT_RANGE[0],
+        high=now + (fc.high - now) * slower / REVERT_RANGE[1],
+        speed_blocks_s=untuned,
+        regime="revert",
+        settling=True,
+    )
 
 
 def forecast(
@@ -129,6 +165,9 @@ class RunProgress:
         self.limits = Limits()
         self.regime = Regime(Point(0.0, 0.0, 0), "start")
         self.knee_passed = False
+        # blocks/s before mdboost's tuning began, while it is applied; None when untuned
+        self.untuned: float | None = None
+        self.tuned = False
 
     def add(
         self,
@@ -185,6 +224,15 @@ class RunProgress:
         if new == old and not event:
             return
         speed = self._current_speed()
+        if event in TUNING_EVENTS and not self.tuned:
+            self.tuned, self.untuned = True, speed
+        elif event == "revert":
+            untuned, self.tuned, self.untuned = self.untuned, False, None
+            if untuned is not None and untuned > 0:
+                # Back to the pace before tuning, not the tuned one md's 30 s average still
+                # shows for the next minute (capped by the limits now in force).
+                self._begin(point, event, cap(untuned, new), REVERT_RANGE)
+                return
         if speed is None:
             self._begin(point, event or "limits")
             return
@@ -206,6 +254,8 @@ class RunProgress:
             # Held by its max, md stays at the max past the knee: nothing changes. A run that
             # made no progress before it jumped past the knee (disks stopped) has no pace to scale.
             return
+        if self.untuned is not None:
+            self.untuned *= KNEE_SPEEDUP  # past the knee, the untuned pace would have risen too
         likely = cap(speed * KNEE_SPEEDUP, self.limits)
         fastest = cap(speed * KNEE_SPEEDUP_RANGE[1], self.limits)
         slowest = cap(speed * KNEE_SPEEDUP_RANGE[0], self.limits)
@@ -268,6 +318,8 @@ class RunProgress:
         if measured is not None and recent is not None and held_by_max(recent, limits):
             # Held by its max now: measured from when it got there, whatever the ramp before.
             measured = regime.measure_held(step, HELD_SHARE * recent) or measured
+        if measured is not None and not held_by_max(measured, limits):
+            measured = _with_drift(measured, regime.thirds(step))
         settling = measured is None
         speed = measured if measured is not None else regime.settle_speed
         if speed is None:
@@ -279,6 +331,10 @@ class RunProgress:
         knee_ahead = self.knee if self.knee is not None and progress < self.knee else None
         if held:
             knee_ahead = None
+        if held and speed > cap(speed, limits):
+            # This run keeps a pace past its max's overshoot (a large stripe cache: md throttles
+            # a window at a time): the max as this run honours it is the measured pace.
+            limits = replace(limits, speed_max=speed / MAX_OVERSHOOT)
         trend = 0.0 if settling or held else falling_trend(regime.checkpoints, total)
         if trend > 0:
             speed = regime.speed_at(trend, progress, total, step.ts)
@@ -291,6 +347,11 @@ class RunProgress:
             # The pace may have changed for good (a resync that speeds up once other I/O
             # stops): the range reaches what the recent pace would give, either way.
             fast_speed, slow_speed = max(speed, recent), min(speed, recent)
+            # Bursts (of other I/O, or of a busy host) may stop: the range reaches the pace of
+            # the run's quick spells. A run held by its max gains little: the max caps it.
+            clean = regime.spell_quantile(step, CLEAN_SPELLS)
+            if clean is not None:
+                fast_speed = max(fast_speed, clean)
         # A grow held by its max gets no knee, but may still overshoot the max past it.
         fast_knee = self.knee if held and self.knee is not None and progress < self.knee else None
         fastest = seconds_left(
@@ -314,7 +375,13 @@ class RunProgress:
         return replace(
             base,
             status="settling" if settling else "ok",
-            reason="the pace is the previous one, scaled by the change" if settling else None,
+            reason=(
+                None
+                if not settling
+                else REVERT_REASON
+                if regime.kind == "revert"
+                else "the pace is the previous one, scaled by the change"
+            ),
             eta=max(now, anchor + remaining),
             low=max(now, anchor + fastest * math.exp(q_low) - step_s),
             high=max(now, anchor + slowest * math.exp(q_high) + step_s),
@@ -331,3 +398,13 @@ class RunProgress:
         if knee is not None and self.knee_passed:
             speed /= KNEE_SPEEDUP  # the pace before the knee
         return seconds_left(speed, 0.0, knee, KNEE_SPEEDUP, self.limits, self.total)
+
+
+def _with_drift(measured: float, thirds: tuple[float, float, float] | None) -> float:
+    """The window's pace, moved towards its newest third when the pace drifts one way."""
+    if thirds is None or min(thirds) <= 0:
+        return measured
+    first, middle, last = thirds
+    if (last > middle * DRIFT and middle > first) or (last * DRIFT < middle and middle < first):
+        return float(measured ** (1 - DRIFT_WEIGHT) * last**DRIFT_WEIGHT)
+    return measured

@@ -136,13 +136,31 @@ class Present:
         ]
         for k in now:
             k["drift"] = k["current"] is not None and k["current"] != k["desired"]
+        arrays, members, pool = box.arrays, box.pool_members, box.pool
+        if box.session_id is not None and open_session is None:
+            arrays = tuple(self._reverted(state) for state in arrays)
+            by_name = {a.name: a.forecast for a in arrays}
+            members = tuple(replace(m, forecast=by_name.get(m.name, m.forecast)) for m in members)
+            pool = pool_model.pool_forecast(list(members)) if len(members) > 1 else None
         self.box = replace(
             box,
+            arrays=arrays,
+            pool_members=members,
+            pool=pool,
             preset=open_session["preset"] if open_session else None,
             session_started=open_session["started"] if open_session else None,
             session_id=open_session["id"] if open_session else None,
             knobs=tuple(_knob(k) for k in now),
         )
+
+    def _reverted(self, state: ArrayNow) -> ArrayNow:
+        """Right after a revert: the forecast at the pace before tuning, not the tuned pace the
+        last tick measured (issue 25); the next tick's revert regime takes over from there."""
+        progress = self.progress.get(state.run["id"]) if state.run else None
+        untuned = progress.untuned if progress is not None else None
+        if state.forecast is None or untuned is None:
+            return state
+        return replace(state, forecast=model.reverted(state.forecast, untuned))
 
     def _knob_capabilities(self, md: MdStat) -> tuple[Capability, ...]:
         key = tuple((a.name, a.level) for a in md.arrays if ARRAY_NAME.fullmatch(a.name))

@@ -1,10 +1,13 @@
 """Present: the box /metrics shows, rebuilt after each sampler tick from what the tick read."""
 
+import pytest
+
 from app.kernel.host import Host
 from app.live import forecasts, sampler
 from app.live.present import Present
 from app.store import history
 from tests.kernel_tree import (
+    RESHAPE_TOTAL,
     KernelTree,
     act_like_md,
     mdstat_text,
@@ -144,3 +147,44 @@ def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
 
 def test_no_osrelease_means_no_kernel_release(tree, conn):
     assert Present(Host(tree.proc, tree.sys), conn).box.kernel_release is None
+
+
+def test_the_instant_after_a_revert_the_finish_is_the_untuned_paces(tree, tmp_path):
+    """Issue 25: boost took md2 from 6 to 30 MB/s; the answer to the revert (before any tick)
+    and the ticks while md's 30 s average still remembers the boost show the finish at the
+    pace before boost, settling, never the boosted one."""
+    syncing_box(tree)
+    clock = Clock()
+    tuner = make_tuner(tree, tmp_path, clock)
+    present = Present(tuner.host, tuner.conn, tuner.lock)
+    tuner.applier.on_write = present.after_write
+    s = make_sampler(tree, tuner.conn, clock)
+    done = 100_000_000
+
+    def tick(speed: int, ticks: int) -> None:
+        nonlocal done
+        for _ in range(ticks):
+            done += int(speed * TICK_S)
+            tree.mdstat(
+                mdstat_text(raid5(progress=progress("reshape", done, RESHAPE_TOTAL)), raid1())
+            )
+            present.update(s.sample_once())
+            clock.now += TICK_S
+
+    def md2_forecast():
+        return next(a for a in present.box.arrays if a.array.name == "md2").forecast
+
+    tick(6_000, 20)
+    assert md2_forecast().status == "ok"
+    tuner.apply("boost")
+    tick(30_000, 20)
+    boosted = md2_forecast()
+    assert boosted.status == "ok" and boosted.speed_blocks_s > 25_000, boosted
+    tuner.revert("requested")
+    at_once = md2_forecast()  # no tick since the revert
+    assert at_once.status == "settling" and at_once.regime == "revert", at_once
+    assert at_once.speed_blocks_s == pytest.approx(6_000, rel=0.1), at_once
+    assert at_once.eta > boosted.eta + 1000
+    tick(30_000, 3)  # md's average still at the boosted pace
+    after = md2_forecast()
+    assert after.status == "settling" and after.speed_blocks_s == pytest.approx(6_000, rel=0.1)

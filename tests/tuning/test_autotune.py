@@ -13,13 +13,14 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.diagnosis.rules import MemberIo, Observation
-from app.diagnosis.tracker import Diagnosis
+from app.diagnosis.verdicts import Diagnosis
 from app.live.sampler import Sampler
 from app.live.tick import Tick
 from app.main import create_app
 from app.store import journal
-from app.tuning import schedule, sweep
-from app.tuning.autotune_plan import AutoTuneRefused
+from app.tuning.autotune import sweep
+from app.tuning.autotune.plan import AutoTuneRefused
+from app.tuning.schedule import scheduler
 from tests.kernel_tree import (
     RESHAPE_TOTAL,
     KernelTree,
@@ -236,6 +237,32 @@ def test_a_window_of_bursts_and_stalls_measures_to_its_maximum():
             break
     assert second >= 60  # not at the minimum: only once the quarters hold several cycles
     assert window.speed_kb_s == pytest.approx(6000, rel=0.05)
+
+
+def test_steps_are_shortened_to_end_well_before_the_knee_never_under_a_measurement():
+    configured = sweep.StepTimes(settle_s=30, min_s=60, max_s=300)
+    # A NAS's grow, a day from its knee: 8 steps of at most 330 s fit; nothing changes.
+    assert sweep.fit_steps(configured, 8, 86400, tick_s=5) == configured
+    assert sweep.fit_steps(configured, 8, None, tick_s=5) == configured
+    # 4 GiB HDD-like disks, 300 s from the knee: 8 steps may take 120 s together.
+    short = sweep.fit_steps(configured, 8, 300, tick_s=1)
+    assert 8 * (short.settle_s + short.max_s) == pytest.approx(0.4 * 300)
+    scale = 120 / (8 * 330)
+    assert (short.settle_s, short.max_s) == pytest.approx((30 * scale, 300 * scale))
+    assert short.min_s == 4  # MIN_POINTS + 1 ticks, above 60 s scaled (2.7 s)
+    # Never under a tick to settle, MIN_POINTS + 1 ticks to measure, twice that at most.
+    assert sweep.fit_steps(configured, 8, 30, tick_s=5) == sweep.StepTimes(5, 20, 40)
+    assert sweep.fit_steps(sweep.StepTimes(0, 10, 15), 8, 30, tick_s=5) == sweep.StepTimes(
+        0, 10, 15
+    )  # and never longer than configured
+
+
+def test_the_time_left_runs_to_a_grows_knee_else_to_the_end():
+    assert sweep.time_left_s(0, 3000, 10, 2 / 3) == pytest.approx(200)
+    assert sweep.time_left_s(2500, 3000, 10, 2 / 3) == pytest.approx(50)  # past it: the end
+    assert sweep.time_left_s(0, 3000, 10, None) == pytest.approx(300)
+    assert sweep.time_left_s(0, 3000, 0, None) is None  # md shows no speed yet
+    assert sweep.time_left_s(None, 3000, 10, None) is None
 
 
 # ---- on a kernel tree
@@ -463,6 +490,31 @@ def test_passing_the_grow_knee_measures_the_phase_again(box, tmp_path):
     assert view["chosen"]["stripe_cache_size"] == 16384
 
 
+def test_a_grow_minutes_from_its_knee_gets_shorter_steps_and_a_sweep_that_ends_before_it(
+    box, tmp_path
+):
+    # Issue 29: on 2 GiB disks the sweep ended at 68 % of the grow, past the knee, so what it
+    # chose ran only for the tail. Steps of 10 s + 60-120 s (eight: 560 s at least) would pass
+    # a knee 450 s away; shortened, the whole sweep ends before it.
+    box.write("sys/block/md2/md/raid_disks", "4 (3)")
+    nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), autotune_measure_seconds=60,
+              autotune_max_measure_seconds=120)  # fmt: skip
+    speed = 20000 * REAL_KERNEL[513]
+    nas.done = RESHAPE_TOTAL * 2 / 3 - speed * 480
+    nas.run(30)  # md's speed= shows the pace
+    nas.tuner.autotune()
+    assert nas.tuner.autotuner.running.times == sweep.StepTimes(5, 20, 40)  # the floors, 5 s ticks
+    view = nas.sweep()
+    assert view["state"] == "done", view["reason"]
+    assert nas.done < RESHAPE_TOTAL * 2 / 3  # over before the knee
+    assert all(s["note"] is None or "knee" not in s["note"] for s in view["steps"])
+    assert view["chosen"]["stripe_cache_size"] == 16384
+    assert (
+        "steps shortened to 5 s settle and 20-40 s measure: the reshape was about 450 s from its"
+        " knee" in view["reason"]
+    )
+
+
 def test_a_restart_mid_sweep_puts_back_the_values_found(nas: Nas, tmp_path):
     nas.tuner.autotune()
     nas.run(200)
@@ -650,7 +702,7 @@ def test_a_full_disk_mid_sweep_puts_the_kernel_back_first(box, small_disk):
 
 def test_a_schedule_window_opening_mid_sweep_wins(nas: Nas):
     nas.tuner.autotune()  # 22:13:20 UTC
-    schedule.add(nas.tuner.conn, "quiet", "22:15", "23:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "quiet", "22:15", "23:00", nas.clock())
     nas.run(600)
     view = nas.tuner.autotuner.view(nas.tuner.conn)
     assert view["state"] == "cancelled"

@@ -6,8 +6,14 @@ sets DSM-like knobs and grows it to 4 disks. A "defaults" trial leaves the strip
 left it when the grow started (DSM's 256, raised to 513 by mdadm itself); a "fixed" trial writes
 one stripe_cache_size right after the grow starts (the manual sweep); an "autotune" trial presses
 mdboost's auto-tune over HTTP instead, once the sampler has seen the reshape, and lets the sweep
-pick. mdboost runs only for the auto-tune trials. Each trial records its whole time and its time
-to the grow's knee (2/3: from there it only writes). Results go to $OUT/bench.json.
+pick; a "boost" trial presses mdboost's boost toggle right after the grow starts, as a user would.
+mdboost runs (and samples every second) in every trial, as it would on the box, so each trial pays
+its CPU alike: under emulation md's raid5 thread is CPU-bound (mdboost's own diagnosis on 5.10:
+96 % of a core), and a boot with the server against one without measured the server. The
+auto-tune and boost trials record the knobs before the press and after mdboost's own revert
+(which must match). Each trial records its whole time, its time to the grow's knee (2/3: from there it only writes), and each member's /proc/diskstats counts
+over the run (requests, their mean size, time in flight: why one kernel reshapes slower than
+another). Results go to $OUT/bench.json.
 """
 
 import json
@@ -19,7 +25,7 @@ from typing import Any
 
 from api_scenarios import Server, api, api_action
 from bench_reshape import GROW_TO, KNEE, Reader, dsm_array_with_a_new_disk
-from mdguest import OUT, main, md_path, read, running_action, say, sh, wait_for
+from mdguest import DISKS, OUT, main, md_path, read, running_action, say, sh, wait_for
 
 ROUNDS = int(os.environ.get("ROUNDS", "1"))
 READER = os.environ.get("READER", "0") == "1"
@@ -43,21 +49,83 @@ def done_share() -> float | None:
     return done / total if total else None
 
 
-def trial(kind: str, server: Server | None, number: int) -> dict[str, Any]:
+MEMBER_NAMES = [Path(d).name for d in DISKS[:GROW_TO]]
+# /proc/diskstats fields after the name: reads, merged, sectors, ms; writes, merged, sectors, ms;
+# in flight, io ms, weighted ms (Documentation/admin-guide/iostats.rst).
+DISKSTAT_FIELDS = ("reads", "read_sectors", "read_ms", "writes", "write_sectors", "write_ms")
+DISKSTAT_COLUMNS = (0, 2, 3, 4, 6, 7)
+
+
+def diskstats() -> dict[str, list[int]]:
+    """Each member's counters (DISKSTAT_FIELDS) as /proc/diskstats shows them now."""
+    found = {}
+    for line in Path("/proc/diskstats").read_text().splitlines():
+        words = line.split()
+        if words[2] in MEMBER_NAMES:
+            found[words[2]] = [int(words[3 + c]) for c in DISKSTAT_COLUMNS]
+    return found
+
+
+def diskstat_delta(before: dict[str, list[int]], after: dict[str, list[int]]) -> dict[str, Any]:
+    """Per member over the run: requests, mean request size (KiB) and mean time per request
+    (ms), reads and writes apart; and the I/O scheduler md's members had."""
+    per_disk: dict[str, Any] = {}
+    for disk in MEMBER_NAMES:
+        moved = (a - b for a, b in zip(after[disk], before[disk], strict=True))
+        d = dict(zip(DISKSTAT_FIELDS, moved, strict=True))
+        per_disk[disk] = {
+            "reads": d["reads"],
+            "read_kib": round(d["read_sectors"] / 2 / d["reads"], 1) if d["reads"] else None,
+            "read_ms": round(d["read_ms"] / d["reads"], 1) if d["reads"] else None,
+            "writes": d["writes"],
+            "write_kib": round(d["write_sectors"] / 2 / d["writes"], 1) if d["writes"] else None,
+            "write_ms": round(d["write_ms"] / d["writes"], 1) if d["writes"] else None,
+            "scheduler": read(f"/sys/block/{disk}/queue/scheduler"),
+        }
+    return per_disk
+
+
+# What a boost or auto-tune may write, read before its press and after its revert.
+KNOBS = (
+    "/proc/sys/dev/raid/speed_limit_min",
+    "/proc/sys/dev/raid/speed_limit_max",
+    "/sys/block/md0/md/sync_speed_min",
+    "/sys/block/md0/md/sync_speed_max",
+    "/sys/block/md0/md/stripe_cache_size",
+    "/sys/block/md0/md/group_thread_cnt",
+    "/sys/block/md0/queue/read_ahead_kb",
+    *(f"/sys/block/{d}/queue/read_ahead_kb" for d in MEMBER_NAMES),
+)
+
+
+def knobs() -> dict[str, str]:
+    return {path: read(path) for path in KNOBS}
+
+
+def trial(kind: str, number: int) -> dict[str, Any]:
     dsm_array_with_a_new_disk()
     reader = Reader("/dev/md0")
     if READER:
         reader.start()
+    stats_before = diskstats()
     started = time.monotonic()
+    cache, _, threads = kind.partition("+threads")
+    if threads:  # "16384+threads2": md's raid5 worker threads, set while the array is idle
+        md_path("md0", "group_thread_cnt").write_text(f"{threads}\n")
     sh("mdadm", "--grow", "/dev/md0", f"--raid-devices={GROW_TO}")
     at_grow = read(md_path("md0", "stripe_cache_size"))
     sweep: Any = None
+    knobs_before: dict[str, str] | None = None
     if kind == "autotune":
-        assert server is not None
         wait_for(lambda: api_action("md0") == "reshape", "the sampler to see the reshape", 60, 0.2)
+        knobs_before = knobs()
         api("POST", "/api/autotune", {"array": "md0"})
+    elif kind == "boost":
+        wait_for(lambda: api_action("md0") == "reshape", "the sampler to see the reshape", 60, 0.2)
+        knobs_before = knobs()
+        api("POST", "/api/boost", {"on": True})
     elif kind != "defaults":
-        md_path("md0", "stripe_cache_size").write_text(f"{kind}\n")
+        md_path("md0", "stripe_cache_size").write_text(f"{cache}\n")
     knee_s = sweep_s = sweep_share = None
     while running_action("md0") != "idle":
         share = done_share()
@@ -67,17 +135,23 @@ def trial(kind: str, server: Server | None, number: int) -> dict[str, Any]:
             sweep_s, sweep_share = time.monotonic() - started, share
         time.sleep(0.5)  # a sampling interval: the loop's condition is md going idle
     seconds = time.monotonic() - started
+    stats_after = diskstats()
     reader.stop.set()
     if READER:
         reader.join()
     per_device_kib = int(Path("/sys/block/md0/md/component_size").read_text())
-    if kind == "autotune":  # mdboost reverts by itself when the reshape ends
+    if kind == "autotune":
         sweep = sweep or _sweep_over()
+    if knobs_before is not None:  # mdboost reverts by itself when the reshape ends
         wait_for(lambda: not api("GET", "/api/tuning")["active"], "the revert", 60, 0.5)
+        after = knobs()
+        reverted = {p: [v, after[p]] for p, v in knobs_before.items() if after[p] != v}
     result: dict[str, Any] = {
         "trial": number,
-        "kind": "fixed" if kind.isdigit() else kind,
-        "stripe_cache": int(kind) if kind.isdigit() else int(at_grow),
+        "kind": "fixed" if kind.isdigit() else "threads" if threads else kind,
+        "kernel": os.uname().release,
+        "stripe_cache": int(cache) if cache.isdigit() else int(at_grow),
+        "group_thread_cnt": read(md_path("md0", "group_thread_cnt")),
         "seconds": round(seconds, 1),
         "knee_s": round(knee_s, 1) if knee_s is not None else None,
         "per_device_mib": per_device_kib / 1024,
@@ -87,7 +161,10 @@ def trial(kind: str, server: Server | None, number: int) -> dict[str, Any]:
         ),
         "reader_mb_s": round(reader.bytes / seconds / 1e6, 2) if READER else None,
         "stripe_cache_at_grow": at_grow,
+        "diskstats": diskstat_delta(stats_before, stats_after),
     }
+    if knobs_before is not None:
+        result["not_reverted"] = reverted  # knob: [before the press, after the revert]
     if sweep is not None:
         result |= {
             "sweep": sweep,
@@ -108,21 +185,19 @@ def _sweep_over() -> dict[str, Any] | None:
 def scenario() -> None:
     Path("/tmp/mdboost").mkdir(exist_ok=True)
     os.environ.update(AUTOTUNE_ENV)
-    server = Server() if "autotune" in PLAN else None
-    if server is not None:
-        server.start()
+    server = Server()
+    server.start()
     results: list[dict[str, Any]] = []
     try:
         for round_number in range(ROUNDS):
             shift = round_number % len(PLAN)
             for kind in PLAN[shift:] + PLAN[:shift]:
-                results.append(trial(kind, server, len(results) + 1))
+                results.append(trial(kind, len(results) + 1))
                 (OUT / "bench.json").write_text(json.dumps(results, indent=1))
     finally:
-        if server is not None:
-            server.stop()
-            # the per-second samples behind each step, for a look at the noise afterwards
-            shutil.copy("/tmp/mdboost/mdboost.db", OUT / "mdboost.db")
+        server.stop()
+        # the per-second samples behind each step, for a look at the noise afterwards
+        shutil.copy("/tmp/mdboost/mdboost.db", OUT / "mdboost.db")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,11 @@ ladder's last step: when the two disagree the load moved during the ladder, and 
 Scores are shares of the best; the setting kept is the smallest within WITHIN_BEST of it: more
 stripe cache costs RAM for nothing when it buys less than the noise (seeds: 16384 fastest, 32768
 slower).
+
+A sweep is worth its cost only when what it keeps runs long afterwards. Its steps are shortened
+(fit_steps) when the configured lengths would not end within SWEEP_SHARE of the time the sync has
+left before a grow's knee (or its end): a sweep that ends past the knee measured the reads for a
+run that only writes from there (issue 29: on 2 GiB disks the sweep ended at 68 %).
 """
 
 import itertools
@@ -49,6 +54,47 @@ MAX_RETRIES = 2  # times a candidate is measured again when its references diffe
 # In a ladder: the box's own I/O on the array moving by more than this share of the sync's
 # speed between two steps means the load changed under the ladder: the step is measured again.
 OWN_IO_MOVES = 0.10
+
+
+# The share of the time left (to a grow's knee, else to the sync's end) a sweep may take.
+SWEEP_SHARE = 0.4
+
+
+@dataclass(frozen=True)
+class StepTimes:
+    """A step's lengths, s: the wait after a write, and the least and most it measures."""
+
+    settle_s: float
+    min_s: float
+    max_s: float
+
+
+def fit_steps(times: StepTimes, steps: int, left_s: float | None, tick_s: float) -> StepTimes:
+    """Step lengths for `steps` steps to end within SWEEP_SHARE of `left_s`: the configured ones
+    when they do (or the time left is unknown), else each shortened in proportion, never under
+    what a measurement needs: a tick to settle, MIN_POINTS + 1 ticks to measure, twice that at
+    most."""
+    planned = steps * (times.settle_s + times.max_s)
+    if left_s is None or planned <= SWEEP_SHARE * left_s:
+        return times
+    scale = SWEEP_SHARE * left_s / planned
+    min_s = min(times.min_s, max(times.min_s * scale, (MIN_POINTS + 1) * tick_s))
+    return StepTimes(
+        settle_s=min(times.settle_s, max(times.settle_s * scale, tick_s)),
+        min_s=min_s,
+        max_s=min(times.max_s, max(times.max_s * scale, 2 * min_s)),
+    )
+
+
+def time_left_s(
+    done: int | None, total: int | None, speed: float | None, knee: float | None
+) -> float | None:
+    """Seconds until a sync reaches its knee (a share of `total`), else its end, at `speed` (KiB/s,
+    blocks of 1 KiB); None when unknown or already past."""
+    if done is None or not total or not speed or speed <= 0:
+        return None
+    end = knee * total if knee is not None and done < knee * total else total
+    return (end - done) / speed if end > done else None
 
 
 @dataclass(frozen=True)
