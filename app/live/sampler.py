@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.clock import Timeline, fixed_rate
-from app.diagnosis.tracker import Tracker
 from app.diagnosis.verdicts import VerdictChange
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import run_tracking
+from app.live.diagnosis_tracker import Tracker
 from app.live.idle import IdleFilter
 from app.live.tick import Tick
 from app.md import mdstat
