@@ -7,7 +7,7 @@ from fastapi import Request
 
 from app.config import Settings
 from app.formats import FLAG_LABELS, ROLE_LABELS
-from app.kernel.capabilities import HOW_TO_TUNE
+from app.kernel.access import HOW_TO_TUNE
 from app.live import array_view
 from app.live.forecasts import array_eta, pool_eta
 from app.live.sampler import Sampler
