@@ -101,6 +101,7 @@ class Sampler:
         # The members whose disks' sizes `disk_kib` holds (read again when they change).
         self.sized: frozenset[str] = frozenset()
         self.disk_kib: dict[str, int] = {}
+        self.disk_rotational: dict[str, bool] = {}
 
     @property
     def clock(self) -> Clock:
@@ -139,6 +140,7 @@ class Sampler:
         }
         tick.mem_available_kib = self.host.read_meminfo().get("MemAvailable")
         tick.disk_kib = self._disk_kib(parsed)
+        tick.disk_rotational = self.disk_rotational
         try:
             wanted = self.diagnosis.devices(parsed)
             tick.diskstats = self.host.read_diskstats(wanted) if wanted else {}
@@ -190,14 +192,16 @@ class Sampler:
             log.warning("cannot measure the database's size: %s", error)
 
     def _disk_kib(self, parsed: mdstat.MdStat) -> dict[str, int]:
-        """The member disks' whole sizes; /sys is read only when the members change."""
+        """The member disks' whole sizes (and whether they spin, kept beside them); /sys is
+        read only when the members change."""
         members = frozenset(d.name for a in parsed.arrays for d in a.devices)
         if members != self.sized:
             try:
                 self.disk_kib = self.host.read_disk_kib(sorted(members))
+                self.disk_rotational = self.host.read_rotational(sorted(self.disk_kib))
             except (OSError, ValueError) as error:
                 log.warning("cannot read the disks' sizes: %s", error)
-                self.disk_kib = {}
+                self.disk_kib, self.disk_rotational = {}, {}
             self.sized = members
         return self.disk_kib
 

@@ -36,6 +36,7 @@ class Tick:
     # Each member disk's whole size, 1 KiB blocks (/sys/block/<disk>/size): read again only when
     # the arrays' members change; the planner sees a disk's tail above the arrays by it.
     disk_kib: dict[str, int] = field(default_factory=dict)
+    disk_rotational: dict[str, bool] = field(default_factory=dict)  # queue/rotational, read alike
     diagnoses: dict[str, Diagnosis] = field(default_factory=dict)  # per running mdN array
     verdict_changes: list[VerdictChange] = field(default_factory=list)
     any_running: bool = False
