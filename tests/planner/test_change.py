@@ -234,7 +234,11 @@ def test_the_simulated_box_plans_its_next_expansion(tmp_path: Path):
     (pool,) = pools_of(host.read_mdstat() or "", {"md2": raid_disks[1] or 0})
     assert pool.disks == ("sda", "sdb", "sdc", "sdd")
     assert [t.member_kib for t in pool.tiers] == [1_953_494_784, 976_758_848]
-    p = plan(pool, "add", 4)
+    # Its disks' sizes hold their partitions: sdc only md2's, the others md3's too.
+    sizes = host.read_disk_kib(["sda5", "sdb5", "sdc5", "sdd5"])
+    assert sizes["sda"] == sizes["sdd"] > sizes["sdc"] >= pool.tiers[0].top_kib + pool.overhead_kib
+    assert host.read_rotational(sizes) == dict.fromkeys(sizes, True)
+    p = plan(pool, "add", 4, disk_kib=sizes)
     assert [(s.array, s.action, s.level_after, s.disks_after) for s in p.steps] == [
         ("md2", "grow", "raid5", 5),
         ("md3", "grow", "raid5", 3),
