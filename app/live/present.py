@@ -121,6 +121,7 @@ class Present:
             capabilities=capabilities,
             kernel_release=self.kernel_release,
             disk_kib=dict(tick.disk_kib),
+            disks=dict(tick.disks),
         )
 
     def after_write(self, open_session: sqlite3.Row | None, knobs: list[dict[str, Any]]) -> None:
