@@ -27,6 +27,9 @@ class Settings(BaseSettings):
     idle_sample_seconds: float = 60.0
     # Samples of finished runs older than this are thinned to one per minute.
     downsample_after_days: float = 7.0
+    # Samples older than this are deleted (0: kept forever); runs with their summaries and
+    # events, and the tuning history, are kept forever (issue 27).
+    keep_days: float = Field(default=400.0, ge=0)
     migrations_dir: Path = data_dir("migrations")
     presets_dir: Path = data_dir("presets")  # built-in presets; users add theirs to data_dir
     templates_dir: Path = data_dir("templates")

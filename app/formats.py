@@ -52,6 +52,11 @@ def mb_s(kb_s: float | None) -> str:
     return "–" if kb_s is None else f"{kb_s * 1024 / 1e6:.1f} MB/s"
 
 
+def megabytes(size: int | None) -> str:
+    """Bytes as decimal MB, one decimal (the database's size on the page)."""
+    return "–" if size is None else f"{size / 1e6:.1f} MB"
+
+
 def duration(seconds: float | None) -> str:
     if seconds is None:
         return "–"

@@ -16,6 +16,8 @@ Figures are pooled over rows: median and p90, beside finish='s on the same rows,
 `--step N` keeps every Nth row only (a 1 s recording judged as if sampled every N s).
 `--staircase S` replays each run as md reports a sync held low: the position moves only once
 every S seconds (a window or checkpoint at a time), to the place the run had reached then.
+`--intervals` prints, per class, finish='s and mdboost's median error and mdboost's coverage at
+every row, every 2nd and every 6th (the real5s runs sampled every 5, 10 and 30 s) side by side.
 """
 
 import argparse
@@ -195,6 +197,39 @@ def table(results: dict[str, dict[str, float | int | None]]) -> str:
     return "\n".join(lines)
 
 
+INTERVAL_STEPS = (1, 2, 6)
+
+
+def intervals_table(paths: list[Path], stairs_s: float = 0.0) -> str:
+    """Median errors (finish=, mdboost) and coverage per class at each of INTERVAL_STEPS."""
+    by_step = {step: backtest(paths, step=step, stairs_s=stairs_s) for step in INTERVAL_STEPS}
+
+    def cell(value: float | int | None) -> str:
+        return "-" if value is None else f"{value * 100:.1f}"
+
+    header = f"{'class':<34} {'runs':>4}"
+    for step in INTERVAL_STEPS:
+        header += f" | every {step}: {'rows':>5} {'fin=':>6} {'ours':>6} {'cov':>6}"
+    lines = [
+        "median error (finish=, mdboost) and coverage, %, keeping every Nth row "
+        "(real5s runs: N=1, 2, 6 is 5, 10, 30 s sampling)",
+        header,
+    ]
+    for key, first in by_step[INTERVAL_STEPS[0]].items():
+        line = f"{key:<34} {first['runs']:>4}"
+        for step in INTERVAL_STEPS:
+            row = by_step[step].get(key)
+            if row is None:
+                line += f" | {'':>8} {'-':>5} {'-':>6} {'-':>6} {'-':>6}"
+                continue
+            line += (
+                f" | {'':>8} {row['rows']:>5} {cell(row['kernel_median']):>6} "
+                f"{cell(row['mdboost_median']):>6} {cell(row['coverage']):>6}"
+            )
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("paths", nargs="*", type=Path, default=[DEFAULT_DIR])
@@ -204,7 +239,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--staircase", type=float, default=0.0, metavar="S", help="md's position moves every S s"
     )
+    parser.add_argument(
+        "--intervals", action="store_true", help="every row, every 2nd and every 6th, per class"
+    )
     args = parser.parse_args(argv)
+    if args.intervals:
+        print(intervals_table(args.paths, args.staircase))
+        return 0
     results = backtest(args.paths, args.runs, args.step, args.staircase)
     if not results:
         print("no runs found", file=sys.stderr)

@@ -62,7 +62,10 @@ def main() -> int:
     parser.add_argument("--grow-to", type=int, default=4, help="disks after the grow")
     parser.add_argument("--reader", action="store_true", help="a competing O_DIRECT reader")
     parser.add_argument(
-        "--plan", default=PLAN, help="trials in order: defaults, values, autotune, boost"
+        "--plan",
+        default=PLAN,
+        help="trials in order: defaults, values (16384+threads2: and 2 raid5 worker threads, "
+        "set before the grow), autotune, boost",
     )
     parser.add_argument(
         "--merge", type=Path, action="append", default=[], help="an earlier bench.json to add"
@@ -141,6 +144,7 @@ def report(
         setting = {"autotune": "auto-tune", "boost": "boost"}.get(
             t["kind"], f"cache {t['stripe_cache']}"
         )
+        setting += f" +{t['group_thread_cnt']} thr" if t["kind"] == "threads" else ""
         setting += " (dflt)" if t["kind"] == "defaults" else ""
         knee = f"{t['knee_s']:7.1f}" if t.get("knee_s") else "      -"
         before = f"{t['before_knee_mb_s']:8.2f}" if t.get("before_knee_mb_s") else "       -"
@@ -170,6 +174,7 @@ def report(
     print(f"best: stripe_cache_size {best_value} at {speed[best_value]:.2f} MB/s")
     defaults = [t["seconds"] for t in trials if t["kind"] == "defaults"]
     compare(trials, "defaults", "boost", 1.6)
+    compare(trials, "defaults", "threads", 1.6)
     compare(trials, "defaults", "autotune", 1.3)
     fixed_best = [t for t in fixed if t["stripe_cache"] == best_value]
     if fixed_best:

@@ -3,7 +3,8 @@ changed?
 
 Each trial runs `mdboost serve` on a fresh temporary kernel tree (md2 reshaping, DSM-like knob
 values), kills it with SIGKILL in the middle of a boost or of a revert, starts it again and
-looks at the kernel tree. Kill points: the six in-process crash points of app/tuning/apply.py
+looks at the kernel tree. Kill points: the six in-process crash points of
+app/tuning/session/apply.py
 (MDBOOST_TEST_CRASH_AT), and a SIGKILL sent from outside at a random moment after the request.
 "autotune:random" runs `mdboost demo` instead (its reshape moves, so a sweep steps on) and kills
 it at a random moment of an auto-tune sweep; after the restart every knob must be back.

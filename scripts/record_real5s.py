@@ -130,23 +130,32 @@ def bursts(
 
 # Batch c's kernels: the batch name's suffix -> the Debian suite whose kernel boots.
 KERNELS = {"c510": "bullseye", "c61": "bookworm", "c612": "trixie"}
+KERNELS.update({"d" + b[1:]: suite for b, suite in KERNELS.items()})
 
 
-def batch_c(seed: int, short: bool) -> list[dict]:
-    """Issue 30's held-out batch for one kernel: batch b's mix (disk- and limit-bound, bursts)
-    plus a low limit over a large stripe cache (md's position moves in coarse steps), bursts on
-    a raw member device, a resync that speeds up once the bursts stop, a recovery with bursts."""
-    runs = [
+def held_out_mix(
+    seed: int,
+    *,
+    steps: tuple[str, int] = ("768M", 4000),
+    raw: tuple[str, int] = ("1G", 8000),
+    raw_every: tuple[int, int] = (20, 50),
+    recovery_disk: str = "2G",
+    resync_disk: str = "2G",
+) -> list[dict]:
+    """Issue 30's held-out mix for one kernel: a low limit over a large stripe cache (md's
+    position moves in coarse steps), bursts on a raw member device, a resync that speeds up once
+    the bursts stop, a recovery with bursts. `steps` and `raw` are (disk size, max)."""
+    return [
         run(
             "limit-steps",
             "grow34",
             "limit",
-            disk="768M",
+            disk=steps[0],
             chunk=512,
             stripe_cache=16384,
-            array={"max": 4000},
-            note="raid5 3->4 grow, 512 KiB chunks, stripe cache 16384, sync_speed_max 4000: "
-            "md's position moves a window at a time",
+            array={"max": steps[1]},
+            note=f"raid5 3->4 grow, 512 KiB chunks, stripe cache 16384, sync_speed_max "
+            f"{steps[1]}: md's position moves a window at a time",
         ),
         run(
             "limit-rawbursts",
@@ -154,9 +163,11 @@ def batch_c(seed: int, short: bool) -> list[dict]:
             "limit",
             devices=4,
             start="recovery",
-            array={"max": 8000},
-            bursts=bursts(seed, every=(20, 50), length=(10, 40), kinds=("read_member",)),
-            note="raid5 recovery at sync_speed_max 8000, dd reads of raw member devices",
+            disk=raw[0],
+            array={"max": raw[1]},
+            bursts=bursts(seed, every=raw_every, length=(10, 40), kinds=("read_member",)),
+            note=f"raid5 recovery at sync_speed_max {raw[1]}, {raw[0]} disks, dd reads of raw "
+            "member devices",
         ),
         run(
             "disk-speedup",
@@ -164,9 +175,10 @@ def batch_c(seed: int, short: bool) -> list[dict]:
             "disk",
             devices=4,
             start="resync",
-            disk="2G",
+            disk=resync_disk,
             bursts=bursts(seed + 1, every=(10, 25), length=(20, 40), first=(1, 3), until_frac=0.5),
-            note="raid5 --force resync, 2 GiB HDD-like disks, bursts until half-way: it speeds up",
+            note=f"raid5 --force resync, {resync_disk} HDD-like disks, bursts until half-way: "
+            "it speeds up",
         ),
         run(
             "disk-bursts",
@@ -174,11 +186,17 @@ def batch_c(seed: int, short: bool) -> list[dict]:
             "disk",
             devices=4,
             start="recovery",
-            disk="2G",
+            disk=recovery_disk,
             bursts=bursts(seed + 2, every=(30, 60), first=(10, 20)),
-            note="raid5 recovery, 2 GiB HDD-like disks, bursts",
+            note=f"raid5 recovery, {recovery_disk} HDD-like disks, bursts",
         ),
     ]
+
+
+def batch_c(seed: int, short: bool) -> list[dict]:
+    """Issue 30's held-out batch for one kernel: batch b's mix (disk- and limit-bound, bursts)
+    plus held_out_mix's runs."""
+    runs = held_out_mix(seed)
     if not short:
         runs += [
             run(
@@ -202,6 +220,20 @@ def batch_c(seed: int, short: bool) -> list[dict]:
             ),
         ]
     return runs
+
+
+def batch_d(seed: int) -> list[dict]:
+    """Issue 30's third held-out batch, one per kernel, recorded on a quiet host (one VM at a
+    time, under /work/coord/qemu.lock): held_out_mix's runs, 5-8 minutes each, with other sizes,
+    limits and seeds than batch c."""
+    return held_out_mix(
+        seed,
+        steps=("1G", 2500),
+        raw=("2G", 6000),
+        raw_every=(25, 60),
+        recovery_disk="8G",
+        resync_disk="5G",
+    )
 
 
 def at(when, **knobs):
@@ -576,6 +608,10 @@ BATCHES = {
     "c61": batch_c(31, short=True),
     "c510": batch_c(41, short=True),
     "c612": batch_c(51, short=True),
+    # Batch d (issue 30): batch c again on a quiet host, every boot alone under the VM lock.
+    "d61": batch_d(61),
+    "d510": batch_d(71),
+    "d612": batch_d(81),
     # Probes for issue 30 (training, recorded before the freeze): what a low max does to md's
     # position with a small and a large stripe cache.
     "x": [
@@ -645,6 +681,11 @@ def vm_env(spec: dict, run_dir: Path, batch: str = "") -> dict:
 RUNS = Path("/tmp/mdvm-runs")
 
 
+def frozen_file(batch: str) -> str:
+    """The file under RECORDINGS that marks the model frozen for this batch."""
+    return f"FROZEN-{batch[0]}" if batch in KERNELS else "FROZEN"
+
+
 def record(spec: dict, batch: str, mdvm: Path, rec: Path) -> Path | None:
     tag = f"{batch}-{spec['cls']}-{spec['name']}"
     run_dir = RUNS / f"real5s-{tag}-{time.strftime('%H%M%S')}"
@@ -657,7 +698,7 @@ def record(spec: dict, batch: str, mdvm: Path, rec: Path) -> Path | None:
             {
                 "spec": spec,
                 "t0": time.time(),
-                "frozen_at_start": (rec / ("FROZEN-c" if batch in KERNELS else "FROZEN")).exists(),
+                "frozen_at_start": (rec / frozen_file(batch)).exists(),
             }
         )
     )

@@ -92,7 +92,7 @@ def test_the_cycle_check_finds_a_cycle(tmp_path: Path) -> None:
     """The check above can fail: two packages that import each other, and a longer ring."""
     for package, imports in {
         "kernel": "from app.live import tick",
-        "live": "from app.tuning.plan import Plan",
+        "live": "from app.tuning.planning.plan import Plan",
         "tuning": "import app.kernel.host",
         "store": "from . import db",
     }.items():
@@ -129,6 +129,10 @@ def test_the_readme_layout_names_every_subpackage_and_module() -> None:
         assert f"app/{package.name}/" in layout, f"ARCHITECTURE layout lacks app/{package.name}/"
         for module in sorted(package.rglob("*.py")):
             if module.name == "__init__.py":
+                if module.parent != package:
+                    assert f"{module.parent.name}/" in layout, (
+                        f"ARCHITECTURE layout lacks {relative(module.parent)}/"
+                    )
                 continue
             assert re.search(rf"\b{re.escape(module.stem)}\b", layout), (
                 f"ARCHITECTURE layout lacks {relative(module)}"
@@ -139,17 +143,22 @@ def test_the_readme_layout_names_every_subpackage_and_module() -> None:
 
 
 def test_every_module_the_readme_layout_names_exists() -> None:
-    package = APP
+    """A name belongs to the package its block opens (app/tuning/) or, after an indented
+    "planning/", to that subpackage until another one or the next package starts."""
+    package = sub = APP
     for line in development_layout().splitlines():
         if match := re.match(r"app/(\w+)/\s", line):
-            package = APP / match[1]
+            package = sub = APP / match[1]
         elif line.startswith("app/"):
-            package = APP
+            package = sub = APP
         elif not line.startswith(" "):
             continue  # migrations/, tests/: not app/
+        elif match := re.match(r"\s+(\w+)/\s", line):
+            sub = package / match[1]
+            assert (sub / "__init__.py").exists(), f"ARCHITECTURE layout names {relative(sub)}/"
         for name in re.findall(r"\b(\w+\.py)\b", line):
-            assert (package / name).exists() or (APP / name).exists(), (
-                f"ARCHITECTURE layout names {name}, which is not in {relative(package)}"
+            assert any((where / name).exists() for where in (sub, package, APP)), (
+                f"ARCHITECTURE layout names {name}, which is not in {relative(sub)}"
             )
 
 
@@ -164,3 +173,15 @@ def test_the_wheel_lists_every_subpackage() -> None:
     for init in APP.rglob("__init__.py"):
         package = ".".join(init.parent.relative_to(PROJECT_ROOT).parts)
         assert package in listed, f"pyproject.toml [tool.setuptools] packages lacks {package}"
+
+
+def test_app_state_is_reached_only_through_deps() -> None:
+    """Issue 24: routes and helpers get the app's state from app/web/deps.py's typed getters;
+    only main.py, which builds the app, writes it."""
+    readers = [
+        relative(path)
+        for path in MODULES
+        if "app.state" in path.read_text()
+        and relative(path) not in {"app/web/deps.py", "app/main.py"}
+    ]
+    assert readers == []

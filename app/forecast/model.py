@@ -70,6 +70,15 @@ RECENT_STEPS = 4.0
 HELD_SHARE = 0.95
 # Right after a regime starts md averages its speed over the last ~30 s: skip that transient.
 TRANSIENT_S = 30.0
+# A pace that drifts one way through the window's three thirds (each third this much or more
+# beyond the one before at the end) is taken halfway to its newest third: a resync that speeds
+# up as other I/O stops, a recovery that slows as the host gets busy. Bursts that come and go
+# seldom line up so; a run held by its max has nowhere to drift.
+DRIFT = 1.1
+DRIFT_WEIGHT = 0.5
+# The fast side of the range reaches this quantile of the pace between checkpoints (issue 30:
+# coverage on recoveries with bursts was 28-65 %).
+CLEAN_SPELLS = 0.9
 # mdboost's own tuning: the first of these events in a stretch of tuning remembers the pace before
 # it; "revert" settles back on that pace (issue 25: never on the tuned one), within this range.
 TUNING_EVENTS = frozenset({"apply", "autotune"})
@@ -312,6 +321,8 @@ class RunProgress:
         if measured is not None and recent is not None and held_by_max(recent, limits):
             # Held by its max now: measured from when it got there, whatever the ramp before.
             measured = regime.measure_held(step, HELD_SHARE * recent) or measured
+        if measured is not None and not held_by_max(measured, limits):
+            measured = _with_drift(measured, regime.thirds(step))
         settling = measured is None
         speed = measured if measured is not None else regime.settle_speed
         if speed is None:
@@ -323,6 +334,10 @@ class RunProgress:
         knee_ahead = self.knee if self.knee is not None and progress < self.knee else None
         if held:
             knee_ahead = None
+        if held and speed > cap(speed, limits):
+            # This run keeps a pace past its max's overshoot (a large stripe cache: md throttles
+            # a window at a time): the max as this run honours it is the measured pace.
+            limits = replace(limits, speed_max=speed / MAX_OVERSHOOT)
         trend = 0.0 if settling or held else falling_trend(regime.checkpoints, total)
         if trend > 0:
             speed = regime.speed_at(trend, progress, total, step.ts)
@@ -335,6 +350,11 @@ class RunProgress:
             # The pace may have changed for good (a resync that speeds up once other I/O
             # stops): the range reaches what the recent pace would give, either way.
             fast_speed, slow_speed = max(speed, recent), min(speed, recent)
+            # Bursts (of other I/O, or of a busy host) may stop: the range reaches the pace of
+            # the run's quick spells. A run held by its max gains little: the max caps it.
+            clean = regime.spell_quantile(step, CLEAN_SPELLS)
+            if clean is not None:
+                fast_speed = max(fast_speed, clean)
         # A grow held by its max gets no knee, but may still overshoot the max past it.
         fast_knee = self.knee if held and self.knee is not None and progress < self.knee else None
         fastest = seconds_left(
@@ -381,3 +401,13 @@ class RunProgress:
         if knee is not None and self.knee_passed:
             speed /= KNEE_SPEEDUP  # the pace before the knee
         return seconds_left(speed, 0.0, knee, KNEE_SPEEDUP, self.limits, self.total)
+
+
+def _with_drift(measured: float, thirds: tuple[float, float, float] | None) -> float:
+    """The window's pace, moved towards its newest third when the pace drifts one way."""
+    if thirds is None or min(thirds) <= 0:
+        return measured
+    first, middle, last = thirds
+    if (last > middle * DRIFT and middle > first) or (last * DRIFT < middle and middle < first):
+        return float(measured ** (1 - DRIFT_WEIGHT) * last**DRIFT_WEIGHT)
+    return measured

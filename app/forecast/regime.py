@@ -6,14 +6,15 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
-# A regime is measured once it holds this many samples AND this many seconds: md's own speed is
-# an average over ~30 s (10 marks x 3 s in md.c), and at low limits progress arrives in jumps.
-MIN_SAMPLES = 6
-MIN_SPAN_S = 20.0
-# Sampled coarsely (every 30 s), fewer samples do once they span this long: md's own average
-# has long forgotten the start, and waiting for six would leave a short run without a number.
-COARSE_SAMPLES = 3
-COARSE_SPAN_S = 40.0
+# A regime is measured once it holds this many samples AND this many seconds. Earlier than that
+# the page shows nothing, which on a 2-minute recovery was a quarter of its rows (issue 30): four
+# samples over 15 s already beat finish= there, with the prior's wide range while young.
+MIN_SAMPLES = 4
+MIN_SPAN_S = 15.0
+# Sampled coarsely (every 30 s), fewer samples do once they span this long: waiting for more
+# would leave a short run without a number for a minute or more.
+COARSE_SAMPLES = 2
+COARSE_SPAN_S = 25.0
 # The speed is the average over this later share of the regime's samples (1.0: all of it).
 WINDOW_SHARE = 0.67
 # Checkpoints for the range: spread evenly over a regime's samples, at most this many.
@@ -100,6 +101,49 @@ class Regime:
                     start = a
                 break
         return self._pace(start, last) if last.ts > start.ts else None
+
+    def thirds(self, last: Point | None) -> tuple[float, float, float] | None:
+        """The pace over the first, middle and last third (by time) of the window up to `last`,
+        each from mark to mark (whole steps of md's staircase); None when the window is too
+        short or has too few marks."""
+        start = self.window_start(last)
+        if start is None or last is None:
+            return None
+        marks = [start, *(m for m in self.marks if start.count < m.count < last.count), last]
+        if len(marks) < 4:
+            return None
+        span = last.ts - start.ts
+        cut1 = min(marks, key=lambda m: abs(m.ts - (start.ts + span / 3)))
+        cut2 = min(marks, key=lambda m: abs(m.ts - (start.ts + 2 * span / 3)))
+        if not start.ts < cut1.ts < cut2.ts < last.ts:
+            return None
+        return (
+            (cut1.done - start.done) / (cut1.ts - start.ts),
+            (cut2.done - cut1.done) / (cut2.ts - cut1.ts),
+            (last.done - cut2.done) / (last.ts - cut2.ts),
+        )
+
+    def spell_quantile(self, last: Point | None, q: float) -> float | None:
+        """The time-weighted `q` quantile of the pace between the window's checkpoints: with
+        q near 1, the pace the run keeps when nothing else uses its disks (bursts, a busy host)."""
+        start = self.window_start(last)
+        if start is None or last is None:
+            return None
+        cps = [c for c in self.checkpoints if start.ts <= c[0] <= last.ts]
+        spells = sorted(
+            ((d1 - d0) / (t1 - t0), t1 - t0)
+            for (t0, d0, _), (t1, d1, _) in itertools.pairwise(cps)
+            if t1 > t0
+        )
+        if len(spells) < 3:
+            return None
+        total = sum(dt for _, dt in spells)
+        acc = 0.0
+        for v, dt in spells:
+            acc += dt
+            if acc >= q * total:
+                return v
+        return spells[-1][0]
 
     def _pace(self, start: Point, last: Point) -> float:
         """Blocks/s from `start` to `last`: the least-squares slope through them and the marks

@@ -59,6 +59,7 @@ class Notifier:
         self.fallback_url = settings.page_url  # http://<hostname>:8080/
         row = conn.execute("SELECT state FROM notify_state WHERE id = 1").fetchone()
         self.state: observation.State | None = json.loads(row[0]) if row else None
+        self.on_queued: Callable[[], object] | None = None  # the delivery task's wake()
 
     @classmethod
     def open(
@@ -103,6 +104,8 @@ class Notifier:
         self.state = state
         for message in composed:
             log.info("notify: queued %s for %d destination(s)", message.key, len(targets))
+        if composed and targets and self.on_queued is not None:
+            self.on_queued()
         return composed
 
     def observe(self, tick: Tick) -> observation.TickFacts:

@@ -10,16 +10,16 @@ from app.live import array_view
 from app.live.snapshot import BoxNow
 from app.live.tick import Tick
 from app.store import db
-from app.tuning import presets
-from app.tuning.apply import Applier
-from app.tuning.autotune import AutoTuner
-from app.tuning.daily import local_zone
-from app.tuning.plan import Plan, make_plan
-from app.tuning.policy import Policy
-from app.tuning.presets import Preset, PresetError, UnknownPreset
-from app.tuning.reconcile import reconcile
-from app.tuning.schedule import Scheduler
-from app.tuning.targets import PlanError
+from app.tuning.autotune.runner import AutoTuner
+from app.tuning.planning import presets
+from app.tuning.planning.plan import Plan, make_plan
+from app.tuning.planning.presets import Preset, PresetError, UnknownPreset
+from app.tuning.planning.targets import PlanError
+from app.tuning.schedule.daily import local_zone
+from app.tuning.schedule.scheduler import Scheduler
+from app.tuning.session.apply import Applier
+from app.tuning.session.policy import Policy
+from app.tuning.session.reconcile import reconcile
 
 
 class Tuner:

@@ -8,9 +8,9 @@ from app.kernel.knobs import budget_from_available, stripe_cache_mib
 from app.live.knobs import journaled_knobs
 from app.live.snapshot import BoxNow
 from app.store import effects, journal
-from app.tuning.autotune_record import setting_label
-from app.tuning.autotune_writes import PRESET as AUTOTUNE_PRESET
-from app.tuning.plan import member_disks
+from app.tuning.autotune.record import setting_label
+from app.tuning.autotune.writes import PRESET as AUTOTUNE_PRESET
+from app.tuning.planning.plan import member_disks
 from app.tuning.tuner import Tuner
 
 

@@ -8,6 +8,7 @@ from fastapi.responses import HTMLResponse
 
 from app.notify import destinations
 from app.web import auth
+from app.web.deps import get_settings
 from app.web.security import Principal
 from app.web.templating import render_page
 
@@ -20,7 +21,7 @@ def render_account(
         "new_token": None,
         "principal": admin,
         "destinations": destinations.listing(conn),
-        "from_env": request.app.state.settings.notify is not None,
+        "from_env": get_settings(request).notify is not None,
         "notify_error": None,
         "notify_result": None,
         **extra,

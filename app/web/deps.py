@@ -1,6 +1,7 @@
-"""Named FastAPI dependencies: settings, a per-request database connection, tuner, clock, and
-the present as the sampler's last tick left it (no route is handed the host: no GET reads /proc
-or /sys)."""
+"""The app's state, reached only from here: named FastAPI dependencies (settings, a per-request
+database connection, tuner, clock, the present as the sampler's last tick left it, ...) and the
+same getters for helpers that hold a request but are no route (templates, the boost panel).
+No route is handed the host: no GET reads /proc or /sys."""
 
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -9,10 +10,14 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from app.config import Settings
+from app.kernel.capabilities import TuningAccess
 from app.live.present import Present
+from app.live.sampler import Sampler
 from app.live.snapshot import BoxNow
 from app.store import db
+from app.store.opening import MovedAside
 from app.tuning.tuner import Tuner
+from app.web.auth import LoginThrottle
 
 
 def get_settings(request: Request) -> Settings:
@@ -21,7 +26,7 @@ def get_settings(request: Request) -> Settings:
 
 
 def get_db(request: Request) -> Iterator[sqlite3.Connection]:
-    conn = db.connect(request.app.state.settings.db)
+    conn = db.connect(get_settings(request).db)
     try:
         yield conn
     finally:
@@ -40,13 +45,46 @@ def get_present(request: Request) -> Present:
 
 def get_box(request: Request) -> BoxNow:
     """The present as the sampler's last tick left it: requests read this, never /proc or /sys."""
-    box: BoxNow = request.app.state.present.box
-    return box
+    return get_present(request).box
 
 
 def get_clock(request: Request) -> Callable[[], float]:
     clock: Callable[[], float] = request.app.state.clock
     return clock
+
+
+def get_sampler(request: Request) -> Sampler:
+    sampler: Sampler = request.app.state.sampler
+    return sampler
+
+
+def get_tuning_access(request: Request) -> TuningAccess:
+    """May this process tune, and why not: checked once at start-up (kernel/capabilities.py)."""
+    access: TuningAccess = request.app.state.tuning_access
+    return access
+
+
+def get_reconcile(request: Request) -> str | None:
+    """What start-up did with a tuning session a stop or crash left open (None: there was none)."""
+    done: str | None = request.app.state.reconcile
+    return done
+
+
+def get_moved_aside(request: Request) -> MovedAside | None:
+    """The damaged database start-up moved aside (app/store/opening.py), while it is there."""
+    moved: MovedAside | None = request.app.state.moved_aside
+    return moved
+
+
+def get_login_throttle(request: Request) -> LoginThrottle:
+    throttle: LoginThrottle = request.app.state.login_throttle
+    return throttle
+
+
+def sessions_accepted(request: Request) -> bool:
+    """False after start-up could not note MDBOOST_PASSWORD: no old login session is trusted."""
+    accepted: bool = request.app.state.sessions_accepted
+    return accepted
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
@@ -55,5 +93,9 @@ TunerDep = Annotated[Tuner, Depends(get_tuner)]
 PresentDep = Annotated[Present, Depends(get_present)]
 BoxDep = Annotated[BoxNow, Depends(get_box)]
 ClockDep = Annotated[Callable[[], float], Depends(get_clock)]
+SamplerDep = Annotated[Sampler, Depends(get_sampler)]
+TuningAccessDep = Annotated[TuningAccess, Depends(get_tuning_access)]
+ReconcileDep = Annotated[str | None, Depends(get_reconcile)]
+LoginThrottleDep = Annotated[LoginThrottle, Depends(get_login_throttle)]
 # A row id from a URL: SQLite integers are 64-bit, so larger numbers are refused before a query.
 RowId = Annotated[int, Path(ge=1, le=2**62)]

@@ -13,7 +13,7 @@ from pydantic import SecretStr
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.web import auth
-from app.web.deps import DbDep
+from app.web.deps import DbDep, get_clock, get_settings, sessions_accepted
 
 # A strict policy: only our own files, no inline script or style, never inside a frame.
 CONTENT_SECURITY_POLICY = (
@@ -135,17 +135,17 @@ class Principal:
 
 
 def password_configured(request: Request, conn: DbDep) -> bool:
-    settings = request.app.state.settings
+    settings = get_settings(request)
     return settings.password is not None or auth.stored_password_hash(conn) is not None
 
 
 def login_session(request: Request, conn: DbDep) -> auth.LoginSession | None:
     cookie = request.cookies.get(auth.SESSION_COOKIE)
-    if not cookie or len(cookie) > 200 or not request.app.state.sessions_accepted:
+    if not cookie or len(cookie) > 200 or not sessions_accepted(request):
         return None
-    fingerprint = auth.password_fingerprint(conn, request.app.state.settings.password is not None)
+    fingerprint = auth.password_fingerprint(conn, get_settings(request).password is not None)
     session: auth.LoginSession | None = auth.find_session(
-        conn, cookie, request.app.state.clock(), fingerprint
+        conn, cookie, get_clock(request)(), fingerprint
     )
     return session
 
@@ -157,7 +157,7 @@ def _env_token(secret: SecretStr | None, given: str) -> bool:
 async def _signed_in(request: Request, conn: DbDep) -> Principal | None:
     """Who is behind this request (an admin, or a read token), or None. Raises 401/403 for a
     wrong token or CSRF."""
-    settings = request.app.state.settings
+    settings = get_settings(request)
     header = request.headers.get("authorization", "")
     if header[:7].lower() == "bearer ":
         token = header[7:].strip()
@@ -201,7 +201,7 @@ async def require_admin(request: Request, conn: DbDep) -> Principal:
 
 async def require_tuner(request: Request, conn: DbDep) -> Principal:
     """Boost, revert, auto-tune and schedules: an admin, or anyone on the open demo."""
-    open_demo = request.app.state.settings.demo_open
+    open_demo = get_settings(request).demo_open
     return _admin_only(await _require_signed_in(request, conn, open_demo))
 
 
@@ -212,7 +212,7 @@ def _admin_only(principal: Principal) -> Principal:
 
 
 async def require_reader(request: Request, conn: DbDep) -> Principal:
-    if not request.app.state.settings.read_requires_login:
+    if not get_settings(request).read_requires_login:
         return Principal("open")
     return await _require_signed_in(request, conn)
 

@@ -27,8 +27,10 @@ from app.formats import (
     duration,
     iso,
     mb_s,
+    megabytes,
     ratio,
 )
+from app.web.deps import get_clock, get_settings
 
 # The browser's IANA zone, set by static/app.js, so that times are rendered once in their final
 # form and never rewritten on the page (issue 14 item 4).
@@ -45,7 +47,7 @@ def _zone(name: str) -> tzinfo | None:
 
 def zone_of(request: Request) -> tzinfo | None:
     """The browser's zone when it told us, else the box's TZ, else the server's local time."""
-    for name in (request.cookies.get(ZONE_COOKIE), request.app.state.settings.tz):
+    for name in (request.cookies.get(ZONE_COOKIE), get_settings(request).tz):
         if name and len(name) <= 64 and (zone := _zone(name)) is not None:
             return zone
     return None
@@ -97,6 +99,7 @@ def _templates(directory: Path) -> Jinja2Templates:
         ratio=ratio,
         about=_page_about,
         between=_page_between,
+        megabytes=megabytes,
     )
     templates.env.globals.update(
         ROLE_LABELS=ROLE_LABELS,
@@ -110,8 +113,8 @@ def _templates(directory: Path) -> Jinja2Templates:
 
 def render_page(request: Request, name: str, context: dict[str, Any]) -> HTMLResponse:
     """`now` is the time of this response unless the route gave one (the page's "as of")."""
-    templates = _templates(request.app.state.settings.templates_dir)
-    context = {"now": request.app.state.clock(), **context}
+    templates = _templates(get_settings(request).templates_dir)
+    context = {"now": get_clock(request)(), **context}
     return templates.TemplateResponse(request, name, context)
 
 

@@ -5,22 +5,32 @@ from typing import Any
 
 from fastapi import Request
 
+from app.config import Settings
 from app.forecast.boost import NO_GAIN
 from app.formats import FLAG_LABELS, ROLE_LABELS, array_title, drive_name, mb_s, ratio
 from app.kernel.capabilities import HOW_TO_TUNE
 from app.live import array_view
 from app.live.forecasts import array_eta, pool_eta
+from app.live.sampler import Sampler
 from app.live.snapshot import BoxNow
 from app.planner.change import tb
 from app.store import history
+from app.store.opening import MovedAside
 from app.tuning import view as tuning_view
 from app.tuning.tuner import Tuner
 from app.web import security
+from app.web.deps import get_settings, get_tuning_access
 
 PAST_RUNS = 20
 # The events a run's chart marks: people's and sweeps' changes, not its diagnoses (which grow
 # with the run's length).
 MARKER_EVENTS = ("apply", "revert", "autotune", "clock_step")
+
+
+def store(settings: Settings, sampler: Sampler, moved_aside: MovedAside | None) -> dict[str, Any]:
+    """The footer's retention and database size, and a damaged file moved aside at start: all
+    as the sampler's maintenance and the start-up found them (no file is opened here)."""
+    return {"keep_days": settings.keep_days, "size": sampler.size, "moved_aside": moved_aside}
 
 
 def diagnoses(box: BoxNow) -> dict[str, Any]:
@@ -180,11 +190,11 @@ def boost_panel(
     request: Request, tuner: Tuner, conn: sqlite3.Connection, box: BoxNow, **extra: Any
 ) -> dict[str, Any]:
     """The boost panel's state: GET /api/tuning's shape, plus a plan or an error when given."""
-    access = request.app.state.tuning_access
+    access = get_tuning_access(request)
     why = "; ".join(access.problems)
     readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
     session = security.login_session(request, conn)
-    open_demo = request.app.state.settings.demo_open
+    open_demo = get_settings(request).demo_open
     tuning = tuning_view.status(tuner, conn, box)
     return {
         "tuning": tuning,

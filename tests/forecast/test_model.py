@@ -49,9 +49,17 @@ def test_no_samples_gives_no_number() -> None:
 
 
 def test_a_young_run_is_measured_before_it_gets_a_number() -> None:
-    fc = forecast(steady(20, 1000))
+    fc = forecast(steady(10, 1000))
     assert fc.status == "insufficient" and fc.eta is None and "measuring" in (fc.reason or "")
-    assert forecast(steady(40, 1000)).status == "ok"
+    assert forecast(steady(15, 1000)).status == "ok"  # four samples over 15 s: a number
+
+
+def test_a_run_sampled_every_30_s_gets_a_number_from_its_second_sample() -> None:
+    """Every row without a number shows finish= instead: at 30 s sampling a 3-minute recovery
+    waited a minute (a third of its rows) for its first number."""
+    assert forecast(steady(0, 1000, step=30)).status == "insufficient"
+    fc = forecast(steady(30, 1000, step=30))
+    assert fc.status == "ok" and left_s(fc) == pytest.approx((TOTAL - 30_000) / 1000, rel=0.01)
 
 
 def test_samples_without_numbers_are_skipped() -> None:
@@ -143,6 +151,18 @@ def test_a_ramp_up_to_the_max_is_over_once_it_is_held() -> None:
     fc = run.forecast()
     assert fc.bound == "max limit"
     assert fc.speed_blocks_s == pytest.approx(6_000, rel=0.01)
+
+
+def test_a_run_that_keeps_a_pace_past_its_max_is_not_capped_below_it() -> None:
+    """A grow over a 16384 stripe cache held by a max of 2500 ran at 2880 (real kernel 6.1,
+    batch d): the ETA is the measured pace, not the 1.07 x max md keeps with a small cache."""
+    limits = Limits(1_000, 2_500, 16_384)
+    run = RunProgress()
+    for ts, done, total in steady(600, 2_880):
+        run.add(ts, done, total, limits)
+    fc = run.forecast()
+    assert fc.bound == "max limit"
+    assert left_s(fc) == pytest.approx((TOTAL - 600 * 2_880) / 2_880, rel=0.01)
 
 
 def test_a_five_minute_and_a_five_day_run_of_the_same_shape_agree() -> None:
@@ -406,7 +426,9 @@ def test_the_range_covers_most_of_a_noisy_runs_truth() -> None:
             inside.append(fc.low <= finish <= fc.high)  # type: ignore[operator]
             widths.append((fc.high - fc.low) / left)  # type: ignore[operator]
     assert sum(inside) / len(inside) >= 0.8
-    assert sorted(widths)[len(widths) // 2] < 0.6
+    # The fast side reaches the pace without the bursts (they may stop): wider than the 0.6
+    # this bound was before issue 30, still under 0.7 of the time left.
+    assert sorted(widths)[len(widths) // 2] < 0.7
 
 
 def test_the_range_reaches_a_pace_that_changed_for_good() -> None:
@@ -417,6 +439,48 @@ def test_the_range_reaches_a_pace_that_changed_for_good() -> None:
     assert fc.low is not None and fc.as_of is not None
     at_recent = (TOTAL - samples[-1][1]) / 6_000
     assert fc.low - fc.as_of <= at_recent < left_s(fc)
+
+
+def test_a_pace_that_drifts_one_way_moves_the_eta_towards_its_newest_third() -> None:
+    """A resync that speeds up as it goes (its other I/O fading): 2000, then 3000, then 4500
+    blocks/s. The ETA is nearer what the newest pace gives than the window's average; the
+    range still holds the newest pace."""
+    samples = steady(300, 2_000)
+    samples += steady(300, 3_000, T0 + 305, samples[-1][1] + 5 * 3_000)[:]
+    samples += steady(300, 4_500, T0 + 610, samples[-1][1] + 5 * 4_500)
+    fc = forecast(samples)
+    left_newest = (TOTAL - samples[-1][1]) / 4_500
+    average = samples[-1][1] / (samples[-1][0] - T0)
+    left_average = (TOTAL - samples[-1][1]) / average
+    assert abs(left_s(fc) - left_newest) < abs(left_average - left_newest) * 0.8
+    assert fc.low is not None and fc.as_of is not None
+    assert fc.low - fc.as_of <= left_newest
+
+
+def test_bursts_that_come_and_go_are_no_drift() -> None:
+    """Bursts every 60 s (20 s at a fifth of the pace): the ETA is the run's average pace,
+    not the pace between bursts, wherever the newest burst falls."""
+    for offset in range(0, 60, 10):
+        samples, done = [], 0.0
+        for i in range(200):
+            ts = T0 + 5 * i
+            samples.append((ts, int(done), TOTAL))
+            done += 5 * (2_000 if (5 * i + offset) % 60 < 20 else 10_000)
+        fc = forecast(samples, ())
+        average = samples[-1][1] / (samples[-1][0] - T0)
+        assert left_s(fc) == pytest.approx((TOTAL - samples[-1][1]) / average, rel=0.12)
+
+
+def test_the_range_reaches_the_pace_without_bursts() -> None:
+    """A recovery slowed by bursts of other I/O a third of the time: if they stop, it ends at
+    the quick spells' pace, and the range reaches that finish."""
+    samples, done = [], 0.0
+    for i in range(80):
+        samples.append((T0 + 5 * i, int(done), TOTAL))
+        done += 5 * (3_000 if i % 12 < 4 else 12_000)
+    fc = forecast(samples, ())
+    assert fc.low is not None and fc.as_of is not None
+    assert fc.low - fc.as_of <= (TOTAL - samples[-1][1]) / 12_000 < left_s(fc)
 
 
 def test_checkpoints_stay_bounded_on_a_long_run() -> None:

@@ -152,3 +152,18 @@ def test_md_s_staircase_does_not_swing_the_forecast() -> None:
     assert batch["mdboost_median"] * 2 <= batch["kernel_median"], batch
     assert batch["coverage"] >= 0.80, batch
     assert limit["mdboost_median"] < limit["kernel_median"], limit
+
+
+def test_the_intervals_table_shows_each_class_at_5_10_and_30_s() -> None:
+    """Issue 30: coverage by class and by sampling interval in one table."""
+    result = subprocess.run(
+        [sys.executable, "scripts/backtest_forecast.py", "--intervals", *held_out_b()[:3]],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PROJECT_ROOT,
+    )
+    lines = result.stdout.splitlines()
+    assert all(f"every {n}:" in lines[1] for n in (1, 2, 6))
+    overall = next(line for line in lines if line.startswith("overall"))
+    assert overall.count("|") == 3 and "-" not in overall.split("|")[1]

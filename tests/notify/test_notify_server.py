@@ -123,10 +123,16 @@ def test_kill_9_with_messages_in_the_outbox_delivers_them_after_the_restart_none
         assert all(row["state"] == "pending" for row in queued)  # 503: none delivered
         assert any(row["attempts"] >= 1 and row["last_error"] for row in queued)
     finally:
+        # Closed first, then idle: a request the killed server had in flight must not be
+        # answered 200 (and recorded) after the status below changes: that read as a message
+        # sent twice (seen once under load).
+        receiver.stop()
         first.kill()
+    wait_for(receiver.idle, 30, "the receiver's last answer to the killed server")
     before = [row["dedup_key"] for row in outbox(db)]
     assert receiver.taken() == []
     receiver.status = 200
+    receiver.start()
     with demo(tmp_path, 20000, receiver) as second:
         wait_for(lambda: set(before) <= set(keys_of(receiver)), 60, "the queued messages")
         wait_for(lambda: all(r["state"] == "delivered" for r in outbox(db)), 30, "an empty outbox")

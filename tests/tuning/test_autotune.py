@@ -13,13 +13,14 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.diagnosis.rules import MemberIo, Observation
-from app.diagnosis.tracker import Diagnosis
+from app.diagnosis.verdicts import Diagnosis
 from app.live.sampler import Sampler
 from app.live.tick import Tick
 from app.main import create_app
 from app.store import journal
-from app.tuning import schedule, sweep
-from app.tuning.autotune_plan import AutoTuneRefused
+from app.tuning.autotune import sweep
+from app.tuning.autotune.plan import AutoTuneRefused
+from app.tuning.schedule import scheduler
 from tests.kernel_tree import (
     RESHAPE_TOTAL,
     KernelTree,
@@ -701,7 +702,7 @@ def test_a_full_disk_mid_sweep_puts_the_kernel_back_first(box, small_disk):
 
 def test_a_schedule_window_opening_mid_sweep_wins(nas: Nas):
     nas.tuner.autotune()  # 22:13:20 UTC
-    schedule.add(nas.tuner.conn, "quiet", "22:15", "23:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "quiet", "22:15", "23:00", nas.clock())
     nas.run(600)
     view = nas.tuner.autotuner.view(nas.tuner.conn)
     assert view["state"] == "cancelled"

@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from app.tuning import daily
+from app.tuning.schedule import daily
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

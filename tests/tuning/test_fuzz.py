@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from app.kernel.knobs import CATALOGUE, SYSTEM, stripe_cache_mib
-from app.tuning.plan import make_plan, member_disks
-from app.tuning.presets import Preset, Setting
-from app.tuning.targets import PlanError
+from app.tuning.planning.plan import make_plan, member_disks
+from app.tuning.planning.presets import Preset, Setting
+from app.tuning.planning.targets import PlanError
 from tests.kernel_tree import (
     RESHAPE_TOTAL,
     KernelTree,

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from app.tuning.targets import PlanError
+from app.tuning.planning.targets import PlanError
 from tests.tuning.tuners import make_tuner, user_preset
 
 

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from app.tuning.apply import TuningFailed
+from app.tuning.session.apply import TuningFailed
 from tests.kernel_tree import KernelTree, mdstat_text, raid1
 from tests.tuning.tuners import make_tuner, status, user_preset
 

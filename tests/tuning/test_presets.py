@@ -1,4 +1,4 @@
-"""app/tuning/presets.py: preset files are checked against their pydantic models; an error names
+"""app/tuning/planning/presets.py: preset files are checked against their pydantic models; an error names
 the file and the key, and the other presets still load."""
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from app.resources import data_dir
-from app.tuning.presets import AUTO, load_all, load_file
+from app.tuning.planning.presets import AUTO, load_all, load_file
 
 
 def preset_file(folder: Path, name: str, text: str) -> Path:

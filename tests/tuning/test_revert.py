@@ -3,7 +3,7 @@
 import shutil
 
 from app.store import journal
-from app.tuning.revert import revert_steps
+from app.tuning.session.revert import revert_steps
 from tests.kernel_tree import KernelTree, mdstat_text, raid1
 from tests.tuning.tuners import make_tuner
 

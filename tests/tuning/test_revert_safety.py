@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.main import create_app
-from app.tuning.apply import JournalUnavailable, TuningFailed, write_order
+from app.tuning.session.apply import JournalUnavailable, TuningFailed, write_order
 from tests.kernel_tree import KernelTree, act_like_md, idle_box, mdstat_text, raid1, syncing_box
 from tests.server import tree_server, wait_for
 from tests.tuning.tuners import make_tuner, status, user_preset

@@ -13,8 +13,8 @@ from app.live.sampler import Sampler
 from app.live.tick import Tick
 from app.main import create_app
 from app.store import journal
-from app.tuning import schedule
-from app.tuning.daily import ScheduleError
+from app.tuning.schedule import scheduler
+from app.tuning.schedule.daily import ScheduleError
 from tests.kernel_tree import KernelTree, act_like_md, idle_box, mdstat_text, raid1
 from tests.tuning.tuners import Clock, make_tuner
 
@@ -60,13 +60,13 @@ class Box:
 
 
 def test_overlapping_windows_are_refused_back_to_back_ones_are_not(conn):
-    schedule.add(conn, "boost", "01:00", "07:00", 0.0)
-    schedule.add(conn, "quiet", "07:00", "01:00", 0.0)  # the rest of the day, across midnight
-    with pytest.raises(schedule.ScheduleOverlap):
-        schedule.add(conn, "balanced", "06:59", "07:01", 0.0)
+    scheduler.add(conn, "boost", "01:00", "07:00", 0.0)
+    scheduler.add(conn, "quiet", "07:00", "01:00", 0.0)  # the rest of the day, across midnight
+    with pytest.raises(scheduler.ScheduleOverlap):
+        scheduler.add(conn, "balanced", "06:59", "07:01", 0.0)
     with pytest.raises(ScheduleError):
-        schedule.add(conn, "boost", "03:00", "03:00", 0.0)
-    assert [s.label for s in schedule.in_use(conn)] == ["boost 01:00–07:00", "quiet 07:00–01:00"]
+        scheduler.add(conn, "boost", "03:00", "03:00", 0.0)
+    assert [s.label for s in scheduler.in_use(conn)] == ["boost 01:00–07:00", "quiet 07:00–01:00"]
 
 
 # ---- the scheduler, with an injected clock
@@ -74,7 +74,7 @@ def test_overlapping_windows_are_refused_back_to_back_ones_are_not(conn):
 
 def test_boost_from_01_to_07_applies_at_one_and_puts_the_originals_back_at_seven(box, tmp_path):
     nas = Box(box, tmp_path, "2026-06-10 23:00")
-    schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
     for when in ("2026-06-10 23:00", "2026-06-11 00:00", "2026-06-11 00:59"):
         nas.tick(when)
         assert not nas.boosted(), when
@@ -103,7 +103,7 @@ def test_on_a_dst_night_the_originals_are_back_at_seven_local_time(
     box, tmp_path, night, seven_local_utc
 ):
     nas = Box(box, tmp_path, f"{night} 00:30")
-    schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
     nas.tick(f"{night} 01:00")
     assert nas.boosted()
     seven = at(f"{night} {seven_local_utc}", ZoneInfo("UTC"))
@@ -117,7 +117,7 @@ def test_on_a_dst_night_the_originals_are_back_at_seven_local_time(
 
 def test_a_revert_by_hand_wins_until_the_window_ends(box, tmp_path):
     nas = Box(box, tmp_path, "2026-06-11 01:00")
-    schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
     nas.tick()
     assert nas.boosted()
     nas.clock.now += 3600
@@ -135,7 +135,7 @@ def test_a_preset_applied_by_hand_wins_until_the_window_ends_then_the_originals_
     box, tmp_path
 ):
     nas = Box(box, tmp_path, "2026-06-11 08:00")
-    schedule.add(nas.tuner.conn, "quiet", "07:00", "01:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "quiet", "07:00", "01:00", nas.clock())
     nas.tick()
     assert nas.tree.read(SYNC_MIN) == "1000\n"  # quiet: the minimum held low
     nas.tuner.apply("boost")  # the owner wants it done today
@@ -147,8 +147,8 @@ def test_a_preset_applied_by_hand_wins_until_the_window_ends_then_the_originals_
 
 def test_back_to_back_windows_revert_then_apply_the_next(box, tmp_path):
     nas = Box(box, tmp_path, "2026-06-11 06:00")
-    schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
-    schedule.add(nas.tuner.conn, "quiet", "07:00", "01:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "quiet", "07:00", "01:00", nas.clock())
     nas.tick()
     assert nas.boosted()
     view = nas.tuner.scheduler.view(nas.tuner.conn, nas.clock())
@@ -163,7 +163,7 @@ def test_back_to_back_windows_revert_then_apply_the_next(box, tmp_path):
 
 def test_a_restart_in_the_window_does_not_apply_twice_and_one_after_it_reverts(box, tmp_path):
     nas = Box(box, tmp_path, "2026-06-11 01:00")
-    schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
     nas.tick()
     nas.restart()
     assert nas.tuner.reconcile() == "resumed"  # md2 still reshapes
@@ -202,7 +202,7 @@ class SteppingBox(Box):
 
 def test_steps_of_the_clock_never_apply_or_revert_one_window_twice(box, tmp_path):
     nas = SteppingBox(box, tmp_path, "2026-06-11 00:59")
-    schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
     nas.run(60)
     assert nas.boosted()
     nas.run(1800)  # 01:31
@@ -228,7 +228,7 @@ def test_steps_of_the_clock_never_apply_or_revert_one_window_twice(box, tmp_path
 
 def test_a_revert_by_hand_still_wins_after_a_restart(box, tmp_path):
     nas = Box(box, tmp_path, "2026-06-11 01:00")
-    schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
     nas.tick()
     nas.tuner.revert("requested")
     nas.restart()
@@ -240,7 +240,7 @@ def test_a_revert_by_hand_still_wins_after_a_restart(box, tmp_path):
 def test_the_window_waits_for_a_sync_to_run(tree, tmp_path):
     idle_box(tree)
     nas = Box(tree, tmp_path, "2026-06-11 01:00")
-    schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
     nas.tick()
     assert journal.open_session(nas.tuner.conn) is None
     view = nas.tuner.scheduler.view(nas.tuner.conn, nas.clock())
@@ -255,10 +255,10 @@ def test_the_window_waits_for_a_sync_to_run(tree, tmp_path):
 
 def test_removing_a_schedule_in_its_window_puts_the_originals_back(box, tmp_path):
     nas = Box(box, tmp_path, "2026-06-11 01:00")
-    added = schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
+    added = scheduler.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
     nas.tick()
     assert nas.boosted()
-    assert schedule.remove(nas.tuner.conn, added.id, nas.clock())
+    assert scheduler.remove(nas.tuner.conn, added.id, nas.clock())
     nas.tick("2026-06-11 01:05")
     assert nas.at_originals()
     assert nas.tuner.scheduler.view(nas.tuner.conn, nas.clock()) == {
@@ -270,7 +270,7 @@ def test_removing_a_schedule_in_its_window_puts_the_originals_back(box, tmp_path
 
 def test_a_preset_that_fails_is_not_retried_every_tick_and_the_page_says_why(box, tmp_path):
     nas = Box(box, tmp_path, "2026-06-11 01:00")
-    schedule.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
+    scheduler.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
     refusing = box.sys / "block/md2/queue/read_ahead_kb"
     refusing.unlink()
     # A real kernel attribute without a store method: the kernel answers EACCES, even to root.

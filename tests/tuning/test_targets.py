@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.tuning.targets import PlanError
+from app.tuning.planning.targets import PlanError
 from tests.tuning.tuners import make_tuner
 
 

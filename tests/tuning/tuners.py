@@ -8,8 +8,8 @@ from app.live import array_view
 from app.live.present import Present
 from app.live.tick import Tick
 from app.store import db
-from app.tuning import presets
 from app.tuning import view as tuning_view
+from app.tuning.planning import presets
 from app.tuning.tuner import Tuner
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree

@@ -1,6 +1,6 @@
 """Login, logout, the one-time set-up of the admin password, and API tokens."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -9,9 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.config import MIN_PASSWORD_LENGTH
 from app.web import auth
 from app.web.account import render_account
-from app.web.deps import ClockDep, DbDep, RowId
-from app.web.schemas import documents
-from app.web.schemas.tuning import Tokens
+from app.web.deps import ClockDep, DbDep, LoginThrottleDep, RowId, get_settings
+from app.web.schemas import Ok
+from app.web.schemas.tuning import NewTokenAnswer, Tokens
 from app.web.security import AdminDep, login_session, password_configured, same_origin
 from app.web.templating import render_page
 
@@ -43,7 +43,7 @@ def _client(request: Request) -> str:
 
 
 def _password_ok(request: Request, conn: DbDep, password: str) -> bool:
-    configured = request.app.state.settings.password
+    configured = get_settings(request).password
     if configured is not None:
         # Hash both sides first so the comparison takes the same time whatever the lengths.
         return auth.same_secret(
@@ -56,7 +56,7 @@ def _password_ok(request: Request, conn: DbDep, password: str) -> bool:
 def _logged_in(
     request: Request, conn: DbDep, clock: ClockDep, next_path: str = "/"
 ) -> RedirectResponse:
-    fingerprint = auth.password_fingerprint(conn, request.app.state.settings.password is not None)
+    fingerprint = auth.password_fingerprint(conn, get_settings(request).password is not None)
     session = auth.create_session(conn, clock(), fingerprint)
     response = RedirectResponse(_local(next_path), status_code=303)
     response.set_cookie(
@@ -83,9 +83,13 @@ def login_page(request: Request, conn: DbDep, next: str = "/") -> Response:
     "/login", response_class=HTMLResponse, include_in_schema=False, dependencies=SAME_ORIGIN
 )
 def login(
-    request: Request, conn: DbDep, clock: ClockDep, password: Password, next: Next = "/"
+    request: Request,
+    conn: DbDep,
+    clock: ClockDep,
+    throttle: LoginThrottleDep,
+    password: Password,
+    next: Next = "/",
 ) -> Response:
-    throttle: auth.LoginThrottle = request.app.state.login_throttle
     wait = throttle.reserve(_client(request))
     if wait:
         response = _login_form(request, conn, f"Too many attempts: try again in {wait} s.", next)
@@ -187,21 +191,21 @@ class NewToken(BaseModel):
     scope: auth.Scope = "admin"
 
 
-@router.get("/api/tokens", responses=documents(Tokens))
-def list_tokens(conn: DbDep, admin: AdminDep) -> dict[str, Any]:
-    return {"tokens": auth.list_api_tokens(conn)}
+@router.get("/api/tokens")
+def list_tokens(conn: DbDep, admin: AdminDep) -> Tokens:
+    return Tokens.model_validate({"tokens": auth.list_api_tokens(conn)})
 
 
 @router.post("/api/tokens")
-def create_token(body: NewToken, conn: DbDep, clock: ClockDep, admin: AdminDep) -> dict[str, Any]:
+def create_token(body: NewToken, conn: DbDep, clock: ClockDep, admin: AdminDep) -> NewTokenAnswer:
     """Create an API token; it is shown only in this answer (only its hash is kept). A token
     made with another page-made token is revoked with it."""
     token = auth.create_api_token(conn, body.name, clock(), admin.token_id, body.scope)
-    return {"name": body.name, "scope": body.scope, "token": token}
+    return NewTokenAnswer(name=body.name, scope=body.scope, token=token)
 
 
 @router.delete("/api/tokens/{token_id}")
-def revoke_token(token_id: RowId, conn: DbDep, clock: ClockDep, admin: AdminDep) -> dict[str, Any]:
+def revoke_token(token_id: RowId, conn: DbDep, clock: ClockDep, admin: AdminDep) -> Ok:
     if not auth.revoke_api_token(conn, token_id, clock()):
         raise HTTPException(404, detail=f"no active token {token_id}")
-    return {"ok": True}
+    return Ok()

@@ -19,8 +19,8 @@ from app.kernel.knobs import (
 )
 from app.live.array_view import failed_names
 from app.md import mdstat
-from app.tuning.presets import AUTO, Preset
-from app.tuning.targets import PlanError, knob_targets, target_arrays
+from app.tuning.planning.presets import AUTO, Preset
+from app.tuning.planning.targets import PlanError, knob_targets, target_arrays
 
 AUTO_STRIPE_CACHE_MAX = 16384  # seeds: 16384 fastest; 32768 slower
 

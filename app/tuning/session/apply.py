@@ -20,8 +20,13 @@ from app.kernel.knobs import CATALOGUE, SYSTEM, read_knob
 from app.live.knobs import journaled_knobs
 from app.store import journal
 from app.tuning.errors import TuningError
-from app.tuning.plan import KnobChange, Plan
-from app.tuning.revert import UnrecordedRevert, record_revert, revert_steps, unrecorded_message
+from app.tuning.planning.plan import KnobChange, Plan
+from app.tuning.session.revert import (
+    UnrecordedRevert,
+    record_revert,
+    revert_steps,
+    unrecorded_message,
+)
 
 # Told, under `lock`, right after an apply or a revert: the journal's open session (None once
 # reverted) and its knobs, each written one with the value the kernel read back (issue 25).

@@ -17,11 +17,18 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from app.store import db, journal
-from app.tuning.apply import Applier, Busy, JournalUnavailable, TuningFailed
-from app.tuning.daily import ScheduleError, hhmm, minutes_of, next_start, parse_hhmm, window_at
-from app.tuning.plan import Plan
-from app.tuning.presets import UnknownPreset
-from app.tuning.targets import ArrayFailed, PlanError
+from app.tuning.planning.plan import Plan
+from app.tuning.planning.presets import UnknownPreset
+from app.tuning.planning.targets import ArrayFailed, PlanError
+from app.tuning.schedule.daily import (
+    ScheduleError,
+    hhmm,
+    minutes_of,
+    next_start,
+    parse_hhmm,
+    window_at,
+)
+from app.tuning.session.apply import Applier, Busy, JournalUnavailable, TuningFailed
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from app.live.array_view import failed_in
 from app.live.tick import Tick
 from app.md import mdstat
 from app.md.attributes import effective_limits
-from app.tuning import sweep
+from app.tuning.autotune import sweep
 from app.tuning.errors import TuningError
-from app.tuning.plan import budget_mib, member_disks, stripe_cache_total_mib
+from app.tuning.planning.plan import budget_mib, member_disks, stripe_cache_total_mib
 
 TUNABLE_ACTIONS = ("resync", "recovery", "reshape")
 

@@ -1,11 +1,11 @@
 """The auto-tune sweep in memory, pure: where it stands, what its phase has counted, and what
-the steps measured say about drift (its row and steps are in SQLite: autotune_record.py)."""
+the steps measured say about drift (its row and steps are in SQLite: record.py)."""
 
 from dataclasses import dataclass, field
 
-from app.tuning import sweep
-from app.tuning.autotune_guard import OwnIo, OwnOps
-from app.tuning.autotune_record import setting_label
+from app.tuning.autotune import sweep
+from app.tuning.autotune.guard import OwnIo, OwnOps
+from app.tuning.autotune.record import setting_label
 
 
 @dataclass

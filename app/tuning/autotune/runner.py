@@ -1,13 +1,13 @@
 """Auto-tune (issue 18): find this box's best stripe cache and read-ahead by measuring them on the
 sync that runs now.
 
-POST /api/autotune plans a sweep (autotune_plan.py: it reads the knobs' values found) and holds its
+POST /api/autotune plans a sweep (plan.py: it reads the knobs' values found) and holds its
 first setting. Each sampler tick then hands the array's progress, MemAvailable and diskstats to
 the step being measured (the tick's readings: the sweep reads the kernel only to read back what it
 writes), and a step that has measured enough gives way to the next (sweep.py: the stripe cache
 climbs and never steps down, since Linux 4.1 its value is a floor; read-ahead returns to a
 reference). The smallest setting within 5 % of the best is kept. Every write is a journaled apply
-(autotune_writes.py); the sweep's row keeps the values found when it began, so an abort (RAM under
+(writes.py); the sweep's row keeps the values found when it began, so an abort (RAM under
 the floor, the box's own I/O starving, a write refused, the sync ending) and a restart after a
 crash mid-sweep put exactly those back.
 """
@@ -20,12 +20,12 @@ from app.config import Settings
 from app.forecast import physics
 from app.live.tick import Tick
 from app.store import journal
-from app.tuning import autotune_plan, autotune_record, autotune_writes, sweep
-from app.tuning.apply import Applier, JournalUnavailable, TuningFailed
-from app.tuning.autotune_guard import OwnOps, low_memory, other_io_seen, someone_else
-from app.tuning.autotune_plan import AutoTuneRefused
-from app.tuning.autotune_record import setting_label
-from app.tuning.autotune_state import Running
+from app.tuning.autotune import plan, record, sweep, writes
+from app.tuning.autotune.guard import OwnOps, low_memory, other_io_seen, someone_else
+from app.tuning.autotune.plan import AutoTuneRefused
+from app.tuning.autotune.record import setting_label
+from app.tuning.autotune.state import Running
+from app.tuning.session.apply import Applier, JournalUnavailable, TuningFailed
 
 log = logging.getLogger(__name__)
 
@@ -45,20 +45,18 @@ class AutoTuner:
         if self.running is not None:
             raise AutoTuneRefused(f"a sweep on {self.running.array} is running already")
         host, conn = self.applier.host, self.applier.conn
-        array, raid_disks = autotune_plan.pick_array(tick, requested, host)
+        array, raid_disks = plan.pick_array(tick, requested, host)
         assert tick is not None and tick.parsed is not None and tick.ts is not None
         assert array.sync is not None
-        autotune_plan.refuse_through_a_limit(array, autotune_plan.limits(tick, array.name))
-        available_mib = autotune_plan.available_mib(tick, self.settings)
-        start_values, phases = autotune_plan.phases(
-            host, self.settings, array, tick.parsed, available_mib
-        )
+        plan.refuse_through_a_limit(array, plan.limits(tick, array.name))
+        available_mib = plan.available_mib(tick, self.settings)
+        start_values, phases = plan.phases(host, self.settings, array, tick.parsed, available_mib)
         if not phases:
             raise AutoTuneRefused(f"nothing to try on {array.name}: no knob with a candidate")
         run = conn.execute(
             "SELECT id FROM runs WHERE array = ? AND finished IS NULL", (array.name,)
         ).fetchone()
-        sweep_id = autotune_record.open_sweep(
+        sweep_id = record.open_sweep(
             conn, array.name, run["id"] if run else None, tick.ts, start_values, phases
         )
         knee = physics.grow_knee(array.level, raid_disks)
@@ -72,7 +70,7 @@ class AutoTuner:
             start_values=start_values,
             phases=phases,
             knee=knee,
-            ops=OwnOps(autotune_writes.newest_op(conn), set()),
+            ops=OwnOps(writes.newest_op(conn), set()),
             before_knee=knee is not None and done is not None and done < knee * (total or 0),
             times=times,
         )
@@ -181,7 +179,7 @@ class AutoTuner:
         assert r is not None and tick.ts is not None
         phase = r.phases[r.phase]
         speed = window.speed_kb_s or 0.0
-        limits = autotune_plan.limits(tick, r.array)
+        limits = plan.limits(tick, r.array)
         held = sweep.held_at_min(speed, limits.speed_min) and other_io_seen(tick, r.array)
         if held:
             # md holds a sync at its min while other I/O runs (DESIGN.md): such a step measured
@@ -219,7 +217,7 @@ class AutoTuner:
         if not phase.climbs:
             again = r.measure_again_if_the_reference_moved()
             if again is not None:
-                autotune_record.note_step(self.applier.conn, r.id, *again)
+                record.note_step(self.applier.conn, r.id, *again)
             if r.role == "candidate":
                 self._hold(phase.reference, "reference", tick.ts)
                 return
@@ -229,7 +227,7 @@ class AutoTuner:
         scored = sweep.scores(r.measured, phase.climbs)
         r.chosen[phase.knob] = sweep.choose(scored)
         steps = {seq: step.value for seq, step in zip(r.counted, r.measured, strict=True)}
-        autotune_record.store_scores(self.applier.conn, r.id, steps, scored)
+        record.store_scores(self.applier.conn, r.id, steps, scored)
         log.info("auto-tune on %s: %s scores %s, keeps %s", r.array, phase.knob, scored, r.chosen)
         r.ladder_top = r.ladder_ended(r.chosen[phase.knob]) if phase.climbs else None
         self._next_phase(tick.ts)
@@ -239,7 +237,7 @@ class AutoTuner:
         assert r is not None
         for seq in r.forget_counted():
             note = f"{why}: not compared with the steps after it"
-            autotune_record.note_step(self.applier.conn, r.id, seq, note)
+            record.note_step(self.applier.conn, r.id, seq, note)
 
     def _next_phase(self, now: float) -> None:
         r = self.running
@@ -258,21 +256,21 @@ class AutoTuner:
         assert r is not None
         conn = self.applier.conn
         opening = journal.open_session(conn) is None
-        op_id = autotune_writes.write(self.applier, r.array, wanted, label)
+        op_id = writes.write(self.applier, r.array, wanted, label)
         if op_id is None:
             return False
         r.ops.add(op_id)
         session = journal.open_session(conn)
         if r.session_id is None and session is not None:
             r.session_id = session["id"]
-            autotune_record.note_session(conn, r.id, session["id"], opening)
+            record.note_session(conn, r.id, session["id"], opening)
         return True
 
     def _store_step(self, r: Running, window: sweep.Window | None, note: str | None) -> None:
         written = window.written if window else self.applier.clock()
         knob = r.phases[r.phase].knob
         conn = self.applier.conn
-        autotune_record.store_step(conn, r.id, r.seq, knob, r.value, r.role, written, window, note)
+        record.store_step(conn, r.id, r.seq, knob, r.value, r.role, written, window, note)
         r.seq += 1
 
     # ---- ending
@@ -286,7 +284,7 @@ class AutoTuner:
         r = self.running
         assert r is not None
         log.warning("auto-tune on %s aborted: %s", r.array, why)
-        problem = autotune_writes.restore(self.applier, r.id, r.start_values, r.array, why)
+        problem = writes.restore(self.applier, r.id, r.start_values, r.array, why)
         self._finish("aborted", why if problem is None else f"{why}; {problem}")
 
     def _finish(self, state: str, reason: str) -> None:
@@ -294,23 +292,27 @@ class AutoTuner:
         recover() finds it running and puts the values back then."""
         r = self.running
         assert r is not None
-        self.running = None
         log.info("auto-tune on %s %s: %s", r.array, state, reason)
         try:
-            autotune_record.finish_sweep(
+            record.finish_sweep(
                 self.applier.conn, r.id, state, reason, self.applier.clock(), r.chosen or None
             )
         except sqlite3.Error as error:
             log.error(
                 "auto-tune sweep %d ended (%s) but cannot be recorded: %s", r.id, state, error
             )
+        finally:
+            # Only now: a request reading between the two (without the tick's lock) saw a row
+            # still "running" of a sweep no longer in memory, and answered "ended, its record
+            # waits for the disk to have room" for a sweep that was being recorded.
+            self.running = None
 
     def recover(self) -> None:
         """At start-up: a sweep a crash cut short puts back the values it found."""
-        autotune_writes.recover(self.applier)
+        writes.recover(self.applier)
 
     # ---- the read side
     def view(self, conn: sqlite3.Connection) -> dict[str, Any] | None:
         """The latest sweep with its steps, and the step measured now while it runs."""
         r = self.running
-        return autotune_record.view(conn, r.id if r else None, r.step_now() if r else None)
+        return record.view(conn, r.id if r else None, r.step_now() if r else None)

@@ -7,9 +7,9 @@ import sqlite3
 
 from app.kernel.knobs import CATALOGUE, read_knob
 from app.store import journal
-from app.tuning import autotune_record
-from app.tuning.apply import Applier, JournalUnavailable, TuningFailed
-from app.tuning.plan import KnobChange, Plan
+from app.tuning.autotune import record
+from app.tuning.planning.plan import KnobChange, Plan
+from app.tuning.session.apply import Applier, JournalUnavailable, TuningFailed
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def restore(
     session the sweep opened is reverted; in one it joined (boost was on), only its knobs go
     back to the values found."""
     conn = applier.conn
-    row = autotune_record.sweep_row(conn, sweep_id)
+    row = record.sweep_row(conn, sweep_id)
     session = journal.open_session(conn)
     if session is None:
         return None
@@ -63,13 +63,13 @@ def restore(
 def recover(applier: Applier) -> None:
     """At start-up: a sweep a crash cut short puts back the values it found."""
     conn = applier.conn
-    row = autotune_record.interrupted(conn)
+    row = record.interrupted(conn)
     if row is None:
         return
     why = "mdboost stopped during the sweep"
     problem = restore(applier, row["id"], json.loads(row["start_values"]), row["array"], why)
     reason = why if problem is None else f"{why}; {problem}"
-    autotune_record.finish_sweep(conn, row["id"], "interrupted", reason, applier.clock(), None)
+    record.finish_sweep(conn, row["id"], "interrupted", reason, applier.clock(), None)
     log.warning("auto-tune sweep %d on %s: %s; its values are back", row["id"], row["array"], why)
 
 

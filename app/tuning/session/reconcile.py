@@ -3,8 +3,8 @@
 import logging
 
 from app.store import journal
-from app.tuning.apply import Applier, TuningFailed
-from app.tuning.policy import Policy
+from app.tuning.session.apply import Applier, TuningFailed
+from app.tuning.session.policy import Policy
 
 log = logging.getLogger(__name__)
 

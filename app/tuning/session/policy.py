@@ -13,7 +13,7 @@ from app.live.knobs import knob_states
 from app.live.snapshot import BoxNow
 from app.live.tick import Tick
 from app.store import db, effects, history, journal
-from app.tuning.apply import Applier, Busy, JournalUnavailable, TuningFailed
+from app.tuning.session.apply import Applier, Busy, JournalUnavailable, TuningFailed
 
 log = logging.getLogger(__name__)
 

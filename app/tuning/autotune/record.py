@@ -6,7 +6,7 @@ import sqlite3
 from typing import Any
 
 from app.store import db
-from app.tuning import sweep
+from app.tuning.autotune import sweep
 
 KNOB_LABELS = {"stripe_cache_size": "stripe cache", "read_ahead_kb": "read-ahead"}
 

@@ -1,0 +1,1 @@
+"""Plan a preset: the presets (TOML data), where each knob is written, and the plan itself."""
