@@ -211,6 +211,16 @@ class Host:
         disks = self.read_member_disks(members).values()
         return {d.disk: d.size_kib for d in disks if d.size_kib is not None}
 
+    def read_rotational(self, disks: Iterable[str]) -> dict[str, bool]:
+        """Whether each disk spins (/sys/block/<disk>/queue/rotational: 1 an HDD, 0 an SSD);
+        a disk without the file is left out."""
+        out: dict[str, bool] = {}
+        for disk in disks:
+            text = self.read(self.sys_root / "block" / check_disk_name(disk) / "queue/rotational")
+            if text is not None and text.strip() in ("0", "1"):
+                out[disk] = text.strip() == "1"
+        return out
+
     # ---- writing (tuning only)
     def write(self, path: Path, value: str) -> None:
         """Write one value like `echo value > file`; raises OSError with the kernel's errno."""

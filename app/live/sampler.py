@@ -102,6 +102,7 @@ class Sampler:
         # The members whose disks `disks` describes (read again when they change).
         self.sized: frozenset[str] = frozenset()
         self.disks: dict[str, MemberDisk] = {}
+        self.disk_rotational: dict[str, bool] = {}
 
     @property
     def clock(self) -> Clock:
@@ -141,6 +142,7 @@ class Sampler:
         tick.mem_available_kib = self.host.read_meminfo().get("MemAvailable")
         tick.disks = self._disks(parsed)
         tick.disk_kib = {d.disk: d.size_kib for d in tick.disks.values() if d.size_kib is not None}
+        tick.disk_rotational = self.disk_rotational
         try:
             wanted = self.diagnosis.devices(parsed)
             tick.diskstats = self.host.read_diskstats(wanted) if wanted else {}
@@ -192,14 +194,17 @@ class Sampler:
             log.warning("cannot measure the database's size: %s", error)
 
     def _disks(self, parsed: mdstat.MdStat) -> dict[str, MemberDisk]:
-        """The disk under each member (size, model); /sys is read only when the members change."""
+        """The disk under each member (size, model, and whether it spins, kept beside them);
+        /sys is read only when the members change."""
         members = frozenset(d.name for a in parsed.arrays for d in a.devices)
         if members != self.sized:
             try:
                 self.disks = self.host.read_member_disks(sorted(members))
+                spinning = sorted({d.disk for d in self.disks.values()})
+                self.disk_rotational = self.host.read_rotational(spinning)
             except (OSError, ValueError) as error:
                 log.warning("cannot read the member disks' sizes and models: %s", error)
-                self.disks = {}
+                self.disks, self.disk_rotational = {}, {}
             self.sized = members
         return self.disks
 

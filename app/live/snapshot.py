@@ -84,6 +84,7 @@ class BoxNow:
     kernel_release: str | None = None  # /proc/sys/kernel/osrelease, read once at start
     disk_kib: Mapping[str, int] = field(default_factory=dict)  # member disks' whole sizes, KiB
     disks: Mapping[str, MemberDisk] = field(default_factory=dict)  # member -> its disk
+    disk_rotational: Mapping[str, bool] = field(default_factory=dict)  # ... and whether they spin
 
     def array(self, name: str) -> ArrayNow | None:
         return next((a for a in self.arrays if a.array.name == name), None)

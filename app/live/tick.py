@@ -38,6 +38,7 @@ class Tick:
     disk_kib: dict[str, int] = field(default_factory=dict)
     # The disk under each member: its name, size and model (read with disk_kib), for the page.
     disks: dict[str, MemberDisk] = field(default_factory=dict)
+    disk_rotational: dict[str, bool] = field(default_factory=dict)  # queue/rotational, read alike
     diagnoses: dict[str, Diagnosis] = field(default_factory=dict)  # per running mdN array
     verdict_changes: list[VerdictChange] = field(default_factory=list)
     any_running: bool = False

@@ -86,6 +86,7 @@ class Tree:
             self.write(f"sys/block/{disk}/device/queue_depth", "31\n")
             self.write(f"sys/block/{disk}/size", f"{DISK_SECTORS[disk]}\n")
             self.write(f"sys/block/{disk}/device/model", f"{DISK_MODELS[disk]}\n")
+            self.write(f"sys/block/{disk}/queue/rotational", "1\n")  # NAS hard disks
             for part in (1, 2, 5, 6):
                 (self.root / "sys/block" / disk / f"{disk}{part}").mkdir(
                     parents=True, exist_ok=True

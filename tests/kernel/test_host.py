@@ -97,6 +97,17 @@ def test_each_member_s_disk_with_its_size_and_model(tree: KernelTree) -> None:
     assert disks["sdb5"].model is None and "sdz5" not in disks
 
 
+def test_whether_a_disk_spins(tree: KernelTree) -> None:
+    syncing_box(tree)
+    tree.write("sys/block/sda/queue/rotational", "1\n")
+    tree.write("sys/block/sdb/queue/rotational", "0\n")
+    tree.write("sys/block/sdc/queue/rotational", "2\n")
+    host = Host(tree.proc, tree.sys)
+    assert host.read_rotational(["sda", "sdb", "sdc", "sdd"]) == {"sda": True, "sdb": False}
+    with pytest.raises(ValueError):
+        host.read_rotational(["../etc"])
+
+
 def test_host_reads_processes_in_the_tree(tmp_path: Path) -> None:
     tree = KernelTree(tmp_path)
     md_thread(tree, 412, "md2_raid5", 900)
