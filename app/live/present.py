@@ -121,6 +121,7 @@ class Present:
             capabilities=capabilities,
             kernel_release=self.kernel_release,
             disk_kib=dict(tick.disk_kib),
+            disks=dict(tick.disks),
             disk_rotational=dict(tick.disk_rotational),
         )
 
