@@ -121,6 +121,8 @@ class Present:
             knob_access=knob_access,
             kernel_release=self.kernel_release,
             disk_kib=dict(tick.disk_kib),
+            disks=dict(tick.disks),
+            disk_rotational=dict(tick.disk_rotational),
         )
 
     def after_write(self, open_session: sqlite3.Row | None, knobs: list[dict[str, Any]]) -> None:

@@ -14,6 +14,7 @@ from app.diagnosis.verdicts import Diagnosis
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast, PoolMember
 from app.kernel.access import KnobAccess
+from app.kernel.sysfs import MemberDisk
 from app.md.attributes import ArraySysfs, SpeedLimit
 from app.md.mdstat import Array, MdStat
 
@@ -82,6 +83,8 @@ class BoxNow:
     knob_access: tuple[KnobAccess, ...] = ()
     kernel_release: str | None = None  # /proc/sys/kernel/osrelease, read once at start
     disk_kib: Mapping[str, int] = field(default_factory=dict)  # member disks' whole sizes, KiB
+    disks: Mapping[str, MemberDisk] = field(default_factory=dict)  # member -> its disk
+    disk_rotational: Mapping[str, bool] = field(default_factory=dict)  # ... and whether they spin
 
     def array(self, name: str) -> ArrayNow | None:
         return next((a for a in self.arrays if a.array.name == name), None)

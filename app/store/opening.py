@@ -12,6 +12,8 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 SIDE_FILES = ("-wal", "-shm")  # SQLite's own files beside the database, named after it
+# SQLITE_CORRUPT ("malformed") and SQLITE_NOTADB ("file is not a database"): damage, not a lock.
+DAMAGED = (11, 26)
 
 
 class NewerDatabase(Exception):
@@ -58,25 +60,31 @@ def refuse_newer(path: Path, migrations_dir: Path) -> None:
         )
 
 
-def quick_check(path: Path) -> str | None:
+def quick_check(path: Path, timeout: float = 10.0) -> str | None:
     """None when the file opens and PRAGMA quick_check says ok, else what was wrong."""
     if not path.exists() or path.stat().st_size == 0:
         return None
     try:
-        conn = sqlite3.connect(path, timeout=10)
+        conn = sqlite3.connect(path, timeout=timeout)
         try:
             rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
         finally:
             conn.close()
-    except sqlite3.DatabaseError as error:  # "file is not a database", "malformed"
+    except sqlite3.DatabaseError as error:
+        # Only a damaged file is moved aside: a locked, unreadable or busy one raises, and
+        # start-up stops with SQLite's own words, the file untouched.
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF not in DAMAGED:
+            raise
         return str(error)
     return None if rows == ["ok"] else "; ".join(rows)
 
 
-def move_aside_if_damaged(path: Path, now: float | None = None) -> MovedAside | None:
+def move_aside_if_damaged(
+    path: Path, now: float | None = None, timeout: float = 10.0
+) -> MovedAside | None:
     """A file that fails quick_check is renamed, with its WAL, to NAME.damaged-YYYYmmddTHHMMSSZ
     (kept for the owner or a recovery tool), so that a fresh database starts in its place."""
-    reason = quick_check(path)
+    reason = quick_check(path, timeout)
     if reason is None:
         return None
     now = time.time() if now is None else now

@@ -372,9 +372,12 @@ def test_the_member_disks_sizes_ride_on_the_tick_and_are_read_when_members_chang
         for part in (1, 5):
             (tree.sys / "block" / disk / f"{disk}{part}").mkdir(parents=True)
         tree.write(f"sys/block/{disk}/size", "3907029168\n")  # 2 TB
+        tree.write(f"sys/block/{disk}/queue/rotational", "1\n" if disk != "sdb" else "0\n")
     sampled = make_sampler(tree, conn, ManualClock())
     two_tb = 3907029168 // 2
-    assert sampled.sample_once().disk_kib == dict.fromkeys(("sda", "sdb", "sdc", "sdd"), two_tb)
+    tick = sampled.sample_once()
+    assert tick.disk_kib == dict.fromkeys(("sda", "sdb", "sdc", "sdd"), two_tb)
+    assert tick.disk_rotational == {"sda": True, "sdb": False, "sdc": True, "sdd": True}
     tree.write("sys/block/sdd/size", "7814037168\n")  # unseen until the members change
     assert sampled.sample_once().disk_kib["sdd"] == two_tb
     tree.mdstat(tree.read("proc/mdstat").replace("sdd1[3]", "sdd1[3] sde1[4](S)"))

@@ -7,6 +7,8 @@ import re
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from app.store import db, opening
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree
@@ -130,3 +132,21 @@ def test_backup_of_no_database_says_so(box, tmp_path: Path):
     result = mdboost("backup", str(tmp_path / "x.db"), env=server_env(box, tmp_path / "none.db"))
     assert result.returncode == 1 and "no database" in result.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_locked_database_is_not_taken_for_a_damaged_one(tmp_path: Path):
+    """Busy is not damaged: the check raises SQLite's error and moves nothing aside."""
+    path = tmp_path / "mdboost.db"
+    conn = db.connect(path)
+    db.migrate(conn, MIGRATIONS)
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.execute("BEGIN EXCLUSIVE")  # another process holding the file
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            opening.move_aside_if_damaged(path, timeout=0.1)
+    finally:
+        conn.execute("ROLLBACK")
+    assert [p.name for p in tmp_path.iterdir()] == ["mdboost.db"]
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database at all, " * 400)
+    assert "not a database" in (opening.quick_check(garbage) or "")
