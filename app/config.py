@@ -94,7 +94,8 @@ class Settings(BaseSettings):
     # Destination URLs separated by spaces, commas or newlines: ntfy://host/topic,
     # gotify://host/TOKEN, https://... (JSON webhook), smtp://user:pass@host:587/?to=a@b.example
     notify: SecretStr | None = None
-    public_url: str | None = None  # the page's address in messages; None = http://<hostname>:8080/
+    # The page's address in messages; unset: the one the owner used (notify/notifier.py).
+    public_url: str | None = None
     notify_milestone_percent: float = Field(default=25.0, gt=0, le=100)  # progress milestones
     notify_stall_minutes: float = Field(default=10.0, gt=0)  # no progress this long: stalled
     notify_mismatch_threshold: int = Field(default=0, ge=0)  # a check above this: tell

@@ -18,6 +18,7 @@ from app.clock import Timeline, fixed_rate
 from app.diagnosis.verdicts import VerdictChange
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
+from app.kernel.sysfs import MemberDisk
 from app.live import run_tracking
 from app.live.diagnosis_tracker import Tracker
 from app.live.idle import IdleFilter
@@ -98,9 +99,9 @@ class Sampler:
         self.latest: Tick = Tick()
         self.diagnosis = Tracker(host)
         self.idle = IdleFilter()
-        # The members whose disks' sizes `disk_kib` holds (read again when they change).
+        # The members whose disks `disks` describes (read again when they change).
         self.sized: frozenset[str] = frozenset()
-        self.disk_kib: dict[str, int] = {}
+        self.disks: dict[str, MemberDisk] = {}
         self.disk_rotational: dict[str, bool] = {}
 
     @property
@@ -139,7 +140,8 @@ class Sampler:
             if ARRAY_NAME.fullmatch(a.name)
         }
         tick.mem_available_kib = self.host.read_meminfo().get("MemAvailable")
-        tick.disk_kib = self._disk_kib(parsed)
+        tick.disks = self._disks(parsed)
+        tick.disk_kib = {d.disk: d.size_kib for d in tick.disks.values() if d.size_kib is not None}
         tick.disk_rotational = self.disk_rotational
         try:
             wanted = self.diagnosis.devices(parsed)
@@ -191,19 +193,20 @@ class Sampler:
         except (OSError, sqlite3.Error) as error:
             log.warning("cannot measure the database's size: %s", error)
 
-    def _disk_kib(self, parsed: mdstat.MdStat) -> dict[str, int]:
-        """The member disks' whole sizes (and whether they spin, kept beside them); /sys is
-        read only when the members change."""
+    def _disks(self, parsed: mdstat.MdStat) -> dict[str, MemberDisk]:
+        """The disk under each member (size, model, and whether it spins, kept beside them);
+        /sys is read only when the members change."""
         members = frozenset(d.name for a in parsed.arrays for d in a.devices)
         if members != self.sized:
             try:
-                self.disk_kib = self.host.read_disk_kib(sorted(members))
-                self.disk_rotational = self.host.read_rotational(sorted(self.disk_kib))
+                self.disks = self.host.read_member_disks(sorted(members))
+                spinning = sorted({d.disk for d in self.disks.values()})
+                self.disk_rotational = self.host.read_rotational(spinning)
             except (OSError, ValueError) as error:
-                log.warning("cannot read the disks' sizes: %s", error)
-                self.disk_kib, self.disk_rotational = {}, {}
+                log.warning("cannot read the member disks' sizes and models: %s", error)
+                self.disks, self.disk_rotational = {}, {}
             self.sized = members
-        return self.disk_kib
+        return self.disks
 
     def _clock_stepped(self, now: float, step: float) -> None:
         """The wall clock moved: what came before this tick goes onto the new wall time, in

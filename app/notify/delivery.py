@@ -23,6 +23,9 @@ log = logging.getLogger(__name__)
 # wakes the task at once, a retry's time is known); and the wait after a failed round.
 MAX_WAIT_S = 3600.0
 FAILED_ROUND_WAIT_S = 5.0
+# A head due now that the round did not take (its destination's URL unreadable): look again in
+# a second, as the old poll did, rather than spin.
+UNTAKEN_WAIT_S = 1.0
 SENDER_THREADS = 4
 
 
@@ -62,7 +65,7 @@ class Deliverer:
         self.lock = threading.Lock()  # the connection is shared by the sender threads
         self.on_wake: Callable[[], object] | None = None
 
-    def listen(self, on_wake: Callable[[], object]) -> None:
+    def listen(self, on_wake: Callable[[], object] | None) -> None:
         """`on_wake` is called (from any thread) when a message is queued."""
         self.on_wake = on_wake
 
@@ -134,22 +137,37 @@ async def run_forever(deliverer: Deliverer, stop: asyncio.Event) -> None:
     woken = asyncio.Event()
     deliverer.listen(lambda: loop.call_soon_threadsafe(woken.set))
     stopping = asyncio.ensure_future(stop.wait())
-    with ThreadPoolExecutor(SENDER_THREADS, thread_name_prefix="notify") as pool:
-        while not stop.is_set():
-            woken.clear()  # before the round: a message queued during it wakes the next one
-            wait_s = FAILED_ROUND_WAIT_S
-            try:
-                jobs = await loop.run_in_executor(pool, deliverer.due)
-                # One head per destination: destinations proceed in parallel, each in order.
-                results = await asyncio.gather(
-                    *(loop.run_in_executor(pool, deliverer.attempt, url, job) for url, job in jobs)
-                )
-                if any(results):
+    try:
+        with ThreadPoolExecutor(SENDER_THREADS, thread_name_prefix="notify") as pool:
+            while not stop.is_set():
+                woken.clear()  # before the round: a message queued during it wakes the next
+                wait_s = await _round(deliverer, loop, pool)
+                if wait_s == 0:
                     continue  # a backlog flows at the receivers' pace
-                wait_s = await loop.run_in_executor(pool, deliverer.seconds_to_next)
-            except Exception:
-                log.exception("notify: delivery round failed; retrying")
-            waking = asyncio.ensure_future(woken.wait())
-            await asyncio.wait({stopping, waking}, timeout=wait_s, return_when="FIRST_COMPLETED")
-            waking.cancel()
-    stopping.cancel()
+                waking = asyncio.ensure_future(woken.wait())
+                await asyncio.wait(
+                    {stopping, waking}, timeout=wait_s, return_when="FIRST_COMPLETED"
+                )
+                waking.cancel()
+    finally:
+        deliverer.listen(None)
+        stopping.cancel()
+
+
+async def _round(
+    deliverer: Deliverer, loop: asyncio.AbstractEventLoop, pool: ThreadPoolExecutor
+) -> float:
+    """One round: every due head, one per destination in parallel (each destination in order);
+    seconds to sleep after it (0: something was delivered, look again at once)."""
+    try:
+        jobs = await loop.run_in_executor(pool, deliverer.due)
+        results = await asyncio.gather(
+            *(loop.run_in_executor(pool, deliverer.attempt, url, job) for url, job in jobs)
+        )
+        if any(results):
+            return 0.0
+        wait_s = await loop.run_in_executor(pool, deliverer.seconds_to_next)
+        return wait_s if wait_s > 0 else UNTAKEN_WAIT_S
+    except Exception:
+        log.exception("notify: delivery round failed; retrying")
+        return FAILED_ROUND_WAIT_S
