@@ -1,13 +1,16 @@
 """The `mdboost` command: serve, demo, parse (and what later features add)."""
 
 import argparse
+import contextlib
 import json
 import logging.config
 import os
 import secrets
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -16,7 +19,10 @@ from app.forecast import replay
 from app.kernel import mdstat_parse
 from app.logs import LOG_CONFIG
 from app.resources import MissingDataDir
-from app.simulator import Simulator
+from app.store import opening
+
+if TYPE_CHECKING:  # the demo's box loads only for the demo (issue 27: RSS)
+    from app.simulator import Simulator
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     forecast = commands.add_parser("forecast", help="replay the ETA over a recorded run (CSV)")
     replay.add_arguments(forecast)
 
+    backup = commands.add_parser(
+        "backup", help="copy the database (MDBOOST_DB) to PATH, consistently, while mdboost runs"
+    )
+    backup.add_argument("path", type=Path)
+
     args = parser.parse_args(argv)
     logging.config.dictConfig(LOG_CONFIG)
     try:
@@ -54,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return _demo(args)
+        if args.command == "backup":
+            return _backup(Settings().db, args.path)
         return _serve(Settings(), args.host, args.port)
     except ValidationError as error:
         _print_bad_settings(error)
@@ -94,12 +107,27 @@ def _parse(file: str | None) -> int:
     return 0
 
 
+def _backup(source: Path, target: Path) -> int:
+    """SQLite's online backup API: a consistent copy while the server writes (app/store)."""
+    if target.is_dir():
+        target = target / source.name
+    try:
+        size = opening.backup(source, target)
+    except (OSError, sqlite3.Error) as error:
+        print(f"mdboost backup: cannot copy {source} to {target}: {error}", file=sys.stderr)
+        return 1
+    print(f"mdboost backup: copied {source} to {target} ({size / 1e6:.1f} MB)")
+    return 0
+
+
 EFFECT_WINDOW_SAMPLES = 10  # the demo's effect windows hold about this many samples
 
 
 def _demo(args: argparse.Namespace) -> int:
     state_dir: Path = args.state_dir or Path(tempfile.mkdtemp(prefix="mdboost-demo-"))
     state_dir.mkdir(parents=True, exist_ok=True)
+    from app.simulator import Simulator  # the demo's box, loaded for the demo only
+
     sim = Simulator(state_dir / "tree", speedup=args.speedup)
     overrides: dict[str, object] = {
         "proc_root": state_dir / "tree" / "proc",
@@ -144,12 +172,14 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
     import uvicorn
 
     from app.main import create_app
-    from app.web.connections import ConnectionRules
+    from app.web.connections import ConnectionRules, QuietServer
     from app.web.proxy import TrustedProxies
 
     try:
+        # Before anything opens the file: a refused one stays as the newer version left it.
+        opening.refuse_newer(settings.db, settings.migrations_dir)
         app = create_app(settings, sim)
-    except MissingDataDir as error:
+    except (MissingDataDir, opening.NewerDatabase) as error:
         print(f"mdboost: cannot start: {error}", file=sys.stderr)
         return 2
     rules = ConnectionRules(
@@ -160,7 +190,7 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
     )
     # proxy_headers=False: the app reads X-Forwarded-* itself, trusting FORWARDED_ALLOW_IPS
     # hop by hop (app/web/proxy.py), where uvicorn would take a client-written entry with `*`.
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -170,4 +200,10 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
         limit_concurrency=settings.max_connections,
         http=rules.protocol(),  # a head deadline and a cap per address (web/connections.py)
     )
-    return 0
+    server = QuietServer(config)  # uvicorn.run's Server, without its 0.1 s tick
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    return 0 if server.started else STARTUP_FAILURE
+
+
+STARTUP_FAILURE = 3  # uvicorn.run's exit code when the app never started (its lifespan failed)

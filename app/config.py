@@ -27,6 +27,9 @@ class Settings(BaseSettings):
     idle_sample_seconds: float = 60.0
     # Samples of finished runs older than this are thinned to one per minute.
     downsample_after_days: float = 7.0
+    # Samples older than this are deleted (0: kept forever); runs with their summaries and
+    # events, and the tuning history, are kept forever (issue 27).
+    keep_days: float = Field(default=400.0, ge=0)
     migrations_dir: Path = data_dir("migrations")
     presets_dir: Path = data_dir("presets")  # built-in presets; users add theirs to data_dir
     templates_dir: Path = data_dir("templates")
@@ -91,7 +94,8 @@ class Settings(BaseSettings):
     # Destination URLs separated by spaces, commas or newlines: ntfy://host/topic,
     # gotify://host/TOKEN, https://... (JSON webhook), smtp://user:pass@host:587/?to=a@b.example
     notify: SecretStr | None = None
-    public_url: str | None = None  # the page's address in messages; None = http://<hostname>:8080/
+    # The page's address in messages; unset: the one the owner used (notify/notifier.py).
+    public_url: str | None = None
     notify_milestone_percent: float = Field(default=25.0, gt=0, le=100)  # progress milestones
     notify_stall_minutes: float = Field(default=10.0, gt=0)  # no progress this long: stalled
     notify_mismatch_threshold: int = Field(default=0, ge=0)  # a check above this: tell

@@ -1,6 +1,7 @@
 """Numbers, times and labels as people read them: one formatter each, for the page, the
 notifications and the diagnosis's sentences alike (no I/O)."""
 
+import re
 import time
 from datetime import datetime, tzinfo
 
@@ -15,6 +16,33 @@ ACTION_LABELS = {
 }
 # A preset applied during a run, as the run list says it (one notion of the tuning state).
 PRESET_DONE = {"boost": "boosted", "auto-tune": "auto-tuned"}
+# An array as a Synology owner knows it, where the box has DSM's layout (md0 system, md1 swap):
+# md2 is the first storage pool's data array (an SHR pool may span md2, md3, ...).
+SYNOLOGY_TITLES = {"data": "Storage pool", "system": "DSM system", "swap": "DSM swap"}
+# DSM 7 names the disks of many models sataN (partitions sataNpM): Storage Manager's "Drive N".
+DSM_DISK = re.compile(r"^sata(\d+)$")
+# Each catalogue knob in the owner's words: its name and one sentence of what it means for them
+# (issue 25: the jargon that stays sits behind a tap that says this).
+KNOB_WORDS = {
+    "stripe_cache_size": (
+        "Stripe cache",
+        "memory md uses to gather whole stripes, so the disks get fewer, larger requests",
+    ),
+    "speed_limit_min": (
+        "Rebuild speed floor",
+        "the pace md keeps even while you use the NAS (yours slows down to allow it)",
+    ),
+    "speed_limit_max": ("Rebuild speed cap", "the pace md never goes above"),
+    "sync_speed_min": (
+        "Rebuild speed floor",
+        "the pace md keeps on this array even while you use the NAS",
+    ),
+    "sync_speed_max": ("Rebuild speed cap", "the pace md never goes above on this array"),
+    "read_ahead_kb": ("Read-ahead", "how much md reads from the array in one go"),
+    "member_read_ahead_kb": ("Disk read-ahead", "how much each disk reads in one go"),
+    "group_thread_cnt": ("Worker threads", "how many threads compute parity"),
+    "queue_depth": ("Disk queue", "how many requests each disk may hold at once"),
+}
 # Member flags as mdstat prints them (md.c md_seq_show).
 FLAG_LABELS = {"F": "faulty", "S": "spare", "W": "write-mostly", "J": "journal", "R": "replacement"}
 
@@ -22,6 +50,11 @@ FLAG_LABELS = {"F": "faulty", "S": "spare", "W": "write-mostly", "J": "journal",
 def mb_s(kb_s: float | None) -> str:
     """KiB/s as decimal MB/s, the unit DSM and the seeds use."""
     return "–" if kb_s is None else f"{kb_s * 1024 / 1e6:.1f} MB/s"
+
+
+def megabytes(size: int | None) -> str:
+    """Bytes as decimal MB, one decimal (the database's size on the page)."""
+    return "–" if size is None else f"{size / 1e6:.1f} MB"
 
 
 def duration(seconds: float | None) -> str:
@@ -54,3 +87,62 @@ def ratio(value: float) -> str:
 
 def iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+def about(seconds: float | None) -> str:
+    """How long, as people say it: "about 4 days", "about 9 hours", "about 40 minutes"."""
+    if seconds is None:
+        return "–"
+    if seconds < 90:
+        return "about a minute"
+    minutes = seconds / 60
+    if minutes < 55:
+        return f"about {max(5, round(minutes / 5) * 5)} minutes"
+    hours = seconds / 3600
+    if hours < 1.5:
+        return "about an hour"
+    if hours < 36:
+        return f"about {round(hours)} hours"
+    days = seconds / 86400
+    if days < 3:  # to half a day: "about 1.5 days", "about 2 days"
+        return f"about {ratio(round(days * 2) / 2)} days"
+    return f"about {round(days)} days"
+
+
+# Parts of a day, by the hour they start: what "Fri evening" means.
+PARTS_OF_DAY = ((0, "night"), (6, "morning"), (12, "afternoon"), (18, "evening"))
+WEEK_S = 6 * 86400
+
+
+def when(ts: float | None, now: float, zone: tzinfo | None = None) -> str:
+    """A time as people plan around it: "tonight", "tomorrow morning", "early Fri";
+    further than six days ahead the date ("Tue 08 Dec")."""
+    if ts is None:
+        return "–"
+    at = datetime.fromtimestamp(ts, zone) if zone else datetime.fromtimestamp(ts)
+    today = datetime.fromtimestamp(now, zone) if zone else datetime.fromtimestamp(now)
+    days = (at.date() - today.date()).days
+    if days > 6 or days < 0:
+        return at.strftime(DAY_FORMAT)
+    part = next(name for hour, name in reversed(PARTS_OF_DAY) if at.hour >= hour)
+    if days == 0:
+        return "tonight" if part in ("evening", "night") else f"this {part}"
+    day = "tomorrow" if days == 1 else at.strftime("%a")
+    return f"early {day}" if part == "night" else f"{day} {part}"
+
+
+def between(low: float | None, high: float | None, now: float, zone: tzinfo | None = None) -> str:
+    """A forecast's range in words: "between Fri evening and Tue morning"."""
+    first, last = when(low, now, zone), when(high, now, zone)
+    return f"around {first}" if first == last else f"between {first} and {last}"
+
+
+def array_title(name: str, role: str, synology: bool) -> str:
+    """ "Storage pool (md2)" on a box with DSM's layout; the kernel's name elsewhere."""
+    return f"{SYNOLOGY_TITLES[role]} ({name})" if synology and role in SYNOLOGY_TITLES else name
+
+
+def drive_name(disk: str) -> str | None:
+    """DSM's own name for a disk it calls sataN ("Drive 3"); None for other kernel names."""
+    found = DSM_DISK.match(disk)
+    return f"Drive {int(found.group(1))}" if found else None

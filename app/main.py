@@ -7,13 +7,13 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from fastapi import Depends, FastAPI
 
-from app import simulator
 from app.clock import Timeline, fixed_rate
 from app.config import Settings, get_settings
-from app.kernel import capabilities
+from app.kernel import access
 from app.kernel.host import Host
 from app.live import sampler
 from app.live.present import Present
@@ -21,7 +21,8 @@ from app.live.tick import Tick
 from app.notify import delivery
 from app.notify.notifier import Notifier
 from app.resources import require_dirs
-from app.store import db
+from app.store import db, opening
+from app.store.history import add_event
 from app.tuning.tuner import Tuner
 from app.web import errors
 from app.web.auth import LoginThrottle, note_env_password
@@ -44,10 +45,15 @@ from app.web.routes import (
 )
 from app.web.security import GuardMiddleware, require_reader
 
+if TYPE_CHECKING:  # the demo's box loads only for the demo (issue 27: RSS)
+    from app import simulator
+
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings | None = None, sim: simulator.Simulator | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, sim: "simulator.Simulator | None" = None
+) -> FastAPI:
     settings = settings or get_settings()
     require_dirs(
         migrations_dir=settings.migrations_dir,
@@ -58,10 +64,8 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.tuning_access = capabilities.report_tuning_access(app.state.host)
-        db.make_private(settings.db)
-        conn = db.connect(settings.db)
-        db.migrate(conn, settings.migrations_dir)
+        app.state.tuning_access = access.report_tuning_access(app.state.host)
+        conn, app.state.moved_aside = await asyncio.to_thread(_open_store, settings)
         password = settings.password.get_secret_value() if settings.password else None
         try:
             if await asyncio.to_thread(note_env_password, conn, password, app.state.clock()):
@@ -70,7 +74,11 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
             log.error("cannot note MDBOOST_PASSWORD (%s): no login session until a restart", error)
             app.state.sessions_accepted = False
         app.state.sampler = sampler.Sampler(
-            app.state.host, conn, app.state.clock, settings.downsample_after_days
+            app.state.host,
+            conn,
+            app.state.clock,
+            settings.downsample_after_days,
+            settings.keep_days or None,
         )
         tuner = app.state.tuner = Tuner.open(app.state.host, app.state.clock, settings)
         app.state.reconcile = await asyncio.to_thread(tuner.reconcile)
@@ -80,6 +88,7 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
         wall = time.time if sim is not None else app.state.clock
         notifier = Notifier.open(app.state.host, app.state.clock, settings, present, wall)
         deliverer = delivery.Deliverer.open(settings, wall)
+        notifier.on_queued = deliverer.wake  # delivery sleeps until something is queued
 
         def after_tick(tick: Tick) -> None:
             present.update(tick)  # first: the tuner and the notifier read the present
@@ -97,6 +106,8 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
             asyncio.create_task(delivery.run_forever(deliverer, stop)),
         ]
         if sim is not None:
+            from app import simulator
+
             tasks.append(asyncio.create_task(simulator.run_forever(sim, stop, sim.wall_tick_s)))
         yield
         stop.set()
@@ -134,6 +145,21 @@ def create_app(settings: Settings | None = None, sim: simulator.Simulator | None
     for module in (arrays, runs, tuning, schedules, pages, plan, forecast, docs, metrics):
         app.include_router(module.router, dependencies=[Depends(require_reader)])
     return app
+
+
+def _open_store(settings: Settings) -> tuple[sqlite3.Connection, opening.MovedAside | None]:
+    """Refuse a file from a newer mdboost untouched; move a damaged one aside and start afresh
+    (the page then says so, until the owner deals with it: the move is kept as an event)."""
+    opening.refuse_newer(settings.db, settings.migrations_dir)  # first: not even a chmod
+    moved = opening.move_aside_if_damaged(settings.db)
+    db.make_private(settings.db)
+    conn = db.connect(settings.db)
+    db.migrate(conn, settings.migrations_dir)
+    if moved is not None:
+        detail = {"path": str(moved.path), "reason": moved.reason}
+        with db.write_transaction(conn):
+            add_event(conn, moved.ts, None, None, "database_moved_aside", detail)
+    return conn, moved or opening.last_moved_aside(conn)
 
 
 def _interval(settings: Settings) -> Callable[[Tick], float]:

@@ -62,10 +62,16 @@ def main() -> int:
     parser.add_argument("--grow-to", type=int, default=4, help="disks after the grow")
     parser.add_argument("--reader", action="store_true", help="a competing O_DIRECT reader")
     parser.add_argument(
-        "--plan", default=PLAN, help="trials in order: defaults, values, autotune, boost"
+        "--plan",
+        default=PLAN,
+        help="trials in order: defaults, values (16384+threads2: and 2 raid5 worker threads, "
+        "set before the grow), autotune, boost",
     )
     parser.add_argument(
         "--merge", type=Path, action="append", default=[], help="an earlier bench.json to add"
+    )
+    parser.add_argument(
+        "--no-boot", action="store_true", help="report the --merge files' trials; boot nothing"
     )
     parser.add_argument(
         "--steps", default="5 40 60", help="auto-tune's settle, min and max measure (s)"
@@ -78,6 +84,10 @@ def main() -> int:
     )
     args = parser.parse_args()
 
+    if args.no_boot:  # the figures of the --merge files alone
+        merged = [t for path in args.merge for t in json.loads(path.read_text())]
+        report(merged, args, None, [], 0.0)
+        return 0
     vmharness.check_repo_venv()
     image = vmharness.build_image(args.kernel)
     throttle = f"throttling.bps-total={args.mb_s * 1_000_000},throttling.iops-total={args.iops}"
@@ -116,12 +126,13 @@ def main() -> int:
 def report(
     trials: list[dict],
     args: argparse.Namespace,
-    image: vmharness.Image,
+    image: vmharness.Image | None,
     load: list[float],
     wall_s: float,
 ) -> None:
     print(
-        f"kernel {image.kernel_version}, QEMU TCG, 2 vCPUs; "
+        f"kernel {image.kernel_version if image else ', '.join(kernels(trials))}, QEMU TCG, "
+        "2 vCPUs; "
         f"{args.grow_to} disks x {args.disk_mib} MiB, each "
         + (
             "spinning (hddsim.py: 7200 rpm, 1-15 ms seeks, 60 MB/s, mq-deadline)"
@@ -141,6 +152,7 @@ def report(
         setting = {"autotune": "auto-tune", "boost": "boost"}.get(
             t["kind"], f"cache {t['stripe_cache']}"
         )
+        setting += f" +{t['group_thread_cnt']} thr" if t["kind"] == "threads" else ""
         setting += " (dflt)" if t["kind"] == "defaults" else ""
         knee = f"{t['knee_s']:7.1f}" if t.get("knee_s") else "      -"
         before = f"{t['before_knee_mb_s']:8.2f}" if t.get("before_knee_mb_s") else "       -"
@@ -153,23 +165,23 @@ def report(
         elif "not_reverted" in t:
             print("      every knob read back as before the press after mdboost's revert")
     fixed = [t for t in trials if t["kind"] in ("fixed", "defaults")]
-    if not fixed:
-        return
     values = sorted({t["stripe_cache"] for t in fixed})
     speed = {
         v: statistics.mean(t["reshape_mb_s"] for t in fixed if t["stripe_cache"] == v)
         for v in values
     }
-    best_value = max(speed, key=lambda v: speed[v])
+    best_value = max(speed, key=lambda v: speed[v]) if speed else None
     count = {v: sum(t["stripe_cache"] == v for t in fixed) for v in values}
-    print(
-        "manual sweep, mean reshape MB/s per device over the whole run (trials): "
-        + ", ".join(f"{v}: {s:.2f} ({count[v]})" for v, s in speed.items())
-        + " (256: DSM's value, left as mdadm left it)"
-    )
-    print(f"best: stripe_cache_size {best_value} at {speed[best_value]:.2f} MB/s")
+    if best_value is not None:
+        print(
+            "manual sweep, mean reshape MB/s per device over the whole run (trials): "
+            + ", ".join(f"{v}: {s:.2f} ({count[v]})" for v, s in speed.items())
+            + " (256: DSM's value, left as mdadm left it)"
+        )
+        print(f"best: stripe_cache_size {best_value} at {speed[best_value]:.2f} MB/s")
     defaults = [t["seconds"] for t in trials if t["kind"] == "defaults"]
     compare(trials, "defaults", "boost", 1.6)
+    compare(trials, "defaults", "threads", 1.6)
     compare(trials, "defaults", "autotune", 1.3)
     fixed_best = [t for t in fixed if t["stripe_cache"] == best_value]
     if fixed_best:
@@ -198,7 +210,9 @@ def report(
             print(
                 f"    {step['knob']:<18} {step['value']:>6} {step['role']:<9} {shown}{score}{note}"
             )
-        if chosen in speed:
+        if best_value is None:
+            pass
+        elif chosen in speed:
             got = speed[chosen] / speed[best_value]
             print(
                 f"  chose stripe_cache_size {chosen}: {got:.1%} of the sweep's best speed "
@@ -213,6 +227,11 @@ def report(
                 f"(mean of {len(defaults)}): {ratio:.2f}x faster "
                 f"({'meets' if ratio >= 1.3 else 'MISSES'} >= 1.3x)"
             )
+
+
+def kernels(trials: list[dict]) -> list[str]:
+    """The kernels the trials ran on, as each recorded it (older trials did not)."""
+    return sorted({t.get("kernel", "(not recorded)") for t in trials})
 
 
 def requests(trial: dict) -> str:

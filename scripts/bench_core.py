@@ -27,10 +27,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from app.diagnosis import processes
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
-from app.live import sampler
+from app.live import process_io, sampler
 from app.md import mdstat
 from app.resources import SOURCE_ROOT, data_dir
 from app.simulator import box, layout
@@ -200,7 +199,7 @@ def bench_sampler_tick(work: Path, ticks: int = 500) -> list[Figure]:
             statistics.fmean(diagnosis_ms),
             2.0,
             "ms",
-            "app/diagnosis Tracker.tick inside the same ticks",
+            "app/live Tracker.tick inside the same ticks",
         ),
         Figure(
             "sampler CPU per tick in a burst, mean",
@@ -225,11 +224,11 @@ def io_scan_figure(rounds: int = 20) -> Figure:
     scan_ms = statistics.median(cpu_ms)
     return Figure(
         "  naming who competes, per tick",
-        scan_ms / (processes.IO_SCAN_S / TICK_S),
+        scan_ms / (process_io.IO_SCAN_S / TICK_S),
         2.0,
         "ms",
         f"one read of every /proc/PID/io of THIS machine ({len(readable)} readable): "
-        f"{scan_ms:.2f} ms (median of {rounds}), once per {processes.IO_SCAN_S:g} s and only "
+        f"{scan_ms:.2f} ms (median of {rounds}), once per {process_io.IO_SCAN_S:g} s and only "
         "while other I/O competes",
     )
 

@@ -17,11 +17,13 @@ Prints figures; asserts nothing. `--smoke` runs every figure on tiny inputs (tes
 """
 
 import argparse
+import contextlib
 import os
 import sqlite3
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,6 +115,14 @@ def _wal_bytes(path: Path) -> int:
     return wal.stat().st_size if wal.exists() else 0
 
 
+def converted(path: Path) -> Callable[[], bool]:
+    def look() -> bool:
+        with contextlib.closing(sqlite3.connect(path)) as fresh:
+            return bool(fresh.execute("PRAGMA auto_vacuum").fetchone()[0] == db.INCREMENTAL)
+
+    return look
+
+
 def space_given_back(work: Path, days: float) -> list[str]:
     """An old file with `days` of history, then the real server's first downsampling pass."""
     path = work / "data" / "mdboost.db"
@@ -138,12 +148,15 @@ def space_given_back(work: Path, days: float) -> list[str]:
     started = time.monotonic()
     with Server(["serve"], env=env, log=work / "served.log"):
         ready_s = time.monotonic() - started
-        reader = sqlite3.connect(path)
+        # A new connection for each look: PRAGMA auto_vacuum answers from what its connection
+        # last read of the file's header, so one reader opened before the conversion kept
+        # answering 0 after it (why the conversion seemed never to happen outside start-up).
+        wait_for(converted(path), 600, "the server's first downsampling pass")
+        # The conversion is visible once VACUUM commits; its checkpoint follows.
         wait_for(
-            lambda: reader.execute("PRAGMA auto_vacuum").fetchone()[0] == db.INCREMENTAL,
-            600,
-            "the server's first downsampling pass",
+            lambda: _wal_bytes(path) <= db.WAL_LIMIT_BYTES, 120, "the WAL checkpointed after it"
         )
+        reader = sqlite3.connect(path)
         after, in_use = db.space_in_use(reader)
         after += _wal_bytes(path)
         reader.close()

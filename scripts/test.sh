@@ -8,4 +8,6 @@ ruff check .
 ruff format --check .
 mypy
 lint-imports
-exec pytest "$@"
+# Two processes (pytest-xdist): the tests that boot QEMU one after another in one, the rest in
+# the other, a module at a time (tests/conftest.py groups them); the whole CI run fits its budget.
+exec pytest -n 2 --dist loadscope --no-loadscope-reorder "$@"

@@ -18,13 +18,16 @@ unused devices: <none>
 """
 
 
-def mdboost(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def mdboost(
+    *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "app", *args],
         input=stdin,
         capture_output=True,
         text=True,
         cwd=PROJECT_ROOT,
+        env=env,
         timeout=60,
     )
 

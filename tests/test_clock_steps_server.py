@@ -14,7 +14,6 @@ import itertools
 import os
 import shutil
 import sqlite3
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests import apt
 from tests.kernel_tree import (
     RESHAPE_TOTAL,
     KernelTree,
@@ -52,8 +52,7 @@ def libfaketime() -> str | None:
 def faketime_lib() -> str:
     """Debian's libfaketime; CI installs it (package `faketime`), elsewhere the test says how."""
     if libfaketime() is None and os.environ.get("CI") == "true" and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "update", "-qq"], check=False)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "faketime"], check=True)
+        apt.install("faketime")
     lib = libfaketime()
     if lib is None:
         pytest.skip("libfaketime is not installed: apt-get install faketime (CI=true does it)")

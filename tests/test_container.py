@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,12 +62,6 @@ MD2_SYSFS = {
     "sync_speed_min": "10000 (system)",
     "sync_speed_max": "200000 (system)",
 }
-
-
-def figure(capsys: pytest.CaptureFixture[str], text: str) -> None:
-    """Print a measured figure even when pytest captures output."""
-    with capsys.disabled():
-        print(f"\n[container] {text}")
 
 
 @dataclass
@@ -223,7 +217,7 @@ def test_unprivileged_container_monitors_and_stops_cleanly_on_sigterm(
     image: BuiltImage,
     kernel_tree: Path,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    figure: Callable[[str], None],
 ) -> None:
     data = tmp_path / "data"
     data.mkdir()
@@ -253,13 +247,12 @@ def test_unprivileged_container_monitors_and_stops_cleanly_on_sigterm(
         assert "privileged: true" in logs and "Traceback" not in logs, logs
         stop_s, exit_code = box.stop_with_sigterm()
         logs = box.logs()
-    figure(capsys, f"image: {image.size_bytes / 1e6:.1f} MB, built in {image.build_s:.0f} s")
+    figure(f"image: {image.size_bytes / 1e6:.1f} MB, built in {image.build_s:.0f} s")
     figure(
-        capsys,
         f"start-up, podman run -> /healthz 200: {startup_s:.2f} s "
         f"(container process start -> /healthz 200: {process_startup_s:.2f} s)",
     )
-    figure(capsys, f"SIGTERM -> exit: {stop_s:.2f} s, exit code {exit_code}")
+    figure(f"SIGTERM -> exit: {stop_s:.2f} s, exit code {exit_code}")
     assert stop_s < STOP_LIMIT_S
     assert exit_code == 0, logs
     assert "Application shutdown complete" in logs and "Traceback" not in logs, logs

@@ -168,6 +168,7 @@ class RunProgress:
         # blocks/s before mdboost's tuning began, while it is applied; None when untuned
         self.untuned: float | None = None
         self.tuned = False
+        self.back_to_untuned = False  # the regime now is a revert's, settling on `untuned`
 
     def add(
         self,
@@ -232,6 +233,7 @@ class RunProgress:
                 # Back to the pace before tuning, not the tuned one md's 30 s average still
                 # shows for the next minute (capped by the limits now in force).
                 self._begin(point, event, cap(untuned, new), REVERT_RANGE)
+                self.back_to_untuned = True
                 return
         if speed is None:
             self._begin(point, event or "limits")
@@ -269,6 +271,7 @@ class RunProgress:
         spread: tuple[float, float] = (1.0, 1.0),
     ) -> None:
         self.regime = Regime(point, kind, settle, spread)
+        self.back_to_untuned = False
 
     def _current_speed(self) -> float | None:
         """The pace now: the current regime's measured speed, else its settling guess."""
@@ -379,7 +382,7 @@ class RunProgress:
                 None
                 if not settling
                 else REVERT_REASON
-                if regime.kind == "revert"
+                if self.back_to_untuned
                 else "the pace is the previous one, scaled by the change"
             ),
             eta=max(now, anchor + remaining),

@@ -187,18 +187,38 @@ class Host:
                     return disk
         return None
 
-    def read_disk_kib(self, members: Iterable[str]) -> dict[str, int]:
-        """The whole size of each disk holding one of `members` (sda5 -> sda), 1 KiB blocks, from
-        /sys/block/<disk>/size (512-byte sectors whatever the disk's own sector size); a disk
-        that is gone or unreadable is left out."""
-        out: dict[str, int] = {}
+    def read_member_disks(self, members: Iterable[str]) -> dict[str, sysfs.MemberDisk]:
+        """The disk under each member (sda5 -> sda), its whole size and its model, from
+        /sys/block/<disk>/size and device/model; a member whose disk is not found is left out.
+        The sampler calls this when the arrays' members change, never a request."""
+        out: dict[str, sysfs.MemberDisk] = {}
+        seen: dict[str, sysfs.MemberDisk] = {}
         for member in members:
             disk = self.whole_disk(member)
-            if disk is None or disk in out:
+            if disk is None:
                 continue
-            text = self.read(self.sys_root / "block" / disk / "size")
-            if text is not None and text.strip().isdigit():
-                out[disk] = int(text) // 2
+            if disk not in seen:
+                size = self.read(self.sys_root / "block" / disk / "size")
+                model = self.read(self.sys_root / "block" / disk / "device" / "model", 256)
+                kib = int(size) // 2 if size is not None and size.strip().isdigit() else None
+                seen[disk] = sysfs.MemberDisk(disk, kib, sysfs.parse_model(model))
+            out[member] = seen[disk]
+        return out
+
+    def read_disk_kib(self, members: Iterable[str]) -> dict[str, int]:
+        """The whole size of each disk holding one of `members`, 1 KiB blocks (512-byte sectors
+        in sysfs whatever the disk's own sector size); a disk gone or unreadable is left out."""
+        disks = self.read_member_disks(members).values()
+        return {d.disk: d.size_kib for d in disks if d.size_kib is not None}
+
+    def read_rotational(self, disks: Iterable[str]) -> dict[str, bool]:
+        """Whether each disk spins (/sys/block/<disk>/queue/rotational: 1 an HDD, 0 an SSD);
+        a disk without the file is left out."""
+        out: dict[str, bool] = {}
+        for disk in disks:
+            text = self.read(self.sys_root / "block" / check_disk_name(disk) / "queue/rotational")
+            if text is not None and text.strip() in ("0", "1"):
+                out[disk] = text.strip() == "1"
         return out
 
     # ---- writing (tuning only)

@@ -22,6 +22,24 @@ class DiskStat:
     in_flight: int = 0  # requests issued and not yet completed
 
 
+@dataclass(frozen=True)
+class MemberDisk:
+    """The disk under one md member, as /sys/block/<disk> describes it."""
+
+    disk: str  # the whole disk's kernel name: "sda" for member sda5, "sata1" for sata1p5
+    size_kib: int | None  # /sys/block/<disk>/size (512-byte sectors) in 1 KiB blocks
+    model: str | None  # /sys/block/<disk>/device/model, e.g. "WDC WD40EFRX-68N"
+
+
+MODEL_CHARS = 64  # SCSI models are 16 characters, NVMe's 40
+
+
+def parse_model(text: str | None) -> str | None:
+    """A disk's model as sysfs prints it (padded with spaces); None when empty or unprintable."""
+    model = " ".join((text or "").split())[:MODEL_CHARS]
+    return model if model and model.isprintable() else None
+
+
 def waited_ms_per_request(before: DiskStat, after: DiskStat) -> tuple[int, float | None]:
     """Requests completed between two readings, and how long each took on average (ms; None
     when none completed). On an md device these are the box's own requests, not md's sync."""

@@ -60,8 +60,9 @@ def array_eta(
         # over the untuned pace, so they scale that pace, never the tuned one (issue 25).
         untuned = effects.untuned_speed(conn, session["id"], name)
         estimate = _boost_estimate(box, conn, name, fc, untuned, boost_max) if untuned else None
-    if fc.settling and fc.regime == "revert":
-        estimate = None  # the pace without tuning is not measured again yet: nothing to scale
+    if fc.settling and fc.regime == "revert" and fc.reason != model.REVERT_REASON:
+        # The pace before tuning is not known (tuned before it was measured): nothing to scale.
+        estimate = None
     view = _view(name, run, fc, estimate, now)
     view["boost_active"] = session is not None
     return view

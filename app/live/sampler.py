@@ -15,11 +15,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.clock import Timeline, fixed_rate
-from app.diagnosis.tracker import Tracker
 from app.diagnosis.verdicts import VerdictChange
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
+from app.kernel.sysfs import MemberDisk
 from app.live import run_tracking
+from app.live.diagnosis_tracker import Tracker
 from app.live.idle import IdleFilter
 from app.live.tick import Tick
 from app.md import mdstat
@@ -80,6 +81,7 @@ class Sampler:
         conn: sqlite3.Connection,
         clock: Clock | Timeline = time.time,
         downsample_after_days: float = 7.0,
+        keep_days: float | None = None,
     ) -> None:
         self.host = host
         self.conn = conn
@@ -88,14 +90,19 @@ class Sampler:
         self.clock_steps: list[tuple[float, float]] = []
         self.segment = clockstep.segment(conn)
         self.downsample_after_s = downsample_after_days * 86400
+        self.keep_s = keep_days * 86400 if keep_days is not None else None
+        # The database's size as the last maintenance measured it: the page's footer shows this,
+        # and no request opens a file for it.
+        self.size: db.Size | None = None
         self.pending: list[PendingTick] = []
         self.last_downsample = 0.0
         self.latest: Tick = Tick()
         self.diagnosis = Tracker(host)
         self.idle = IdleFilter()
-        # The members whose disks' sizes `disk_kib` holds (read again when they change).
+        # The members whose disks `disks` describes (read again when they change).
         self.sized: frozenset[str] = frozenset()
-        self.disk_kib: dict[str, int] = {}
+        self.disks: dict[str, MemberDisk] = {}
+        self.disk_rotational: dict[str, bool] = {}
 
     @property
     def clock(self) -> Clock:
@@ -133,7 +140,9 @@ class Sampler:
             if ARRAY_NAME.fullmatch(a.name)
         }
         tick.mem_available_kib = self.host.read_meminfo().get("MemAvailable")
-        tick.disk_kib = self._disk_kib(parsed)
+        tick.disks = self._disks(parsed)
+        tick.disk_kib = {d.disk: d.size_kib for d in tick.disks.values() if d.size_kib is not None}
+        tick.disk_rotational = self.disk_rotational
         try:
             wanted = self.diagnosis.devices(parsed)
             tick.diskstats = self.host.read_diskstats(wanted) if wanted else {}
@@ -156,26 +165,48 @@ class Sampler:
                 "cannot write samples (%d ticks kept in memory): %s", len(self.pending), error
             )
             tick.error = f"cannot write samples: {error}"
-        if now - self.last_downsample >= DOWNSAMPLE_EVERY_S:
-            try:
-                rollup.downsample(self.conn, now - self.downsample_after_s)
-                self.last_downsample = now
-            except sqlite3.Error as error:
-                log.warning("downsampling failed, will retry: %s", error)
+        if self.latest.ts is None:
+            # The first tick, which start-up awaits before its first answer: only measure. A
+            # month to thin, or an old file to convert (7.8 s on a 30-day file), waits for the
+            # loop's first tick (issue 27).
+            self.measure(now)
+        elif now - self.last_downsample >= DOWNSAMPLE_EVERY_S:
+            self.maintain(now)
         self.latest = tick
         return tick
 
-    def _disk_kib(self, parsed: mdstat.MdStat) -> dict[str, int]:
-        """The member disks' whole sizes; /sys is read only when the members change."""
+    def maintain(self, now: float) -> None:
+        """Thin old samples, drop those past MDBOOST_KEEP_DAYS, give the space back, and
+        measure what the file now takes."""
+        drop_before = now - self.keep_s if self.keep_s is not None else None
+        try:
+            rollup.downsample(self.conn, now - self.downsample_after_s, drop_before)
+            self.last_downsample = now
+        except sqlite3.Error as error:
+            log.warning("downsampling failed, will retry: %s", error)
+        self.measure(now)
+
+    def measure(self, now: float) -> None:
+        """What the file takes, for the page's footer."""
+        try:
+            self.size = db.measure(self.conn, now)
+        except (OSError, sqlite3.Error) as error:
+            log.warning("cannot measure the database's size: %s", error)
+
+    def _disks(self, parsed: mdstat.MdStat) -> dict[str, MemberDisk]:
+        """The disk under each member (size, model, and whether it spins, kept beside them);
+        /sys is read only when the members change."""
         members = frozenset(d.name for a in parsed.arrays for d in a.devices)
         if members != self.sized:
             try:
-                self.disk_kib = self.host.read_disk_kib(sorted(members))
+                self.disks = self.host.read_member_disks(sorted(members))
+                spinning = sorted({d.disk for d in self.disks.values()})
+                self.disk_rotational = self.host.read_rotational(spinning)
             except (OSError, ValueError) as error:
-                log.warning("cannot read the disks' sizes: %s", error)
-                self.disk_kib = {}
+                log.warning("cannot read the member disks' sizes and models: %s", error)
+                self.disks, self.disk_rotational = {}, {}
             self.sized = members
-        return self.disk_kib
+        return self.disks
 
     def _clock_stepped(self, now: float, step: float) -> None:
         """The wall clock moved: what came before this tick goes onto the new wall time, in

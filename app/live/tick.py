@@ -4,7 +4,7 @@ notifier so that none of them reads the kernel again (DESIGN.md "The request pat
 from dataclasses import dataclass, field
 
 from app.diagnosis.verdicts import Diagnosis, VerdictChange
-from app.kernel.sysfs import DiskStat
+from app.kernel.sysfs import DiskStat, MemberDisk
 from app.md.attributes import ArraySysfs
 from app.md.mdstat import MdStat
 
@@ -36,6 +36,9 @@ class Tick:
     # Each member disk's whole size, 1 KiB blocks (/sys/block/<disk>/size): read again only when
     # the arrays' members change; the planner sees a disk's tail above the arrays by it.
     disk_kib: dict[str, int] = field(default_factory=dict)
+    # The disk under each member: its name, size and model (read with disk_kib), for the page.
+    disks: dict[str, MemberDisk] = field(default_factory=dict)
+    disk_rotational: dict[str, bool] = field(default_factory=dict)  # queue/rotational, read alike
     diagnoses: dict[str, Diagnosis] = field(default_factory=dict)  # per running mdN array
     verdict_changes: list[VerdictChange] = field(default_factory=list)
     any_running: bool = False

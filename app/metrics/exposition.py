@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from importlib import metadata
 
 from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.exposition import generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 from prometheus_client.metrics_core import Metric
 
 from app.forecast.model import Forecast
@@ -19,6 +19,8 @@ from app.live.snapshot import ArrayNow, BoxNow
 from app.md.attributes import effective_limit
 from app.md.mdstat import Array
 from app.metrics import node
+
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4  # the text format GET /metrics answers in
 
 KIB = 1024
 SECTOR_BYTES = 512

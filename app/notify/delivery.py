@@ -5,7 +5,6 @@ receiver that hangs until its timeout delays only its own queue, never a sample.
 """
 
 import asyncio
-import contextlib
 import logging
 import sqlite3
 import threading
@@ -20,7 +19,13 @@ from app.store import db
 
 log = logging.getLogger(__name__)
 
-POLL_S = 1.0
+# The longest sleep between rounds when nothing is due: a safety net only (a queued message
+# wakes the task at once, a retry's time is known); and the wait after a failed round.
+MAX_WAIT_S = 3600.0
+FAILED_ROUND_WAIT_S = 5.0
+# A head due now that the round did not take (its destination's URL unreadable): look again in
+# a second, as the old poll did, rather than spin.
+UNTAKEN_WAIT_S = 1.0
 SENDER_THREADS = 4
 
 
@@ -58,6 +63,24 @@ class Deliverer:
         self.wall_clock = wall_clock
         self.send = send
         self.lock = threading.Lock()  # the connection is shared by the sender threads
+        self.on_wake: Callable[[], object] | None = None
+
+    def listen(self, on_wake: Callable[[], object] | None) -> None:
+        """`on_wake` is called (from any thread) when a message is queued."""
+        self.on_wake = on_wake
+
+    def wake(self) -> None:
+        """Something was queued: deliver now, not at the next due time (thread-safe)."""
+        if self.on_wake is not None:
+            self.on_wake()
+
+    def seconds_to_next(self) -> float:
+        """Until the earliest head is due (0 if one is), at most MAX_WAIT_S."""
+        with self.lock:
+            heads = outbox.heads(self.conn)
+            now = self.wall_clock()
+        due = min((float(h["next_attempt"]) for h in heads), default=now + MAX_WAIT_S)
+        return min(max(due - now, 0.0), MAX_WAIT_S)
 
     @classmethod
     def open(cls, settings: Settings, wall_clock: Callable[[], float] = time.time) -> "Deliverer":
@@ -104,21 +127,47 @@ class Deliverer:
 
 
 async def run_forever(deliverer: Deliverer, stop: asyncio.Event) -> None:
-    """Deliver until `stop` is set; a failing round is logged and the next one tries again."""
+    """Deliver until `stop` is set; a failing round is logged and the next one tries again.
+
+    Between rounds it sleeps until the next head is due (a retry's backoff, a rate limit's
+    minute), or until `deliverer.wake()` says something was queued, or `stop`: no polling, so an
+    idle daemon does not wake for it (issue 27: it woke every second, ~90 thread switches a
+    minute)."""
     loop = asyncio.get_running_loop()
-    with ThreadPoolExecutor(SENDER_THREADS, thread_name_prefix="notify") as pool:
-        while not stop.is_set():
-            delivered = False
-            try:
-                jobs = await loop.run_in_executor(pool, deliverer.due)
-                # One head per destination: destinations proceed in parallel, each in order.
-                results = await asyncio.gather(
-                    *(loop.run_in_executor(pool, deliverer.attempt, url, job) for url, job in jobs)
+    woken = asyncio.Event()
+    deliverer.listen(lambda: loop.call_soon_threadsafe(woken.set))
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        with ThreadPoolExecutor(SENDER_THREADS, thread_name_prefix="notify") as pool:
+            while not stop.is_set():
+                woken.clear()  # before the round: a message queued during it wakes the next
+                wait_s = await _round(deliverer, loop, pool)
+                if wait_s == 0:
+                    continue  # a backlog flows at the receivers' pace
+                waking = asyncio.ensure_future(woken.wait())
+                await asyncio.wait(
+                    {stopping, waking}, timeout=wait_s, return_when="FIRST_COMPLETED"
                 )
-                delivered = any(results)
-            except Exception:
-                log.exception("notify: delivery round failed; retrying")
-            if delivered:
-                continue  # a backlog flows at the receivers' pace, not one message a second
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=POLL_S)
+                waking.cancel()
+    finally:
+        deliverer.listen(None)
+        stopping.cancel()
+
+
+async def _round(
+    deliverer: Deliverer, loop: asyncio.AbstractEventLoop, pool: ThreadPoolExecutor
+) -> float:
+    """One round: every due head, one per destination in parallel (each destination in order);
+    seconds to sleep after it (0: something was delivered, look again at once)."""
+    try:
+        jobs = await loop.run_in_executor(pool, deliverer.due)
+        results = await asyncio.gather(
+            *(loop.run_in_executor(pool, deliverer.attempt, url, job) for url, job in jobs)
+        )
+        if any(results):
+            return 0.0
+        wait_s = await loop.run_in_executor(pool, deliverer.seconds_to_next)
+        return wait_s if wait_s > 0 else UNTAKEN_WAIT_S
+    except Exception:
+        log.exception("notify: delivery round failed; retrying")
+        return FAILED_ROUND_WAIT_S

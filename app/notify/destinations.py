@@ -162,17 +162,37 @@ def sync_env(conn: sqlite3.Connection, urls: list[str], now: float) -> list[str]
     return problems
 
 
-def add(conn: sqlite3.Connection, url: str, now: float) -> int:
-    """Add a destination from the page; raises BadDestination for a URL that cannot be used."""
+def add(conn: sqlite3.Connection, url: str, now: float, page_url: str | None = None) -> int:
+    """Add a destination from the page, with the address the owner opened the page at (the link
+    in its messages); raises BadDestination for a URL that cannot be used."""
     url = url.strip()
     parse(url)
     with db.write_transaction(conn):
         row = conn.execute(
-            "INSERT INTO notify_destinations (url, label, source, created) VALUES (?, ?, 'page', ?)"
-            " ON CONFLICT (url) DO UPDATE SET removed = NULL RETURNING id",
-            (url, label(url), now),
+            "INSERT INTO notify_destinations (url, label, source, created, page_url)"
+            " VALUES (?, ?, 'page', ?, ?)"
+            " ON CONFLICT (url) DO UPDATE SET removed = NULL,"
+            " page_url = COALESCE(excluded.page_url, page_url) RETURNING id",
+            (url, label(url), now, page_url),
         ).fetchone()
     return int(row[0])
+
+
+def seen_at(conn: sqlite3.Connection, destination_id: int, page_url: str) -> None:
+    """The owner used the page at `page_url` for this destination (a test): links follow it."""
+    with db.write_transaction(conn):
+        conn.execute(
+            "UPDATE notify_destinations SET page_url = ? WHERE id = ?", (page_url, destination_id)
+        )
+
+
+def owner_page(conn: sqlite3.Connection) -> str | None:
+    """The address the owner last opened mdboost at to set up a destination still in use."""
+    row = conn.execute(
+        "SELECT page_url FROM notify_destinations WHERE page_url IS NOT NULL AND removed IS NULL"
+        " ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    return str(row[0]) if row else None
 
 
 def remove(conn: sqlite3.Connection, destination_id: int, now: float) -> bool:

@@ -55,9 +55,11 @@ class Notifier:
         self.clock = clock
         self.wall_clock = wall_clock
         self.rules = rules_from(settings)
-        self.page_url = settings.page_url
+        self.public_url = settings.public_url
+        self.fallback_url = settings.page_url  # http://<hostname>:8080/
         row = conn.execute("SELECT state FROM notify_state WHERE id = 1").fetchone()
         self.state: observation.State | None = json.loads(row[0]) if row else None
+        self.on_queued: Callable[[], object] | None = None  # the delivery task's wake()
 
     @classmethod
     def open(
@@ -102,6 +104,8 @@ class Notifier:
         self.state = state
         for message in composed:
             log.info("notify: queued %s for %d destination(s)", message.key, len(targets))
+        if composed and targets and self.on_queued is not None:
+            self.on_queued()
         return composed
 
     def observe(self, tick: Tick) -> observation.TickFacts:
@@ -145,6 +149,12 @@ class Notifier:
         )
         last_event = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
         return observation.TickFacts(now, tuple(seen), None, ended, boost, drift, last_event)
+
+    @property
+    def page_url(self) -> str:
+        """The link in messages: MDBOOST_PUBLIC_URL; else the address the owner opened the page
+        at when setting up notifications (issue 25); else http://<hostname>:8080/."""
+        return self.public_url or destinations.owner_page(self.conn) or self.fallback_url
 
     def _compose(self, event: observation.Event, now: float) -> Message:
         ctx = messages.Context(self.page_url, self._eta(now), self._pool(now))

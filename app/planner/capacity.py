@@ -2,9 +2,14 @@
 
 Classic RAID builds on the smallest member: every member gives that much and the rest is unused.
 SHR cuts the disks into tiers at each distinct size; each tier is an md array across the disks that
-reach it, and gives its height times (disks - redundancy) when it has more disks than redundancy:
-"the space of the largest drive (SHR-1), or of the two largest (SHR-2), protects the data"
-(Synology's RAID calculator; kb.synology.com "What is Synology Hybrid RAID (SHR)?").
+reach it, and gives its height times (disks - redundancy) when it has more disks than redundancy.
+What Synology's own pages say (checked against stored copies, tests/planner/test_capacity.py):
+classic RAID "bases its storage creation on the smallest drive"; SHR "divides each drive's
+storage space into smaller chunks" and "allows a storage pool to be expanded as soon as two of
+the drives are upgraded and can form a redundant storage array" (Knowledge Center, "What is
+Synology Hybrid RAID (SHR)?"); SHR gives 1 drive of redundancy from 2 drives, SHR-2 gives 2 from 4
+(Synology's RAID calculator). That the tiers add up to the sum less the largest drive (SHR-1) or
+the two largest (SHR-2) follows from the tier rule; third-party calculators print the same.
 """
 
 from collections.abc import Sequence

@@ -43,6 +43,7 @@ class Tier:
     bottom_kib: int  # where the tier starts within a disk's data space
     degraded: bool
     sync: str | None  # the running job (reshape, recovery, check ...), None when idle
+    chunk_kib: int | None = None  # md's chunk ("64k chunk"); None for a raid1
 
     @property
     def top_kib(self) -> int:
@@ -142,6 +143,7 @@ def _pool(arrays: list[Array], old: Mapping[str, int], overhead: int) -> Pool:
                 bottom_kib=bottom,
                 degraded=array.degraded,
                 sync=array.sync.action if array.sync is not None else None,
+                chunk_kib=array.chunk_kb,
             )
         )
         bottom += size

@@ -9,7 +9,7 @@ the join, so its pace is the member's share per second whatever md counted.
 """
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Source = Literal["measured", "physics", "assumed"]
@@ -18,13 +18,19 @@ Source = Literal["measured", "physics", "assumed"]
 # tracks; 5400 rpm ones ~100, the fastest ~250. Said as an assumption wherever it is used.
 ASSUMED_DISK_KIB_S = 150e6 / 1024
 ASSUMED_RANGE = (0.6, 1.6)
-# A grow against the same disks' sync pace (real kernel, HDD-like disks throttled to 60 MB/s and
-# 120 IO/s: tests/fixtures/runs/real5s-{a,b}-*-disk-*). Before the knee md reads the old layout and
-# writes the new one in small stripes: a 3 -> 4 grow ran at 0.14-0.31 of the same batch's check
-# and resync paces (geometric mean 0.20). After it md only writes whole stripes: 0.93-1.98 there
-# (the throttle counts requests, and these are large), but a real disk writes no faster than it
-# streams a check: 1.0.
-GROW_BEFORE_SHARE, GROW_BEFORE_RANGE = 0.20, (0.12, 0.33)
+# A grow before its knee (real kernel 6.1, /proc/diskstats of each member through a 3 -> 4 and a
+# 4 -> 5 grow, tests/realkernel/guest/plan_scenario.py): each member reads the old layout in
+# requests of two chunks (130-141 KiB at 64 KiB chunks) and writes the new one in requests of one
+# (52-61 KiB), alternating between two places on the disk. On a rotating disk every request then
+# costs a seek, so the pace follows the disk's request rate and the chunk size, not its streaming
+# pace: the members served 110-141 requests/s while a check of the same disks streamed 706 KiB
+# requests. A 7200 rpm disk serves ~120 short-seek requests/s (8 ms each: a short seek plus half a
+# turn); 5400 rpm ones ~80, the fastest ~160. The streaming pace still bounds it: a member moves
+# (new/old data disks + 1) times the progress.
+SEEK_REQUESTS_S, SEEK_RANGE = 120.0, (80.0 / 120, 160.0 / 120)
+READ_CHUNKS, WRITE_CHUNKS = 2, 1  # the chunks a member reads, writes per request before the knee
+DEFAULT_CHUNK_KIB = 64  # DSM's chunk; a raid1 has none and DSM's conversion to raid5 uses this
+# After the knee md only writes whole stripes, in order: the disks stream, as in a check.
 GROW_AFTER_SHARE, GROW_AFTER_RANGE = 1.00, (0.60, 2.00)
 # A measured pace is good to this much, widened as it ages or covers little of the work ahead.
 MEASURED_SPREAD = 0.15
@@ -67,8 +73,30 @@ class History:
     # How much faster a disk-bound grow runs past its knee (ratio, low, high), for a grow
     # measured only before it; None: from the sync pace instead.
     knee_speedup: tuple[float, float, float] | None = None
+    rotational: bool | None = None  # the pool's disks spin (sysfs queue/rotational); None: unknown
     speed_max_kib_s: float | None = None  # md's effective max now: no pace passes it
     boost_max_kib_s: float | None = None  # ... with boost applied
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """What a grow's requests look like: data disks before and after, and the chunk."""
+
+    old_data: int
+    new_data: int
+    chunk_kib: int | None = None  # None: DEFAULT_CHUNK_KIB
+
+    @property
+    def moved(self) -> float:
+        """What a member reads and writes before the knee, per unit of progress."""
+        return self.new_data / self.old_data + 1
+
+    @property
+    def requests_per_kib(self) -> float:
+        """A member's requests per KiB of progress before the knee."""
+        chunk = self.chunk_kib or DEFAULT_CHUNK_KIB
+        ratio = self.new_data / self.old_data
+        return ratio / (READ_CHUNKS * chunk) + 1 / (WRITE_CHUNKS * chunk)
 
 
 @dataclass(frozen=True)
@@ -113,25 +141,21 @@ def sync_pace(history: History, work_kib: float, now: float) -> Pace:
     return Pace(kib, kib * low, kib * high, "assumed", why)
 
 
-def grow_paces(history: History, work_kib: float, now: float) -> tuple[Pace, Pace]:
+def grow_paces(
+    history: History, work_kib: float, now: float, geometry: Geometry | None = None
+) -> tuple[Pace, Pace]:
     """A grow's pace before and after its knee: measured on a past grow here (after the knee:
-    the pace before it times md's knee speed-up when only that part was seen), else the sync
-    pace scaled by what the real kernel's grows did against their disks' sync."""
+    the pace before it times md's knee speed-up when only that part was seen), else md's
+    physics: before the knee the disks' request rate (rotating disks) or streaming pace bounds
+    it, after it the disks stream as in a sync."""
     base = sync_pace(history, work_kib, now)
     source: Source = "physics" if base.source == "measured" else "assumed"
-    scaled = []
-    for share, (low, high), part in (
-        (GROW_BEFORE_SHARE, GROW_BEFORE_RANGE, "before"),
-        (GROW_AFTER_SHARE, GROW_AFTER_RANGE, "after"),
-    ):
-        why = (
-            f"{share:.0%} of the disks' sync pace {part} the knee (real kernel, HDD-like disks), "
-            f"{base.why}"
-        )
-        scaled.append(
-            Pace(base.kib_s * share, base.low_kib_s * low, base.high_kib_s * high, source, why)
-        )
-    before, after = scaled
+    before = _before_knee(base, source, history.rotational, geometry or Geometry(2, 3))
+    low, high = GROW_AFTER_RANGE
+    why = f"the disks stream after the knee, as in a sync: {base.why}"
+    after = Pace(
+        base.kib_s * GROW_AFTER_SHARE, base.low_kib_s * low, base.high_kib_s * high, source, why
+    )
     if history.grow_before is not None:
         before = from_measured(history.grow_before, work_kib, now, "before the knee")
         if history.grow_after is None and history.knee_speedup is not None:
@@ -144,6 +168,36 @@ def grow_paces(history: History, work_kib: float, now: float) -> tuple[Pace, Pac
     if history.grow_after is not None:
         after = from_measured(history.grow_after, work_kib, now, "after the knee")
     return before, after
+
+
+def _before_knee(base: Pace, source: Source, rotational: bool | None, geometry: Geometry) -> Pace:
+    """The least of the streaming bound (a member moves `geometry.moved` times the progress)
+    and, on rotating disks (or unknown ones: a NAS's are), the seek bound."""
+    moved = geometry.moved
+    stream = Pace(base.kib_s / moved, base.low_kib_s / moved, base.high_kib_s / moved, source, "")
+    if rotational is False:
+        why = f"the disks' streaming pace over {moved:.1f} (read the old layout, write the new): "
+        return replace(stream, why=why + base.why)
+    per_kib = geometry.requests_per_kib
+    low, high = SEEK_RANGE
+    seek = SEEK_REQUESTS_S / per_kib
+    chunk = geometry.chunk_kib or DEFAULT_CHUNK_KIB
+    why = (
+        f"seek-bound on rotating disks: ~{SEEK_REQUESTS_S:.0f} requests/s a disk, reading "
+        f"{READ_CHUNKS} chunks of {chunk} KiB and writing {WRITE_CHUNKS} a request, "
+        f"{_mb_s(seek)}"
+    )
+    if stream.kib_s < seek:
+        why = f"the disks' streaming pace over {moved:.1f} (below the seek bound): {base.why}"
+    else:
+        why += f" (their streaming pace allows more: {base.why})"
+    return Pace(
+        min(seek, stream.kib_s),
+        min(seek * low, stream.low_kib_s),
+        min(seek * high, stream.high_kib_s),
+        source,
+        why,
+    )
 
 
 def capped(pace: Pace, limit_kib_s: float | None) -> Pace:

@@ -88,7 +88,8 @@ def grow(tier: Tier, level: str, history: paces.History, now: float) -> Step:
     new_data = data_disks(level, n + 1)
     work = tier.member_kib  # md counts a reshape per device of the new layout, like a sync
     knee = old_data / new_data if new_data > old_data else None
-    before, after = paces.grow_paces(history, work, now)
+    geometry = paces.Geometry(max(old_data, 1), max(new_data, 1), tier.chunk_kib)
+    before, after = paces.grow_paces(history, work, now, geometry)
     limit, boost_limit = history.speed_max_kib_s, history.boost_max_kib_s
     before, after = paces.capped(before, limit), paces.capped(after, limit)
     fast_before = paces.boosted(before, history.boost_grow, boost_limit)

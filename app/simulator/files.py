@@ -6,6 +6,7 @@ from pathlib import Path
 
 from app.md import mdstat
 from app.simulator.layout import (
+    DISK_MODELS,
     DISK_SECTORS,
     DISKS,
     KNOB_DEFAULTS,
@@ -84,6 +85,8 @@ class Tree:
             self.write(f"sys/block/{disk}/queue/read_ahead_kb", "128\n")
             self.write(f"sys/block/{disk}/device/queue_depth", "31\n")
             self.write(f"sys/block/{disk}/size", f"{DISK_SECTORS[disk]}\n")
+            self.write(f"sys/block/{disk}/device/model", f"{DISK_MODELS[disk]}\n")
+            self.write(f"sys/block/{disk}/queue/rotational", "1\n")  # NAS hard disks
             for part in (1, 2, 5, 6):
                 (self.root / "sys/block" / disk / f"{disk}{part}").mkdir(
                     parents=True, exist_ok=True

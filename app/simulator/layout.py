@@ -20,6 +20,14 @@ DISK_SECTORS = {
     + (2 * MD3_PER_DEVICE_BLOCKS if d in MD3_DISKS else 0)
     for d in DISKS
 }
+# /sys/block/<disk>/device/model as libata pads it (16 characters): two WD Reds of 3 TB, the
+# 2 TB one md3 does not use, and the new IronWolf.
+DISK_MODELS = {
+    "sda": "WDC WD30EFRX-68E",
+    "sdb": "WDC WD30EFRX-68E",
+    "sdc": "WDC WD20EFRX-68E",
+    "sdd": "ST3000VN007-2E41",
+}
 NEW_READ_AHEAD_KB = 2 * 64 * NEW_DATA_DISKS  # md: two stripes once the grow is done
 MD3_READ_AHEAD_KB = 2 * 64 * 2  # ... of md3's 3-disk raid5
 STEP_S = 3.0  # md.c takes a progress mark every 3 s and averages the last 10

@@ -1,6 +1,7 @@
 """SQLite: connect (WAL, busy_timeout), apply numbered migrations from migrations/, and give
 the space of deleted rows back to the filesystem (incremental auto-vacuum)."""
 
+import contextlib
 import glob
 import logging
 import os
@@ -11,6 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -137,6 +139,24 @@ def give_back_space(conn: sqlite3.Connection) -> int:
     except sqlite3.Error as error:
         log.warning("cannot give the database's free space back yet: %s", error)
         return 0
+
+
+@dataclass(frozen=True)
+class Size:
+    """What the database takes on disk, measured by the sampler's maintenance (app.live)."""
+
+    file_bytes: int  # the main file, its WAL and shared-memory file
+    in_use_bytes: int  # the main file's pages in use
+    measured_at: float  # wall time
+
+
+def measure(conn: sqlite3.Connection, now: float) -> Size:
+    file_bytes, in_use = space_in_use(conn)
+    path = _main_file(conn)
+    for suffix in ("-wal", "-shm") if path is not None else ():
+        with contextlib.suppress(FileNotFoundError):
+            file_bytes += Path(f"{path}{suffix}").stat().st_size
+    return Size(file_bytes, in_use, now)
 
 
 def space_in_use(conn: sqlite3.Connection) -> tuple[int, int]:

@@ -5,8 +5,12 @@ import sqlite3
 from app.store import db
 
 
-def downsample(conn: sqlite3.Connection, older_than: float) -> int:
-    """Keep one sample per array per minute from before `older_than`, except in running runs.
+def downsample(
+    conn: sqlite3.Connection, older_than: float, drop_before: float | None = None
+) -> int:
+    """Keep one sample per array per minute from before `older_than`, and none from before
+    `drop_before` (MDBOOST_KEEP_DAYS), except in running runs. Runs, their summaries and events,
+    and the tuning history are never deleted here.
 
     The sample_rollup periods that held a deleted sample are rebuilt from what is left, in the
     same transaction, so the samples endpoint never picks a deleted sample. The pages the
@@ -20,12 +24,12 @@ def downsample(conn: sqlite3.Connection, older_than: float) -> int:
             DELETE FROM samples
             WHERE ts < :cutoff
               AND (run_id IS NULL OR run_id IN (SELECT id FROM runs WHERE finished IS NOT NULL))
-              AND id NOT IN (
+              AND (ts < :drop OR id NOT IN (
                   SELECT MIN(id) FROM samples WHERE ts < :cutoff
-                  GROUP BY array, CAST(ts / 60 AS INTEGER))
+                  GROUP BY array, CAST(ts / 60 AS INTEGER)))
             RETURNING array, ts
             """,
-            {"cutoff": older_than},
+            {"cutoff": max(older_than, drop_before or 0.0), "drop": drop_before or 0.0},
         ):
             deleted += 1
             first, last = touched.get(array, (ts, ts))

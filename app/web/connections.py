@@ -8,9 +8,14 @@ own h11 protocol with those three rules added, passed to uvicorn.run(http=...).
 """
 
 import asyncio
+import contextlib
+import time
+from email.utils import formatdate
+from types import FrameType
 from typing import Any
 
 import h11
+import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.web.proxy import TrustedProxies
@@ -81,6 +86,7 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        _date_now(self.server_state, self.config)  # before h11 turns `data` into a request
         super().data_received(data)
         if not self.awaiting_head():
             self._disarm_head_deadline()
@@ -111,3 +117,39 @@ class GuardedH11Protocol(H11Protocol):
         self.head_deadline = None
         if self.awaiting_head():
             self.drop()
+
+
+class QuietServer(uvicorn.Server):
+    """uvicorn's Server, without its main loop's wake-up every 0.1 s (600 a minute of an idle
+    NAS daemon, most of its wake-ups: issue 27). That loop refreshed the Date header and looked
+    for a stop; here a stop signal wakes the loop itself, and the Date header is refreshed as a
+    request's bytes arrive (GuardedH11Protocol), so nothing ticks while no one asks."""
+
+    woken: asyncio.Event | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+    async def main_loop(self) -> None:
+        self.loop, self.woken = asyncio.get_running_loop(), asyncio.Event()
+        while not await self.on_tick(0):  # counter 0: the Date header as uvicorn sets it
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.woken.wait(), timeout=STOP_CHECK_S)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        if self.loop is not None and self.woken is not None:
+            self.loop.call_soon_threadsafe(self.woken.set)
+
+
+STOP_CHECK_S = 3600.0  # a safety net only: a signal wakes the loop at once
+
+
+_date: list[Any] = [None, []]  # the second the Date header was made for, and the headers
+
+
+def _date_now(state: Any, config: Any) -> None:
+    """uvicorn's default headers with this second's Date (RFC 9110 asks an origin server for it)."""
+    second = int(time.time())
+    if _date[0] != second:
+        date = [(b"date", formatdate(second, usegmt=True).encode())] if config.date_header else []
+        _date[:] = [second, date + config.encoded_headers]
+    state.default_headers = _date[1]

@@ -10,11 +10,12 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from app.config import Settings
-from app.kernel.capabilities import TuningAccess
+from app.kernel.access import TuningAccess
 from app.live.present import Present
 from app.live.sampler import Sampler
 from app.live.snapshot import BoxNow
 from app.store import db
+from app.store.opening import MovedAside
 from app.tuning.tuner import Tuner
 from app.web.auth import LoginThrottle
 
@@ -58,7 +59,7 @@ def get_sampler(request: Request) -> Sampler:
 
 
 def get_tuning_access(request: Request) -> TuningAccess:
-    """May this process tune, and why not: checked once at start-up (kernel/capabilities.py)."""
+    """May this process tune, and why not: checked once at start-up (kernel/access.py)."""
     access: TuningAccess = request.app.state.tuning_access
     return access
 
@@ -67,6 +68,12 @@ def get_reconcile(request: Request) -> str | None:
     """What start-up did with a tuning session a stop or crash left open (None: there was none)."""
     done: str | None = request.app.state.reconcile
     return done
+
+
+def get_moved_aside(request: Request) -> MovedAside | None:
+    """The damaged database start-up moved aside (app/store/opening.py), while it is there."""
+    moved: MovedAside | None = request.app.state.moved_aside
+    return moved
 
 
 def get_login_throttle(request: Request) -> LoginThrottle:

@@ -40,7 +40,7 @@ def headline(
         found.update(subject="Your storage pool", phase=(job["phase"], job["phases"]))
         fc = job
     else:
-        found.update(subject=focus["array"]["name"], phase=None)
+        found.update(subject=focus["title"], phase=None)
     action = focus["sync"].get("action")
     found.update(
         doing=DOING.get(action, f"is running a {action}"),
@@ -68,13 +68,13 @@ def _focus(running: list[dict[str, Any]], pool: dict[str, Any] | None) -> dict[s
 def _safety(cards: list[dict[str, Any]]) -> tuple[str, str]:
     """("ok" | "warn" | "bad", the words): is the data safe, from the worst array."""
     for card in cards:
-        name = card["array"]["name"]
+        name = card["title"]
         if card["failed"]:
             return "bad", f"{name} has failed and the data on it is not available: see below."
     for card in cards:
         if not card["degraded"] or card["array"]["role"] != "data":
             continue
-        name, level = card["array"]["name"], card["array"]["level"] or ""
+        name, level = card["title"], card["array"]["level"] or ""
         disks = card["array"]["raid_disks"] or len(card["array"]["status"] or "")
         spare = _redundancy(level, disks) - card["missing"]
         if spare <= 0:

@@ -75,10 +75,17 @@ def history(
         boost_sync=boost_sync,
         boost_grow=boost_grow,
         knee_speedup=(KNEE_SPEEDUP, *KNEE_SPEEDUP_RANGE),
+        rotational=_rotational(box, pool),
         speed_max_kib_s=limit or box.speed_limit_max_kb_s,
         # boost's max (presets/boost.toml: 2,000,000 KiB/s) is above what any disk does
         boost_max_kib_s=None,
     )
+
+
+def _rotational(box: BoxNow, pool: layout.Pool) -> bool | None:
+    """Whether the pool's disks spin: any that does bounds a grow by its seeks; None unknown."""
+    known = [box.disk_rotational[d] for d in pool.disks if d in box.disk_rotational]
+    return any(known) if known else None
 
 
 def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.Measured | None:

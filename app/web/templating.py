@@ -18,12 +18,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.formats import (
     ACTION_LABELS,
     DAY_FORMAT,
+    KNOB_WORDS,
     PRESET_DONE,
     ROLE_LABELS,
+    about,
+    between,
     clock,
     duration,
     iso,
     mb_s,
+    megabytes,
     ratio,
 )
 from app.web.deps import get_clock, get_settings
@@ -68,16 +72,40 @@ def _page_day(context: Context, ts: float | None) -> str:
     return clock(ts, zone_of(request) if request is not None else None, DAY_FORMAT)
 
 
+@pass_context
+def _page_between(context: Context, fc: dict[str, Any]) -> str:
+    """The `between` filter: a forecast's range in words ("between Fri evening and Tue
+    morning"), from the page's `now`, in the browser's zone."""
+    request = context.get("request")
+    zone = zone_of(request) if request is not None else None
+    return between(fc.get("low"), fc.get("high"), context["now"], zone)
+
+
+@pass_context
+def _page_about(context: Context, ts: float | None) -> str:
+    """The `about` filter: how long until `ts` from the page's `now` ("about 4 days")."""
+    return about(ts - context["now"] if ts is not None else None)
+
+
 @lru_cache
 def _templates(directory: Path) -> Jinja2Templates:
     templates = Jinja2Templates(directory=directory)
     templates.env.filters.update(
-        mb_s=mb_s, duration=duration, clock=_page_clock, day=_page_day, iso=iso, ratio=ratio
+        mb_s=mb_s,
+        duration=duration,
+        clock=_page_clock,
+        day=_page_day,
+        iso=iso,
+        ratio=ratio,
+        about=_page_about,
+        between=_page_between,
+        megabytes=megabytes,
     )
     templates.env.globals.update(
         ROLE_LABELS=ROLE_LABELS,
         ACTION_LABELS=ACTION_LABELS,
         PRESET_DONE=PRESET_DONE,
+        KNOB_WORDS=KNOB_WORDS,
         zone_name=zone_name,
     )
     return templates

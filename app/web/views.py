@@ -5,12 +5,17 @@ from typing import Any
 
 from fastapi import Request
 
-from app.formats import FLAG_LABELS, ROLE_LABELS
-from app.kernel.capabilities import HOW_TO_TUNE
+from app.config import Settings
+from app.forecast.boost import NO_GAIN
+from app.formats import FLAG_LABELS, ROLE_LABELS, array_title, drive_name, mb_s, ratio
+from app.kernel.access import HOW_TO_TUNE
 from app.live import array_view
 from app.live.forecasts import array_eta, pool_eta
+from app.live.sampler import Sampler
 from app.live.snapshot import BoxNow
+from app.planner.change import tb
 from app.store import history
+from app.store.opening import MovedAside
 from app.tuning import view as tuning_view
 from app.tuning.tuner import Tuner
 from app.web import security
@@ -20,6 +25,12 @@ PAST_RUNS = 20
 # The events a run's chart marks: people's and sweeps' changes, not its diagnoses (which grow
 # with the run's length).
 MARKER_EVENTS = ("apply", "revert", "autotune", "clock_step")
+
+
+def store(settings: Settings, sampler: Sampler, moved_aside: MovedAside | None) -> dict[str, Any]:
+    """The footer's retention and database size, and a damaged file moved aside at start: all
+    as the sampler's maintenance and the start-up found them (no file is opened here)."""
+    return {"keep_days": settings.keep_days, "size": sampler.size, "moved_aside": moved_aside}
 
 
 def diagnoses(box: BoxNow) -> dict[str, Any]:
@@ -34,9 +45,11 @@ def card(
     now: float,
     summaries: dict[int, str],
     boost_max: float | None = None,
+    synology: bool = False,
 ) -> dict[str, Any]:
     """One array's card: the API's array view plus what the page derives from it; `boost_max`
-    (KiB/s, the boost preset's sync_speed_max) for the estimate of a run held by its limit."""
+    (KiB/s, the boost preset's sync_speed_max) for the estimate of a run held by its limit;
+    `synology`: the box has DSM's layout, so md2 is called "Storage pool (md2)"."""
     sync = view["sync"] or {}
     running = sync.get("percent") is not None
     run = view["run"]
@@ -55,14 +68,26 @@ def card(
         # disk vanished is failed (array_state broken) with nothing degraded in mdstat.
         "collapsed": not sync and not degraded and not view["failed"] and view["state"] == "active",
         "role_label": ROLE_LABELS.get(view["role"], view["role"]),
-        "members": [
-            {**d, "flag_labels": [FLAG_LABELS.get(f, f) for f in d["flags"]]}
-            for d in view["devices"]
-        ],
+        "title": array_title(view["name"], view["role"], synology),
+        "synology": synology,
+        "members": [_member(d, box) for d in view["devices"]],
         "elapsed_s": now - run["started"] if run else None,
         "kernel_eta": now + finish_min * 60 if running and finish_min is not None else None,
         "eta": array_eta(box, conn, view["name"], now, boost_max) if running and run else None,
         "markers": _markers(conn, run["id"], summaries) if run else [],
+    }
+
+
+def _member(device: dict[str, Any], box: BoxNow) -> dict[str, Any]:
+    """A member as the owner knows its disk: DSM's name where it has one, the model and the size
+    the sampler read from sysfs, beside the kernel's name."""
+    disk = box.disks.get(device["name"])
+    return {
+        **device,
+        "flag_labels": [FLAG_LABELS.get(f, f) for f in device["flags"]],
+        "drive": drive_name(disk.disk) if disk else None,
+        "model": disk.model if disk else None,
+        "size": tb(disk.size_kib) if disk and disk.size_kib else None,
     }
 
 
@@ -117,10 +142,9 @@ def cards(
 ) -> list[dict[str, Any]]:
     """Failed first (issue 19), then running, then degraded, then data before DSM's own arrays;
     file order otherwise."""
-    found = [
-        card(array_view.array_view(state), box, conn, now, summaries, boost_max)
-        for state in box.arrays
-    ]
+    views = [array_view.array_view(state) for state in box.arrays]
+    synology = any(v["role"] == "system" for v in views)
+    found = [card(v, box, conn, now, summaries, boost_max, synology) for v in views]
     return sorted(
         found,
         key=lambda c: (
@@ -171,8 +195,10 @@ def boost_panel(
     readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
     session = security.login_session(request, conn)
     open_demo = get_settings(request).demo_open
+    tuning = tuning_view.status(tuner, conn, box)
     return {
-        "tuning": tuning_view.status(tuner, conn, box),
+        "tuning": tuning,
+        "autotune_said": autotune_said(tuning["autotune"]),
         "running": any(state.array.syncing for state in box.arrays),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
@@ -184,6 +210,31 @@ def boost_panel(
         "boost_max_kb_s": _boost_max(tuner),
         **extra,
     }
+
+
+def autotune_said(sweep: dict[str, Any] | None) -> str | None:
+    """The auto-tune panel's one sentence (issue 25): what it kept and what that gained over
+    the speed it found, in words; its table and remarks go under Details."""
+    if sweep is None or sweep["state"] == "running":
+        return None
+    if sweep["state"] != "done":
+        return (
+            f"Auto-tune {sweep['state']}: {(sweep['reason'] or 'no reason given').split('; ')[0]}."
+        )
+    chosen = sweep["chosen"] or {}
+    steps = [s for s in sweep["steps"] if s["speed_kb_s"]]
+    found = next((s for s in steps if s["role"] == "start"), None)
+    kept = [s for s in steps if chosen.get(s["knob"]) == s["value"] and s["score"] is not None]
+    if not kept or found is None:
+        return f"Auto-tune {(sweep['reason'] or 'is done').split('; ')[0]}."
+    best = kept[-1]["speed_kb_s"] / found["speed_kb_s"]
+    what = ", ".join(s["label"] for s in kept)
+    if best < NO_GAIN:
+        return f"Auto-tune found nothing faster than the settings it found; it kept {what}."
+    return (
+        f"Auto-tune made the job ×{ratio(best)} faster ({mb_s(found['speed_kb_s'])} → "
+        f"{mb_s(kept[-1]['speed_kb_s'])}) and kept {what}."
+    )
 
 
 def _boost_max(tuner: Tuner) -> float | None:

@@ -27,8 +27,11 @@ for tool in buildah podman runc debootstrap; do
 done
 if [ -n "$missing" ]; then
   log "installing buildah podman runc debootstrap uidmap (apt-get; missing:$missing)"
-  apt-get update -q >"$STATE/apt.log" 2>&1
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q buildah podman runc debootstrap uidmap \
+  # tests/apt.py's lock: the suite's other process may be installing a tool at the same time.
+  wait="-o DPkg::Lock::Timeout=600"
+  flock /var/lock/mdboost-apt.lock apt-get $wait update -q >"$STATE/apt.log" 2>&1
+  DEBIAN_FRONTEND=noninteractive flock /var/lock/mdboost-apt.lock \
+    apt-get $wait install -y -q buildah podman runc debootstrap uidmap \
     >>"$STATE/apt.log" 2>&1 || { log "apt-get failed, see $STATE/apt.log"; exit 1; }
 fi
 

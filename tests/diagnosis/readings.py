@@ -1,7 +1,7 @@
 """The tick's readings for the tracker in tests, as app/live/sampler.py takes them."""
 
-from app.diagnosis.tracker import Tracker
 from app.diagnosis.verdicts import Diagnosis, VerdictChange
+from app.live.diagnosis_tracker import Tracker
 from app.md.attributes import ArraySysfs
 from app.md.mdstat import MdStat
 

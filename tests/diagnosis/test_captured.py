@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from app.diagnosis.rules import judge
-from app.diagnosis.tracker import Tracker
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
+from app.live.diagnosis_tracker import Tracker
 from tests import PROJECT_ROOT
 from tests.diagnosis.readings import tick_with_readings
 

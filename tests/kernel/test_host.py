@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from app.kernel.host import Host
+from app.kernel.sysfs import MemberDisk
 from tests.kernel_tree import KernelTree, md_thread, syncing_box
 
 PROC_IO = (
@@ -77,6 +78,34 @@ def test_a_member_s_whole_disk_size_in_kib(tree: KernelTree) -> None:
     host = Host(tree.proc, tree.sys)
     sizes = host.read_disk_kib(["sda5", "sda1", "sdb5", "sdc5", "sdz5"])
     assert sizes == {"sda": 3907018584}
+
+
+def test_each_member_s_disk_with_its_size_and_model(tree: KernelTree) -> None:
+    """Issue 25: the disk under each member with the model sysfs prints (padded, as libata
+    does), DSM 7's sataN disks (partitions sataNpM) as found; no model file: None."""
+    syncing_box(tree)
+    tree.write("sys/block/sda/size", "7814037168\n")
+    tree.write("sys/block/sda/device/model", "WDC WD40EFRX-68N\n")
+    tree.write("sys/block/sata2/size", "3907029168\n")
+    tree.write("sys/block/sata2/device/model", "ST4000VN008-2DR1  \n")
+    (tree.sys / "block/sata2/sata2p5").mkdir(parents=True)
+    tree.write("sys/block/sdb/device/model", "\x01\x02\n")  # unprintable: no model
+    host = Host(tree.proc, tree.sys)
+    disks = host.read_member_disks(["sda5", "sata2p5", "sdb5", "sdz5"])
+    assert disks["sda5"] == MemberDisk("sda", 3907018584, "WDC WD40EFRX-68N")
+    assert disks["sata2p5"] == MemberDisk("sata2", 1953514584, "ST4000VN008-2DR1")
+    assert disks["sdb5"].model is None and "sdz5" not in disks
+
+
+def test_whether_a_disk_spins(tree: KernelTree) -> None:
+    syncing_box(tree)
+    tree.write("sys/block/sda/queue/rotational", "1\n")
+    tree.write("sys/block/sdb/queue/rotational", "0\n")
+    tree.write("sys/block/sdc/queue/rotational", "2\n")
+    host = Host(tree.proc, tree.sys)
+    assert host.read_rotational(["sda", "sdb", "sdc", "sdd"]) == {"sda": True, "sdb": False}
+    with pytest.raises(ValueError):
+        host.read_rotational(["../etc"])
 
 
 def test_host_reads_processes_in_the_tree(tmp_path: Path) -> None:

@@ -372,9 +372,12 @@ def test_the_member_disks_sizes_ride_on_the_tick_and_are_read_when_members_chang
         for part in (1, 5):
             (tree.sys / "block" / disk / f"{disk}{part}").mkdir(parents=True)
         tree.write(f"sys/block/{disk}/size", "3907029168\n")  # 2 TB
+        tree.write(f"sys/block/{disk}/queue/rotational", "1\n" if disk != "sdb" else "0\n")
     sampled = make_sampler(tree, conn, ManualClock())
     two_tb = 3907029168 // 2
-    assert sampled.sample_once().disk_kib == dict.fromkeys(("sda", "sdb", "sdc", "sdd"), two_tb)
+    tick = sampled.sample_once()
+    assert tick.disk_kib == dict.fromkeys(("sda", "sdb", "sdc", "sdd"), two_tb)
+    assert tick.disk_rotational == {"sda": True, "sdb": False, "sdc": True, "sdd": True}
     tree.write("sys/block/sdd/size", "7814037168\n")  # unseen until the members change
     assert sampled.sample_once().disk_kib["sdd"] == two_tb
     tree.mdstat(tree.read("proc/mdstat").replace("sdd1[3]", "sdd1[3] sde1[4](S)"))
@@ -382,3 +385,23 @@ def test_the_member_disks_sizes_ride_on_the_tick_and_are_read_when_members_chang
         "sdd": 7814037168 // 2,
         "sde": two_tb,
     }
+
+
+def test_the_first_tick_only_measures_and_the_next_one_thins_and_keeps_days(tree, conn):
+    """Start-up awaits the first tick: it measures the file for the footer, and leaves the
+    thinning, MDBOOST_KEEP_DAYS and an old file's conversion to the loop's first tick."""
+    clock = ManualClock(start=1_700_000_000.0 + 500 * 86400)
+    old = clock.now - 450 * 86400  # past the 400 days kept
+    conn.execute("INSERT INTO runs (id, array, action, started, finished, outcome, total_blocks) VALUES (1, 'md2', 'check', ?, ?, 'completed', 100)",
+                 (old, old + 60))  # fmt: skip
+    conn.execute("INSERT INTO samples (ts, array, run_id) VALUES (?, 'md2', 1)", (old,))
+    idle(tree)
+    sampling = sampler.Sampler(Host(tree.proc, tree.sys), conn, clock, keep_days=400)
+    sampling.sample_once()
+    assert sampling.size is not None and sampling.size.file_bytes > 0
+    assert conn.execute("SELECT COUNT(*) FROM samples WHERE ts = ?", (old,)).fetchone()[0] == 1
+    clock.now += 5
+    sampling.sample_once()
+    assert conn.execute("SELECT COUNT(*) FROM samples WHERE ts = ?", (old,)).fetchone()[0] == 0
+    assert runs(conn) == [("md2", "check", "completed")]  # the run and its summary stay
+    assert sampling.size.measured_at == clock.now

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from tests import apt
+
 PACKAGE = "prometheus"  # Debian's package: the server and promtool
 
 
@@ -28,13 +30,7 @@ def prometheus_tools() -> PrometheusTools:
     """Debian's prometheus and promtool: installed with apt-get in CI or as root, else skip."""
     if not (shutil.which("prometheus") and shutil.which("promtool")):
         if os.environ.get("CI") == "true" or os.geteuid() == 0:
-            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-            subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
-            subprocess.run(
-                ["apt-get", "install", "-y", "-q", "--no-install-recommends", PACKAGE],
-                check=True,
-                env=env,
-            )
+            apt.install(PACKAGE)
         else:
             pytest.skip(f"prometheus/promtool missing: as root, `apt-get install {PACKAGE}`")
     prometheus, promtool = shutil.which("prometheus"), shutil.which("promtool")

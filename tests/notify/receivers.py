@@ -36,6 +36,7 @@ class HttpReceiver:
         self.status = 200
         self.location = ""
         self.lock = threading.Lock()
+        self.in_flight = 0  # requests being answered now
         self.server: ThreadingHTTPServer | None = None
 
     @property
@@ -47,6 +48,15 @@ class HttpReceiver:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
+                with receiver.lock:
+                    receiver.in_flight += 1
+                try:
+                    self.answer()
+                finally:
+                    with receiver.lock:
+                        receiver.in_flight -= 1
+
+            def answer(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length)
                 headers = {k.lower(): v for k, v in self.headers.items()}
@@ -75,6 +85,10 @@ class HttpReceiver:
             self.server.shutdown()
             self.server.server_close()
             self.server = None
+
+    def idle(self) -> bool:
+        with self.lock:
+            return self.in_flight == 0
 
     def taken(self) -> list[Request]:
         with self.lock:

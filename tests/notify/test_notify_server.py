@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.kernel_tree import RESHAPE_TOTAL, KernelTree, mdstat_text, progress, raid1, raid5
 from tests.notify.receivers import HttpReceiver
 from tests.server import Server, wait_for
 
@@ -36,19 +37,24 @@ def outbox(db: Path) -> list[sqlite3.Row]:
         conn.close()
 
 
-def test_the_account_page_adds_lists_masked_tests_and_removes(box, tmp_path, receiver):
-    env_url = f"ntfy+http://{receiver.base}/env_topic_k7?token=tk_envsecret"
-    server = Server(
+def serve(box: KernelTree, tmp_path: Path, **env: str) -> Server:
+    """`mdboost serve` on the test tree, with the admin password (and `env`)."""
+    return Server(
         ["serve"],
         env={
             "MDBOOST_PROC_ROOT": str(box.proc),
             "MDBOOST_SYS_ROOT": str(box.sys),
             "MDBOOST_DB": str(tmp_path / "mdboost.db"),
             "MDBOOST_PASSWORD": PASSWORD,
-            "MDBOOST_NOTIFY": env_url,
+            **env,
         },
         log=tmp_path / "server.log",
     )
+
+
+def test_the_account_page_adds_lists_masked_tests_and_removes(box, tmp_path, receiver):
+    env_url = f"ntfy+http://{receiver.base}/env_topic_k7?token=tk_envsecret"
+    server = serve(box, tmp_path, MDBOOST_NOTIFY=env_url)
     secret_url = f"gotify+http://{receiver.base}/GotifyAppToken9"
     with server:
         client = httpx.Client(base_url=server.base)
@@ -117,10 +123,16 @@ def test_kill_9_with_messages_in_the_outbox_delivers_them_after_the_restart_none
         assert all(row["state"] == "pending" for row in queued)  # 503: none delivered
         assert any(row["attempts"] >= 1 and row["last_error"] for row in queued)
     finally:
+        # Closed first, then idle: a request the killed server had in flight must not be
+        # answered 200 (and recorded) after the status below changes: that read as a message
+        # sent twice (seen once under load).
+        receiver.stop()
         first.kill()
+    wait_for(receiver.idle, 30, "the receiver's last answer to the killed server")
     before = [row["dedup_key"] for row in outbox(db)]
     assert receiver.taken() == []
     receiver.status = 200
+    receiver.start()
     with demo(tmp_path, 20000, receiver) as second:
         wait_for(lambda: set(before) <= set(keys_of(receiver)), 60, "the queued messages")
         wait_for(lambda: all(r["state"] == "delivered" for r in outbox(db)), 30, "an empty outbox")
@@ -158,3 +170,30 @@ def test_a_simulated_shr_expansion_at_high_speed_up_with_a_stall(tmp_path, recei
     assert len({m["key"] for m in messages}) == len(messages)
     md3_started = messages[summary.index(("md3", "started"))]
     assert md3_started["title"] == "md3: reshape started (SHR expansion, array 2)"
+
+
+def test_queued_messages_link_to_the_address_the_owner_opened_the_page_at(box, tmp_path, receiver):
+    """Issue 25: without MDBOOST_PUBLIC_URL a message's link is the address the owner used to
+    add the destination (here the NAS's LAN address), not http://<hostname>:8080/."""
+    server = serve(box, tmp_path)
+    lan = "192.168.1.20:5080"
+    with server:
+        client = httpx.Client(base_url=server.base, headers={"Host": lan})
+        client.post("/login", data={"password": PASSWORD})
+        page = client.get("/account").text
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+        hook = f"http://{receiver.base}/hook"
+        added = client.post("/account/notify", data={"url": hook, "csrf_token": csrf})
+        assert added.status_code == 303
+        # md2 reaches 30 %: the 25 % milestone is queued after the destination was added.
+        total = RESHAPE_TOTAL
+        box.mdstat(
+            mdstat_text(raid5(progress=progress("reshape", total * 3 // 10, total)), raid1())
+        )
+
+        def milestone() -> dict | None:
+            found = [r.json() for r in receiver.taken() if r.path == "/hook"]
+            return next((m for m in found if ":milestone:" in m["key"]), None)
+
+        message = wait_for(milestone, 30, "the 25 % milestone's message")
+    assert message["click"] == f"http://{lan}/#array-md2", message

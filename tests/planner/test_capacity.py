@@ -16,8 +16,11 @@ def in_tb(c: Capacity) -> tuple[float, float, float]:
     return (c.usable / TB, c.protection / TB, c.unused / TB)
 
 
-# Synology Knowledge Center, "What is Synology Hybrid RAID (SHR)?" (kb.synology.com, DSM
-# tutorial Storage/What_is_Synology_Hybrid_RAID_SHR): "if the smallest drive in a classic RAID
+# Synology Knowledge Center, "What is Synology Hybrid RAID (SHR)?"
+# (synology.com/en-br/knowledgebase/DSM/tutorial/Storage/What_is_Synology_Hybrid_RAID_SHR; the
+# quotes below checked word for word against the search tool's stored copy, 26 Nov 2026; the
+# drive sizes are in the article's picture only, so they are inferred from its totals):
+# "if the smallest drive in a classic RAID
 # storage pool is 500 GB, all other drives in the storage pool can each only contribute 500 GB.
 # As a result, the storage pool ends up with 2 TB of usable storage and 4.5 TB of wasted
 # storage"; SHR "is able to divide the 4.5 TB of unavailable storage into smaller usable chunks".
@@ -63,9 +66,11 @@ def test_synology_kb_shr_expands_once_two_drives_are_upgraded(
     assert classic(tb(*drives), "raid5").usable == classic_usable * TB
 
 
-# Synology's RAID calculator (synology.com/support/RAID_calculator): "SHR: 1 HDD redundancy ...
-# Minimum HDD required: 2"; "SHR-2: 2 HDD redundancy ... Minimum HDD required: 4"; RAID 5 "the
-# storage capacity of 1 drive is reserved", RAID 6 "of 2 drives".
+# Synology's RAID calculator (synology.com/support/RAID_calculator.php, stored copy checked 26
+# Nov 2026): "SHR ... Minimum HDD required: 2 (with data protection) ... 1 HDD redundancy";
+# "SHR-2 ... Minimum HDD required: 4 ... 2 HDD redundancy"; RAID 5 "The storage capacity of 1
+# drive is reserved for data integrity check", RAID 6 "of 2 drives". The page's per-mix figures
+# are computed by a script the stored copy does not hold: the mixes below apply the tier rule.
 @pytest.mark.parametrize(
     ("drives", "redundancy", "usable", "protection", "unused"),
     [

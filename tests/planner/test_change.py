@@ -10,7 +10,13 @@ from app.kernel.host import Host
 from app.live.array_view import role_of
 from app.planner import capacity, layout
 from app.planner.change import BadChange, Change, Plan, plan_change
-from app.planner.paces import ASSUMED_DISK_KIB_S, GROW_AFTER_SHARE, GROW_BEFORE_SHARE, History
+from app.planner.paces import (
+    ASSUMED_DISK_KIB_S,
+    GROW_AFTER_SHARE,
+    SEEK_REQUESTS_S,
+    Geometry,
+    History,
+)
 from app.simulator.box import Simulator
 from tests import PROJECT_ROOT
 
@@ -228,7 +234,11 @@ def test_the_simulated_box_plans_its_next_expansion(tmp_path: Path):
     (pool,) = pools_of(host.read_mdstat() or "", {"md2": raid_disks[1] or 0})
     assert pool.disks == ("sda", "sdb", "sdc", "sdd")
     assert [t.member_kib for t in pool.tiers] == [1_953_494_784, 976_758_848]
-    p = plan(pool, "add", 4)
+    # Its disks' sizes hold their partitions: sdc only md2's, the others md3's too.
+    sizes = host.read_disk_kib(["sda5", "sdb5", "sdc5", "sdd5"])
+    assert sizes["sda"] == sizes["sdd"] > sizes["sdc"] >= pool.tiers[0].top_kib + pool.overhead_kib
+    assert host.read_rotational(sizes) == dict.fromkeys(sizes, True)
+    p = plan(pool, "add", 4, disk_kib=sizes)
     assert [(s.array, s.action, s.level_after, s.disks_after) for s in p.steps] == [
         ("md2", "grow", "raid5", 5),
         ("md3", "grow", "raid5", 3),
@@ -244,7 +254,11 @@ def test_paces_come_from_history_and_say_so():
     assert assumed.steps[0].duration.seconds == pytest.approx(member / ASSUMED_DISK_KIB_S)
     grow = plan(pool, "add", 4).steps[0]
     knee = 3 / 4
-    expected = member * knee / (ASSUMED_DISK_KIB_S * GROW_BEFORE_SHARE) + member * (1 - knee) / (
+    # Before the knee a member of 64 KiB chunks on spinning disks (unknown ones are taken as
+    # such) serves 120 requests/s: 2 chunks read (x 4/3) and 1 written a KiB of progress.
+    seek_bound = SEEK_REQUESTS_S / (4 / 3 / 128 + 1 / 64)
+    assert seek_bound == pytest.approx(SEEK_REQUESTS_S / Geometry(3, 4, 64).requests_per_kib)
+    expected = member * knee / seek_bound + member * (1 - knee) / (
         ASSUMED_DISK_KIB_S * GROW_AFTER_SHARE
     )
     assert grow.duration.seconds == pytest.approx(expected)

@@ -5,6 +5,7 @@ import pytest
 from app.planner.paces import (
     DAY_S,
     Boost,
+    Geometry,
     History,
     Measured,
     capped,
@@ -46,10 +47,39 @@ def test_a_grow_uses_the_last_grow_before_and_after_its_knee():
         "measured",
     )
     assert "before the knee" in head.why and "after the knee" in tail.why
-    # Without a past grow: the check's pace scaled by the physics, and it says so.
+    # Without a past grow: md's physics from the check's pace, and it says so.
     head, tail = grow_paces(History(sync=CHECK), DISK, NOW)
-    assert head.source == "physics" and "of the disks' sync pace before the knee" in head.why
+    assert head.source == "physics" and "seek-bound on rotating disks" in head.why
+    assert "from the check of md2" in head.why
     assert head.kib_s < tail.kib_s <= CHECK.kib_s
+
+
+def test_before_its_knee_a_grow_on_spinning_disks_goes_at_their_seeks_not_their_streaming():
+    """A member alternates reading the old layout (2 chunks a request) with writing the new (1
+    chunk): about 120 requests/s a 7200 rpm disk, whatever it streams. A 3 -> 4 grow of 64 KiB
+    chunks: 120 / (1.5 / 128 + 1 / 64) = 4389 KiB/s; with 512 KiB chunks 8 times that."""
+    three_to_four = Geometry(2, 3, 64)
+    head, _ = grow_paces(History(sync=CHECK), DISK, NOW, three_to_four)
+    assert head.kib_s == pytest.approx(4389, abs=1)
+    assert (head.low_kib_s, head.high_kib_s) == pytest.approx((2926, 5851), abs=1)
+    big = grow_paces(History(sync=CHECK), DISK, NOW, Geometry(2, 3, 512))[0]
+    assert big.kib_s == pytest.approx(8 * head.kib_s)
+    # A check at 150 MB/s and a check at 30 MB/s plan the same grow: seeks bind both.
+    slow_check = Measured(30_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
+    slow = grow_paces(History(sync=slow_check), DISK, NOW, three_to_four)[0]
+    assert slow.kib_s == head.kib_s
+    # ... until the streaming bound is the lower: a member moves 2.5 x the progress.
+    crawl = Measured(5_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
+    crawling = grow_paces(History(sync=crawl), DISK, NOW, three_to_four)[0]
+    assert crawling.kib_s == pytest.approx(2_000.0)
+    assert "streaming pace over 2.5 (below the seek bound)" in crawling.why
+
+
+def test_ssds_grow_at_their_streaming_pace():
+    history = History(sync=CHECK, rotational=False)
+    head, tail = grow_paces(history, DISK, NOW, Geometry(2, 3, 64))
+    assert head.kib_s == pytest.approx(CHECK.kib_s / 2.5)
+    assert "seek" not in head.why and tail.kib_s == CHECK.kib_s
 
 
 def test_md_never_goes_past_its_max_limit():

@@ -48,6 +48,7 @@ SUITE = "bookworm"  # the guest's userland, on every kernel
 # Kernel generation -> the Debian suite whose newest linux-image-<version>-amd64 it boots.
 KERNELS = {"5.10": "bullseye", "6.1": "bookworm", "6.12": "trixie"}
 DEFAULT_KERNEL = "6.1"
+APT_LOCK = Path("/var/lock/mdboost-apt.lock")
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 HOST_PACKAGES = ("qemu-system-x86", "debootstrap", "cpio", "kmod")
 GUEST_PACKAGES = (
@@ -184,12 +185,13 @@ def ensure_host_tools() -> None:
     log(f"apt-get install {' '.join(missing)}")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     wait = ["-o", "DPkg::Lock::Timeout=600"]  # another session may be installing something
-    _run(["apt-get", *wait, "update", "-q"], env=env, stdout=subprocess.DEVNULL)
-    _run(
-        ["apt-get", *wait, "install", "-y", "-q", "--no-install-recommends", *missing],
-        env=env,
-        stdout=subprocess.DEVNULL,
-    )
+    with _locked(APT_LOCK):  # tests/apt.py's lock: the suite's other process may install too
+        _run(["apt-get", *wait, "update", "-q"], env=env, stdout=subprocess.DEVNULL)
+        _run(
+            ["apt-get", *wait, "install", "-y", "-q", "--no-install-recommends", *missing],
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 def _dpkg_installed(package: str) -> bool:

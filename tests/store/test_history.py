@@ -159,3 +159,27 @@ def test_downsampling_rebuilds_the_rollup_it_touches(conn):
     for points in (12, 200, 500):
         picked = history.samples(conn, "md2", points=points)
         assert [s["ts"] for s in picked] == picks_from_raw(conn, "md2", 0, 1e18, points)
+
+
+def test_keep_days_deletes_older_samples_and_keeps_runs_and_the_rollup_right(conn):
+    """MDBOOST_KEEP_DAYS (issue 27): samples before the cut go, the run and its summary stay,
+    an open run keeps all of its samples, and the rollup matches what is left."""
+    start = generated_history(conn)
+    conn.execute("INSERT INTO runs (id, array, action, started) VALUES (2, 'md4', 'check', ?)",
+                 (start,))  # fmt: skip
+    with db.write_transaction(conn):
+        conn.executemany(
+            "INSERT INTO samples (ts, array, run_id, speed_kb_s) VALUES (?, 'md4', 2, 100)",
+            [(start + i * 60.0,) for i in range(100)],
+        )
+    cut = start + 40_000
+    removed = rollup.downsample(conn, older_than=start + 50_000, drop_before=cut)
+    assert removed > 0
+    before_cut = conn.execute(
+        "SELECT array, COUNT(*) FROM samples WHERE ts < ? GROUP BY array", (cut,)
+    ).fetchall()
+    assert [tuple(r) for r in before_cut] == [("md4", 100)]  # only the open run's
+    between = conn.execute("SELECT COUNT(*) FROM samples WHERE array = 'md2' AND ts >= ?", (cut,))
+    assert between.fetchone()[0] > 0
+    assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2
+    assert stored_rollup(conn) == rollup_from_samples(conn)

@@ -331,8 +331,10 @@ def test_the_real_server_upgrades_the_previous_schema_and_shows_its_history(tmp_
     data = tmp_path / "data"
     data.mkdir()
     shutil.move(tmp_path / "mdboost.db", data / "mdboost.db")
-    # Samples from 2023 are old: MDBOOST_DOWNSAMPLE_AFTER_DAYS keeps them whole here.
-    with tree_server(tree, tmp_path, MDBOOST_DOWNSAMPLE_AFTER_DAYS="36500") as server:
+    # Samples from 2023 are old: MDBOOST_DOWNSAMPLE_AFTER_DAYS keeps them whole here, and
+    # MDBOOST_KEEP_DAYS=0 keeps them at all (its 400 days would delete them).
+    keep = {"MDBOOST_DOWNSAMPLE_AFTER_DAYS": "36500", "MDBOOST_KEEP_DAYS": "0"}
+    with tree_server(tree, tmp_path, **keep) as server:
         runs = server.get("/api/runs")["runs"]
         assert [(r["id"], r["action"]) for r in runs][-2:] == [(2, "reshape"), (1, "check")]
         check = server.get("/api/runs/1")

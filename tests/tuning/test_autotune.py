@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.diagnosis.rules import MemberIo, Observation
-from app.diagnosis.tracker import Diagnosis
+from app.diagnosis.verdicts import Diagnosis
 from app.live.sampler import Sampler
 from app.live.tick import Tick
 from app.main import create_app

@@ -2,7 +2,6 @@
 browser module, and a TestClient over a temporary kernel tree."""
 
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from playwright.sync_api import Browser, sync_playwright
 
 from app.config import Settings
 from app.main import create_app
+from tests import apt
 from tests.kernel_tree import KernelTree
 from tests.server import Server, wait_for
 from tests.web.browsing import CHROMIUM, CHROMIUM_ARGS
@@ -23,9 +23,7 @@ def chromium() -> str:
     """Debian's chromium; installed with apt-get in CI or as root, never downloaded by Playwright."""
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI") == "true" or os.geteuid() == 0:
-            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-            subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
-            subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True, env=env)
+            apt.install("chromium", recommends=True)  # its fonts: the layout tests measure text
         else:
             pytest.skip(f"{CHROMIUM} is missing: as root, `apt-get install chromium` (not in CI)")
     return CHROMIUM

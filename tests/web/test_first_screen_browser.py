@@ -42,14 +42,26 @@ def test_the_first_phone_screen_says_it_all_and_boosts_right_there(
         page.goto(server.base + "/")
         wait_for_chart(page)
         sentence = page.locator("#headline .sentence")
-        expect(sentence).to_contain_text("md2 is growing onto the new disk")
+        expect(sentence).to_contain_text("Storage pool (md2) is growing onto the new disk")
         assert re.search(r"\d+\.\d % done", sentence.inner_text())
         expect(sentence).to_contain_text("It should finish")
         expect(sentence).to_contain_text("likely between")
         expect(sentence).to_contain_text("Your data is safe: every disk is working.")
-        expect(page.locator("#headline .boost-line")).to_contain_text("Boost could finish md2")
+        # Issue 25: how long in words with the date beside it, the range in words.
+        assert re.search(
+            r"finish in about \d+(\.5)? (days|hours) \(\w{3} \d\d \w{3} \d\d:\d\d\)",
+            sentence.inner_text(),
+        ), sentence.inner_text()
+        assert re.search(r"likely between (early )?\w+ \w+ and", sentence.inner_text())
+        expect(page.locator("#headline .boost-line")).to_contain_text("Boost could cut it to about")
         assert in_first_screen(page, "#headline")
         assert in_first_screen(page, "#boost [role=switch]")
+        # The kernel's finish= only under the card's Details.
+        kernel = page.locator("#array-md2 .kernel")
+        expect(kernel).to_be_hidden()
+        page.locator("#details-md2 > summary").click()
+        expect(kernel).to_be_visible()
+        expect(kernel).to_contain_text("from the last 30 s only")
         assert small_tap_targets(page) == []
         # Issue 14 item 11: what says how sure a figure is reads at body size.
         sizes = page.locator("#array-md2 .facts small").evaluate_all(
@@ -79,7 +91,7 @@ def test_the_first_phone_screen_says_it_all_and_boosts_right_there(
     screenshot(page, "first-screen-boosted.png")
     page.get_by_role("button", name="Revert to the original values").click()
     expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
-    expect(line).to_contain_text("Boost could finish md2")
+    expect(line).to_contain_text("Boost could cut it to about")
     assert console.errors == []
     page.context.close()
 
@@ -96,7 +108,7 @@ def test_the_first_screen_boosts_without_javascript(browser: Browser, server: Se
     expect(page.locator("#headline .boost-line")).to_contain_text("Boosted")
     assert server.get("/api/tuning")["active"] is True
     page.get_by_role("button", name="Revert to the original values").click()
-    expect(page.locator("#headline .boost-line")).to_contain_text("Boost could finish md2")
+    expect(page.locator("#headline .boost-line")).to_contain_text("Boost could cut it to about")
     assert server.get("/api/tuning")["active"] is False
     context.close()
 

@@ -19,7 +19,8 @@ def test_a_running_reshape_is_said_in_one_sentence_with_boost_right_below(tree, 
     wait_for(lambda: client.get("/api/runs").json()["runs"], 10, "the sampler to open a run")
     html = client.get("/").text
     said = headline(html)
-    assert "md2 is growing onto the new disk: 23.4 % done ." in said
+    # DSM's layout (md0 system, md1 swap): md2 is named as Storage Manager names it (issue 25).
+    assert "Storage pool (md2) is growing onto the new disk: 23.4 % done ." in said
     assert "No finish time yet:" in said  # one sample: the forecast is still measuring
     assert "Your data is safe: every disk is working." in said
     assert html.index('id="headline"') < html.index('id="boost"') < html.index('id="arrays-h"')
@@ -30,8 +31,8 @@ def test_a_rebuild_without_redundancy_says_the_data_is_at_risk(tree: KernelTree,
     recovery = RESHAPE.replace("reshape", "recovery")
     boxes(tree, raid5("md2", recovery, status="UUU_"))
     said = headline(client.get("/").text)
-    assert "md2 is rebuilding onto the replacement disk: 23.4 % done" in said
-    assert "Your data is readable, but md2 has no redundancy left" in said
+    assert "Storage pool (md2) is rebuilding onto the replacement disk: 23.4 % done" in said
+    assert "Your data is readable, but Storage pool (md2) has no redundancy left" in said
     assert 'class="headline panel safety-bad"' in client.get("/").text
 
 
@@ -44,7 +45,8 @@ def test_a_failed_array_is_what_the_sentence_says_first(tree: KernelTree, client
     tree.mdstat(mdstat_text(raid5("md2"), broken, raid1("md1"), raid1("md0")))
     html = client.get("/").text
     assert ">Needs you now<" in html
-    assert "md3 has failed and the data on it is not available: see below." in headline(html)
+    failed = "Storage pool (md3) has failed and the data on it is not available: see below."
+    assert failed in headline(html)
 
 
 def test_an_shr_pool_is_spoken_of_as_one_job(tree: KernelTree, client):

@@ -165,24 +165,39 @@ def test_bad_input_gets_a_clear_422_and_changes_nothing(
     conn.close()
 
 
-def test_a_disk_s_free_tail_comes_from_sysfs_through_the_sampler(tree: KernelTree, tmp_path: Path):
-    """sda was swapped for a 3 TB disk already: mdstat shows only its 1 TB partitions. The
-    sampler reads its whole size from /sys/block/sda/size, so replacing sdd with a 3 TB disk
-    also creates a mirror of the two 3 TB disks' top TB (hddfaqs.com's example)."""
+def disks_tree(tree: KernelTree, files: dict[str, dict[str, str]]) -> None:
+    """The SHR box of shr_tree() with each disk's partitions and these files under
+    /sys/block/<disk>/."""
     shr_tree(tree)
-    three_tb = 5860533168  # 512-byte sectors
-    sizes = {"sda": three_tb, "sdb": 1953525168, "sdc": 3907029168, "sdd": 3907029168}
-    for disk, sectors in sizes.items():
+    for disk, attrs in files.items():
         for part in (1, 2, 5, 6):
             (tree.sys / "block" / disk / f"{disk}{part}").mkdir(parents=True, exist_ok=True)
-        tree.write(f"sys/block/{disk}/size", f"{sectors}\n")
+        for name, value in attrs.items():
+            tree.write(f"sys/block/{disk}/{name}", f"{value}\n")
+
+
+def plan_on_fresh_box(
+    tree: KernelTree, tmp_path: Path, change: dict[str, object]
+) -> tuple[PlanBody, BoxNow]:
+    """POST /api/plan on an app with no history, once its sampler has ticked."""
     settings = Settings(proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite")
     with TestClient(create_app(settings)) as client:
         present = client.app.state.present  # type: ignore[attr-defined]
         wait_for(lambda: present.box.ts is not None, 10, "a sampler tick")
-        assert present.box.disk_kib["sda"] == three_tb // 2
-        change = {"change": "replace", "disk_bytes": three_tb * 512, "member": "sdd"}
-        body = PlanBody.model_validate(client.post("/api/plan", json=change).json())
+        response = client.post("/api/plan", json=change)
+        return PlanBody.model_validate(response.json()), present.box
+
+
+def test_a_disk_s_free_tail_comes_from_sysfs_through_the_sampler(tree: KernelTree, tmp_path: Path):
+    """sda was swapped for a 3 TB disk already: mdstat shows only its 1 TB partitions. The
+    sampler reads its whole size from /sys/block/sda/size, so replacing sdd with a 3 TB disk
+    also creates a mirror of the two 3 TB disks' top TB (hddfaqs.com's example)."""
+    three_tb = 5860533168  # 512-byte sectors
+    sizes = {"sda": three_tb, "sdb": 1953525168, "sdc": 3907029168, "sdd": 3907029168}
+    disks_tree(tree, {d: {"size": str(n)} for d, n in sizes.items()})
+    change = {"change": "replace", "disk_bytes": three_tb * 512, "member": "sdd"}
+    body, box = plan_on_fresh_box(tree, tmp_path, change)
+    assert box.disk_kib["sda"] == three_tb // 2
     assert [(s.array, s.action, s.level_after, s.disks_after) for s in body.steps] == [
         ("md2", "rebuild", "raid5", 4),
         ("md3", "rebuild", "raid1", 2),
@@ -191,6 +206,18 @@ def test_a_disk_s_free_tail_comes_from_sysfs_through_the_sampler(tree: KernelTre
     assert body.capacity_after is not None
     gained = body.capacity_after.usable_bytes - body.capacity_before.usable_bytes
     assert 0.95e12 < gained < 1.05e12
+
+
+@pytest.mark.parametrize(("rotational", "says"), [("1", "seek-bound"), ("0", "streaming pace")])
+def test_spinning_disks_grow_at_their_seeks_ssds_at_their_streaming(
+    tree: KernelTree, tmp_path: Path, rotational: str, says: str
+):
+    """The sampler reads queue/rotational with the sizes; a box without a past grow plans the
+    part before the knee from it."""
+    disks_tree(tree, {d: {"queue/rotational": rotational} for d in ("sda", "sdb", "sdc", "sdd")})
+    body, _ = plan_on_fresh_box(tree, tmp_path, {"change": "add", "disk_bytes": 2 * 10**12})
+    assert body.steps[0].action == "grow"
+    assert says in body.steps[0].why
 
 
 def test_a_replace_on_a_degraded_pool_gets_a_422(tree: KernelTree, tmp_path: Path):

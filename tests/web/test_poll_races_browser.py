@@ -84,7 +84,7 @@ def test_a_poll_answered_while_a_revert_runs_does_not_bring_boost_back(page: Pag
     reverts.release()
     switch = page.get_by_role("switch")
     expect(switch).to_have_attribute("aria-checked", "false")
-    expect(page.locator("#headline .boost-line")).to_contain_text("Boost could finish md2")
+    expect(page.locator("#headline .boost-line")).to_contain_text("Boost could cut it to about")
     assert console.errors == []
 
 
@@ -98,7 +98,7 @@ def test_a_card_poll_answered_after_a_revert_does_not_bring_the_boosted_sentence
     pump_until(page, lambda: cards.waiting, "md2's card poll")
     page.get_by_role("button", name="Revert to the original values").click()
     line = page.locator("#headline .boost-line")
-    expect(line).to_contain_text("Boost could finish md2")
+    expect(line).to_contain_text("Boost could cut it to about")
     assert "Boosted" in cards.waiting[0][1].text()  # the held answer really is stale
     page.evaluate(
         """() => {
@@ -110,6 +110,8 @@ def test_a_card_poll_answered_after_a_revert_does_not_bring_the_boosted_sentence
     )
     cards.release()
     page.wait_for_function("() => window.cardAnswered", timeout=10_000)
-    assert "Boost could finish md2" in line.inner_text()  # as drawn once the answer was handled
+    assert (
+        "Boost could cut it to about" in line.inner_text()
+    )  # as drawn once the answer was handled
     expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
     assert console.errors == []

@@ -27,12 +27,42 @@ def test_page_shows_server_rendered_values_without_javascript(tree: KernelTree, 
     assert "23.4 %" in html
     assert '<progress max="100" value="23.4"' in html
     assert "12.0 MB/s" in html  # 11704 KiB/s
-    assert "Synology system" in html and "Synology swap" in html
-    assert re.search(r'class="role role-data">data<', html)
+    # DSM's layout: each array as Storage Manager knows it (issue 25).
+    assert "DSM system (md0)" in html and "DSM swap (md1)" in html
+    assert ">Storage pool (md2)</h3>" in html
     assert "[UUUU]" in html and "Reshaping" in html
-    assert "2130.5 min, from the last 30 s only" in html  # the kernel's finish=, labelled
+    # The kernel's finish=, labelled, and only under the card's Details.
+    details = html.split('id="details-md2"', 1)[1].split("</details>", 1)[0]
+    assert "2130.5 min, from the last 30 s only" in details
     assert "mdboost forecast" in html and "measuring" in html  # too little data: no number
     assert "<script>" not in html.split("</head>")[1]  # no inline scripts in the body
+
+
+def test_each_member_disk_shows_dsm_s_name_its_model_and_size(tree: KernelTree, client):
+    """Issue 25: a member is its disk as the owner bought it (model, size from sysfs) and, on a
+    DSM 7 box that names disks sataN, Storage Manager's "Drive N", beside the kernel's name."""
+    tree.write("sys/block/sata1/size", "7814037168\n")  # 4 TB
+    tree.write("sys/block/sata1/device/model", "WDC WD40EFRX-68N\n")
+    (tree.sys / "block/sata1/sata1p5").mkdir(parents=True)
+    tree.write("sys/block/sdb/size", "3907029168\n")  # 2 TB
+    tree.write("sys/block/sdb/device/model", "ST2000VN004-2E41\n")
+    (tree.sys / "block/sdb/sdb5").mkdir(parents=True)
+    md2 = raid5("md2", status="U_UU").replace(
+        "sda5[0] sdb5[1] sdc5[2] sdd5[3]", "sata1p5[0] sdb5[1]"
+    )
+    boxes(tree, md2)
+    members = wait_for(
+        lambda: (
+            html.split('id="members-md2"', 1)[1].split("</details>", 1)[0]
+            if 'id="members-md2"' in (html := client.get("/").text) and "WDC" in html
+            else None
+        ),
+        10,
+        "md2's members with their disks",
+    )
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", members))
+    assert "Drive 1 WDC WD40EFRX-68N 4.0 TB sata1p5" in text, text
+    assert "ST2000VN004-2E41 2.0 TB sdb5" in text and "Drive 2" not in text, text
 
 
 def test_idle_healthy_arrays_collapse_and_a_degraded_one_stands_out(tree: KernelTree, client):

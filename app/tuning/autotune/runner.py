@@ -292,7 +292,6 @@ class AutoTuner:
         recover() finds it running and puts the values back then."""
         r = self.running
         assert r is not None
-        self.running = None
         log.info("auto-tune on %s %s: %s", r.array, state, reason)
         try:
             record.finish_sweep(
@@ -302,6 +301,11 @@ class AutoTuner:
             log.error(
                 "auto-tune sweep %d ended (%s) but cannot be recorded: %s", r.id, state, error
             )
+        finally:
+            # Only now: a request reading between the two (without the tick's lock) saw a row
+            # still "running" of a sweep no longer in memory, and answered "ended, its record
+            # waits for the disk to have room" for a sweep that was being recorded.
+            self.running = None
 
     def recover(self) -> None:
         """At start-up: a sweep a crash cut short puts back the values it found."""

@@ -1,7 +1,7 @@
 """Arrays as the kernel shows them now, and their sample history."""
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
@@ -10,22 +10,22 @@ from app.live import array_view
 from app.store import history
 from app.web.deps import BoxDep, DbDep
 from app.web.schemas import documents
-from app.web.schemas.arrays import ArrayList, Diagnosis, Samples
+from app.web.schemas.arrays import ArrayList, ArrayView, Diagnosis, Samples
 
 router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 
 
-@router.get("", responses=documents(ArrayList))
-def list_arrays(box: BoxDep) -> dict[str, Any]:
+@router.get("")
+def list_arrays(box: BoxDep) -> ArrayList:
     """The arrays as the sampler's last tick read them (`as_of`, unix seconds)."""
-    views = [array_view.array_view(state) for state in box.arrays]
-    return {
-        "as_of": box.ts,
-        "personalities": list(box.mdstat.personalities) if box.mdstat.personalities else None,
-        "arrays": views,
-        "failed": [view["name"] for view in views if view["failed"]],  # the most urgent news
-        "warnings": list(box.mdstat.warnings),
-    }
+    views = [ArrayView.model_validate(array_view.array_view(state)) for state in box.arrays]
+    return ArrayList(
+        as_of=box.ts,
+        personalities=list(box.mdstat.personalities) if box.mdstat.personalities else None,
+        arrays=views,
+        failed=[view.name for view in views if view.failed],  # the most urgent news
+        warnings=list(box.mdstat.warnings),
+    )
 
 
 @router.get("/{name}/samples", responses=documents(Samples))
@@ -54,12 +54,13 @@ def array_samples(
     return Response(json.dumps(body), media_type="application/json")
 
 
-@router.get("/{name}/diagnosis", responses=documents(Diagnosis))
-def array_diagnosis(name: str, box: BoxDep) -> dict[str, Any]:
+# An array that runs nothing answers only Diagnosis's first five fields, as the code sets them.
+@router.get("/{name}/diagnosis", response_model_exclude_unset=True)
+def array_diagnosis(name: str, box: BoxDep) -> Diagnosis:
     """What holds the array's sync back, with the evidence, as of the sampler's last tick."""
     state = box.array(name)
     if state is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     if state.diagnosis is not None:
-        return state.diagnosis.to_json()
-    return {"array": name, "ts": box.ts, "running": False, "verdict": None, "sentence": None}
+        return Diagnosis.model_validate(state.diagnosis.to_json())
+    return Diagnosis(array=name, ts=box.ts, running=False, verdict=None, sentence=None)

@@ -1,6 +1,6 @@
 """Login, logout, the one-time set-up of the admin password, and API tokens."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -10,8 +10,8 @@ from app.config import MIN_PASSWORD_LENGTH
 from app.web import auth
 from app.web.account import render_account
 from app.web.deps import ClockDep, DbDep, LoginThrottleDep, RowId, get_settings
-from app.web.schemas import documents
-from app.web.schemas.tuning import Tokens
+from app.web.schemas import Ok
+from app.web.schemas.tuning import NewTokenAnswer, Tokens
 from app.web.security import AdminDep, login_session, password_configured, same_origin
 from app.web.templating import render_page
 
@@ -191,21 +191,21 @@ class NewToken(BaseModel):
     scope: auth.Scope = "admin"
 
 
-@router.get("/api/tokens", responses=documents(Tokens))
-def list_tokens(conn: DbDep, admin: AdminDep) -> dict[str, Any]:
-    return {"tokens": auth.list_api_tokens(conn)}
+@router.get("/api/tokens")
+def list_tokens(conn: DbDep, admin: AdminDep) -> Tokens:
+    return Tokens.model_validate({"tokens": auth.list_api_tokens(conn)})
 
 
 @router.post("/api/tokens")
-def create_token(body: NewToken, conn: DbDep, clock: ClockDep, admin: AdminDep) -> dict[str, Any]:
+def create_token(body: NewToken, conn: DbDep, clock: ClockDep, admin: AdminDep) -> NewTokenAnswer:
     """Create an API token; it is shown only in this answer (only its hash is kept). A token
     made with another page-made token is revoked with it."""
     token = auth.create_api_token(conn, body.name, clock(), admin.token_id, body.scope)
-    return {"name": body.name, "scope": body.scope, "token": token}
+    return NewTokenAnswer(name=body.name, scope=body.scope, token=token)
 
 
 @router.delete("/api/tokens/{token_id}")
-def revoke_token(token_id: RowId, conn: DbDep, clock: ClockDep, admin: AdminDep) -> dict[str, Any]:
+def revoke_token(token_id: RowId, conn: DbDep, clock: ClockDep, admin: AdminDep) -> Ok:
     if not auth.revoke_api_token(conn, token_id, clock()):
         raise HTTPException(404, detail=f"no active token {token_id}")
-    return {"ok": True}
+    return Ok()

@@ -28,7 +28,8 @@ def add_destination(
     url: Annotated[str, Form(min_length=1, max_length=destinations.MAX_URL)],
 ) -> Response:
     try:
-        destinations.add(conn, url, clock())
+        # The address the owner uses now: the link in this destination's messages (issue 25).
+        destinations.add(conn, url, clock(), str(request.base_url))
     except destinations.BadDestination as error:
         response = render_account(request, conn, admin, notify_error=str(error))
         response.status_code = 400
@@ -60,6 +61,7 @@ def send_test(
     # The link in it: MDBOOST_PUBLIC_URL, else the address the owner opened this page at.
     page = settings.public_url or str(request.base_url)
     probe = messages.probe_message(page, f"test:{secrets.token_hex(8)}")
+    destinations.seen_at(conn, destination_id, str(request.base_url))
     try:
         answer = senders.send(url, probe, settings.notify_timeout_seconds)
         result = f"Test message sent to {name}: {answer}. Its link opens {page}"

@@ -9,7 +9,17 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.live.snapshot import BoxNow
 from app.web import plan_kept, planning, security, views
-from app.web.deps import BoxDep, ClockDep, DbDep, PresentDep, RowId, TunerDep, get_settings
+from app.web.deps import (
+    BoxDep,
+    ClockDep,
+    DbDep,
+    PresentDep,
+    RowId,
+    TunerDep,
+    get_moved_aside,
+    get_sampler,
+    get_settings,
+)
 from app.web.errors import call_tuning, message_of
 from app.web.headline import headline
 from app.web.templating import Static, render_page
@@ -36,6 +46,7 @@ def _page(
         "demo": get_settings(request).demo,
         "diagnoses": views.diagnoses(box),
         "plan_section": planning.section(box, conn, now),
+        "store": views.store(get_settings(request), get_sampler(request), get_moved_aside(request)),
     }
     regions = _regions(box, conn, now, boost)
     for card in regions["cards"]:  # the no-JS picture: only whole pages carry the chart

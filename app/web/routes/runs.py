@@ -1,29 +1,28 @@
 """Runs: one resync, recovery, reshape or check of one array, start to finish."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query
 
 from app.store import history
 from app.web.deps import DbDep, RowId
-from app.web.schemas import documents
 from app.web.schemas.arrays import RunDetail, Runs
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 
 
-@router.get("", responses=documents(Runs))
+@router.get("")
 def list_runs(
     conn: DbDep,
     array: Annotated[str | None, Query(pattern=r"^md\d+$")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-) -> dict[str, Any]:
-    return {"runs": history.runs(conn, array, limit)}
+) -> Runs:
+    return Runs.model_validate({"runs": history.runs(conn, array, limit)})
 
 
-@router.get("/{run_id}", responses=documents(RunDetail))
-def get_run(run_id: RowId, conn: DbDep) -> dict[str, Any]:
+@router.get("/{run_id}")
+def get_run(run_id: RowId, conn: DbDep) -> RunDetail:
     detail = history.run(conn, run_id)
     if detail is None:
         raise HTTPException(status_code=404, detail=f"no run {run_id}")
-    return detail
+    return RunDetail.model_validate(detail)

@@ -1,7 +1,7 @@
 """Schedules (issue 18): daily windows that apply a preset and put the originals back at the end."""
 
 import sqlite3
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
@@ -13,8 +13,8 @@ from app.tuning.tuner import Tuner
 from app.web import security, views
 from app.web.deps import ClockDep, DbDep, RowId, TunerDep, get_box
 from app.web.errors import error_page, http_error, message_of
-from app.web.schemas import documents
-from app.web.schemas.tuning import Schedules
+from app.web.schemas import Ok
+from app.web.schemas.tuning import ScheduleAdded, Schedules
 from app.web.templating import render_page
 
 router = APIRouter(tags=["schedules"])
@@ -35,7 +35,7 @@ class ScheduleBody(BaseModel):
     end: str = Field(pattern=TIME_OF_DAY)
 
 
-def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody) -> dict[str, Any]:
+def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody) -> ScheduleAdded:
     found = tuner.presets.get(body.preset)
     if found is None or found.restore_originals:
         usable = ", ".join(n for n, p in tuner.presets.items() if not p.restore_originals)
@@ -46,30 +46,30 @@ def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody)
     except ScheduleError as error:  # 409 for an overlap or too many, 422 for a bad window
         raise http_error(error) from None
     start, end = hhmm(added.start_minute), hhmm(added.end_minute)
-    return {"id": added.id, "preset": added.preset, "start": start, "end": end}
+    return ScheduleAdded(id=added.id, preset=added.preset, start=start, end=end)
 
 
-@router.get("/api/schedules", responses=documents(Schedules))
-def list_schedules(tuner: TunerDep, conn: DbDep, clock: ClockDep) -> dict[str, Any]:
+@router.get("/api/schedules")
+def list_schedules(tuner: TunerDep, conn: DbDep, clock: ClockDep) -> Schedules:
     """Every schedule, whether its window is open, and the next change in the box's time zone."""
-    return tuner.scheduler.view(conn, clock())
+    return Schedules.model_validate(tuner.scheduler.view(conn, clock()))
 
 
 @router.post("/api/schedules", status_code=201)
 def add_schedule(
     body: ScheduleBody, tuner: TunerDep, conn: DbDep, clock: ClockDep, who: security.TuningChangeDep
-) -> dict[str, Any]:
+) -> ScheduleAdded:
     return _add(tuner, conn, clock(), body)
 
 
 @router.delete("/api/schedules/{schedule_id}")
 def remove_schedule(
     schedule_id: RowId, conn: DbDep, clock: ClockDep, who: security.TuningChangeDep
-) -> dict[str, Any]:
+) -> Ok:
     """A window this schedule holds open ends at the next tick: the originals go back."""
     if not scheduler.remove(conn, schedule_id, clock()):
         raise HTTPException(404, detail={"message": f"no schedule {schedule_id}"})
-    return {"ok": True}
+    return Ok()
 
 
 def _panel(request: Request, tuner: Tuner, conn: sqlite3.Connection, error: str | None) -> Response:

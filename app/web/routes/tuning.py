@@ -1,6 +1,6 @@
 """Tuning: presets, plans (dry runs), apply, revert and the one-click boost."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -8,8 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from app.tuning import view as tuning_view
 from app.web.deps import BoxDep, DbDep, TunerDep
 from app.web.errors import call_tuning
-from app.web.schemas import documents
-from app.web.schemas.tuning import Presets, TuningStatus
+from app.web.schemas.tuning import PresetPlan, Presets, Sweep, TuningDone, TuningStatus
 from app.web.security import TuningChangeDep
 
 router = APIRouter(prefix="/api", tags=["tuning"])
@@ -44,55 +43,62 @@ class BoostBody(BaseModel):
     on: bool
 
 
-@router.get("/tuning", responses=documents(TuningStatus))
-def tuning_status(tuner: TunerDep, conn: DbDep, box: BoxDep) -> dict[str, Any]:
-    return tuning_view.status(tuner, conn, box)
+@router.get("/tuning")
+def tuning_status(tuner: TunerDep, conn: DbDep, box: BoxDep) -> TuningStatus:
+    return TuningStatus.model_validate(tuning_view.status(tuner, conn, box))
 
 
-@router.get("/presets", responses=documents(Presets))
-def list_presets(tuner: TunerDep) -> dict[str, Any]:
-    return {
-        "presets": [
-            {
-                "name": p.name,
-                "summary": p.summary,
-                "source": p.source,
-                "restore_originals": p.restore_originals,
-                "knobs": [s.__dict__ for s in p.settings],
-            }
-            for p in tuner.presets.values()
-        ],
-        "errors": [e.__dict__ for e in tuner.preset_errors],
-    }
+@router.get("/presets")
+def list_presets(tuner: TunerDep) -> Presets:
+    return Presets.model_validate(
+        {
+            "presets": [
+                {
+                    "name": p.name,
+                    "summary": p.summary,
+                    "source": p.source,
+                    "restore_originals": p.restore_originals,
+                    "knobs": [s.__dict__ for s in p.settings],
+                }
+                for p in tuner.presets.values()
+            ],
+            "errors": [e.__dict__ for e in tuner.preset_errors],
+        }
+    )
 
 
 @router.post("/presets/{name}/plan")
 def plan_preset(
     name: PresetName, tuner: TunerDep, body: Annotated[ArraysBody | None, Body()] = None
-) -> dict[str, Any]:
-    return call_tuning(lambda: tuner.plan(name, body.arrays if body else None).to_json())
+) -> PresetPlan:
+    plan = call_tuning(lambda: tuner.plan(name, body.arrays if body else None).to_json())
+    return PresetPlan.model_validate(plan)
 
 
-@router.post("/presets/{name}/apply")
+# An apply and a revert answer different fields: each answer only those the code sets
+# (response_model_exclude_unset), so the bodies are those the journal's code builds.
+
+
+@router.post("/presets/{name}/apply", response_model_exclude_unset=True)
 def apply_preset(
     name: PresetName,
     tuner: TunerDep,
     who: TuningChangeDep,
     body: Annotated[ArraysBody | None, Body()] = None,
-) -> dict[str, Any]:
-    return call_tuning(tuner.apply, name, body.arrays if body else None)
+) -> TuningDone:
+    return TuningDone.model_validate(call_tuning(tuner.apply, name, body.arrays if body else None))
 
 
-@router.post("/revert")
-def revert(tuner: TunerDep, who: TuningChangeDep) -> dict[str, Any]:
-    return call_tuning(tuner.revert, "requested")
+@router.post("/revert", response_model_exclude_unset=True)
+def revert(tuner: TunerDep, who: TuningChangeDep) -> TuningDone:
+    return TuningDone.model_validate(call_tuning(tuner.revert, "requested"))
 
 
-@router.post("/boost")
-def boost(body: BoostBody, tuner: TunerDep, who: TuningChangeDep) -> dict[str, Any]:
+@router.post("/boost", response_model_exclude_unset=True)
+def boost(body: BoostBody, tuner: TunerDep, who: TuningChangeDep) -> TuningDone:
     if body.on:
-        return call_tuning(tuner.apply, "boost", None)
-    return call_tuning(tuner.revert, "boost switched off")
+        return TuningDone.model_validate(call_tuning(tuner.apply, "boost", None))
+    return TuningDone.model_validate(call_tuning(tuner.revert, "boost switched off"))
 
 
 class AutoTuneBody(BaseModel):
@@ -106,6 +112,6 @@ class AutoTuneBody(BaseModel):
 @router.post("/autotune")
 def autotune(
     tuner: TunerDep, who: TuningChangeDep, body: Annotated[AutoTuneBody | None, Body()] = None
-) -> dict[str, Any]:
+) -> Sweep:
     """Start a sweep on the running sync; GET /api/tuning shows it as it measures."""
-    return call_tuning(tuner.autotune, body.array if body else None)
+    return Sweep.model_validate(call_tuning(tuner.autotune, body.array if body else None))

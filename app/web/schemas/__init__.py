@@ -1,11 +1,12 @@
-"""The JSON API's response bodies as pydantic models, for the OpenAPI page (/docs, /openapi.json).
+"""The JSON API's response bodies as pydantic models: each shape written once.
 
-They document; they do not filter. Routes name them in `responses=`, so a body goes out exactly as
-the code builds it (no second serialisation on the polls), and tests/web/test_schemas.py checks
-that real answers validate against them, unknown keys refused.
+Routes return them (their return type is FastAPI's response_model), so an answer is validated
+and serialised by its model, unknown keys refused, and /docs and /openapi.json show the real
+bodies. Only GET /api/arrays/{name}/samples still sends plain json.dumps (500 rows of numbers,
+several times faster) and names its model with `documents()`.
 """
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -14,6 +15,24 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Ok(Body):
+    """A change that needs no more answer than that it was done."""
+
+    ok: Literal[True] = True
+
+
+class Health(Body):
+    """GET /healthz: Docker's HEALTHCHECK and monitors."""
+
+    status: Literal["ok"] = "ok"
+    mdstat: bool  # /proc/mdstat was found
+    simulated: bool  # the demo
+    last_sample_error: str | None
+    tuning_writable: bool
+    tuning: str  # whether tuning works here and why not: the start-up log's line (issue 26)
+    reconcile: str | None  # what start-up did with a session left open (None: there was none)
+
+
 def documents(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
-    """`responses=` for a route whose 200 body `model` describes."""
+    """`responses=` for a route whose 200 body `model` describes but does not build."""
     return {200: {"model": model, "description": "OK"}}

@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from pydantic import ConfigDict, Field
+
 from app.web.schemas import Body
 
 
@@ -44,7 +46,7 @@ class Ram(Body):
     cost_mib: float
 
 
-class Capability(Body):
+class KnobAccess(Body):
     knob: str
     target: str | None
     supported: bool
@@ -66,6 +68,41 @@ class TuningState(Body):
     detail: str | None  # what auto-tune kept, or the schedule's window "01:00–07:00"
 
 
+class SweepStepNow(Body):
+    knob: str
+    label: str  # "stripe cache 4096"
+    value: int
+    role: str
+
+
+class SweepStep(Body):
+    knob: str
+    label: str
+    value: int
+    role: str
+    speed_kb_s: float | None
+    score: float | None
+    note: str | None
+    measured_from: float | None
+    measured_to: float | None
+
+
+class Sweep(Body):
+    """An auto-tune sweep and its steps (plan and chosen as stored with the sweep)."""
+
+    id: int
+    array: str
+    state: str  # running | done | aborted | interrupted | ended ...
+    reason: str | None
+    started: float
+    finished: float | None
+    start_values: dict[str, int]
+    plan: list[dict[str, Any]]
+    chosen: dict[str, Any] | None
+    steps: list[SweepStep]
+    now: SweepStepNow | None
+
+
 class TuningStatus(Body):
     state: TuningState
     active: bool
@@ -76,9 +113,9 @@ class TuningStatus(Body):
     knobs: list[SessionKnob]
     effects: list[Effect]
     ram: Ram
-    capabilities: list[Capability]
+    capabilities: list[KnobAccess]  # each knob: on this kernel? writable? (kernel/access.py)
     preset_errors: list[PresetError]
-    autotune: dict[str, Any] | None  # the latest sweep and its steps (app/tuning/autotune/)
+    autotune: Sweep | None  # the latest sweep and its steps (app/tuning/autotune/)
 
 
 class PresetKnob(Body):
@@ -118,6 +155,13 @@ class NextChange(Body):
     in_s: float
 
 
+class ScheduleAdded(Body):
+    id: int
+    preset: str
+    start: str  # HH:MM in the box's zone
+    end: str
+
+
 class Schedules(Body):
     zone: str
     schedules: list[Schedule]
@@ -135,3 +179,67 @@ class Token(Body):
 
 class Tokens(Body):
     tokens: list[Token]
+
+
+class NewTokenAnswer(Body):
+    name: str
+    scope: str
+    token: str  # shown only in this answer: only its hash is kept
+
+
+class PlanChange(Body):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    key: str  # "stripe_cache_size@md2"
+    knob: str
+    target: str | None  # the array or disk; None: the whole system
+    unit: str
+    from_: str = Field(alias="from")  # as the kernel shows it now ("system": the global limit)
+    to: str
+    reason: str
+    cost_mib: float | None  # RAM the change takes (the stripe cache)
+
+
+class PlanSkipped(Body):
+    knob: str
+    target: str | None
+    why: str
+
+
+class PlanRam(Body):
+    budget_mib: float
+    cost_mib: float
+
+
+class PresetPlan(Body):
+    """A preset planned: which knob goes from what to what, and what is skipped or unchanged."""
+
+    preset: str
+    arrays: list[str]
+    changes: list[PlanChange]
+    skipped: list[PlanSkipped]
+    unchanged: list[str]
+    ram: PlanRam
+    notes: list[str]
+
+
+class Restored(Body):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    key: str
+    from_: str = Field(alias="from")
+    to: str
+
+
+class TuningDone(Body):
+    """An apply (op_id, plan, applied) or a revert (op_id, restored, gone, reason; or only
+    `detail` when nothing was open); each answer carries only its own fields."""
+
+    ok: bool
+    op_id: int | None = None
+    plan: PresetPlan | None = None
+    applied: list[str] | None = None
+    restored: list[Restored] | None = None
+    gone: list[str] | None = None
+    reason: str | None = None
+    detail: str | None = None

@@ -10,8 +10,10 @@ the second grow (about 10 minutes of the boot's 17 at 1500 KiB/s). The cases to 
 arguments (default: both). Results in $OUT/facts.json.
 """
 
+import re
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from mdguest import (
     DISKS,
     main,
     md_path,
+    mdstat_block,
     record,
     say,
     set_speed_limits,
@@ -33,6 +36,43 @@ from mdguest import (
 
 DSM_LIMITS = (10000, 200000)
 LIMIT_KIB_S = 1500  # under what these disks grow at before the knee (2500-4200 KiB/s)
+
+
+class Trace:
+    """md0's progress and the members' /proc/diskstats once a second, so the host can see what
+    each phase asked of the disks (requests and sectors, read and written) and how fast it went."""
+
+    def __init__(self) -> None:
+        self.rows: list[list[Any]] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.rows.append(self.row())
+            self.stop.wait(1.0)
+
+    @staticmethod
+    def row() -> list[Any]:
+        block = mdstat_block("md0")
+        progress = re.search(r"(check|resync|recovery|reshape) = *[0-9.]+% \((\d+)/(\d+)\)", block)
+        disks = {}
+        for line in Path("/proc/diskstats").read_text().splitlines():
+            f = line.split()
+            if f[2].startswith("vd"):  # reads, sectors read, writes, sectors written
+                disks[f[2]] = [int(f[3]), int(f[5]), int(f[7]), int(f[9])]
+        action = progress.group(1) if progress else None
+        done = [int(progress.group(2)), int(progress.group(3))] if progress else None
+        return [round(time.time(), 2), action, done, disks]
+
+    def __enter__(self) -> "Trace":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.rows.append(self.row())
 
 
 def plan_add(disk: str) -> dict[str, Any]:
@@ -73,12 +113,14 @@ def case(name: str, server: Server) -> None:
        "--chunk=64", "--assume-clean", vda, vdb, vdc)  # fmt: skip
     shutil.rmtree(DATA, ignore_errors=True)  # this case's own history only
     server.start()
-    md_path("md0", "sync_action").write_text("check\n")
-    wait_for(lambda: "check" in Path("/proc/mdstat").read_text(), "the check to start", 30)
-    wait_idle("md0", 900)
+    with Trace() as check_trace:
+        md_path("md0", "sync_action").write_text("check\n")
+        wait_for(lambda: "check" in Path("/proc/mdstat").read_text(), "the check to start", 30)
+        wait_idle("md0", 900)
     wait_run_finished("md0", "check")
     after_check = plan_add(vdd)
-    first = compared(after_check, grow(vdd, 4))
+    with Trace() as grow_trace:
+        first = compared(after_check, grow(vdd, 4))
     wait_run_finished("md0", "reshape")
     if name == "limit":
         set_speed_limits(DSM_LIMITS[0] // 10, LIMIT_KIB_S)
@@ -88,9 +130,12 @@ def case(name: str, server: Server) -> None:
             "the API to show the lowered max",
             30,
         )
-    second = compared(plan_add(vde), grow(vde, 5))
+    second_plan = plan_add(vde)
+    with Trace() as grow45_trace:
+        second = compared(second_plan, grow(vde, 5))
     runs = api("GET", "/api/runs?array=md0")["runs"]
-    record(name, {"after_check": first, "after_grow": second, "runs": runs})
+    traces = {"check": check_trace.rows, "grow34": grow_trace.rows, "grow45": grow45_trace.rows}
+    record(name, {"after_check": first, "after_grow": second, "runs": runs, "traces": traces})
     say(f"{name}: after the check {first['error']:+.0%}, after a grow {second['error']:+.0%}")
     server.stop()
 

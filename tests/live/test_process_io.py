@@ -1,7 +1,7 @@
 """Who competes with a sync: the busiest processes by /proc/PID/io between two scans."""
 
-from app.diagnosis.processes import IO_SCAN_S, IoScan
 from app.kernel.host import Host
+from app.live.process_io import IO_SCAN_S, IoScan
 from tests.kernel_tree import KernelTree
 
 

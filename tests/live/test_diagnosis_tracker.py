@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from app.diagnosis.tracker import Tracker
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
+from app.live.diagnosis_tracker import Tracker
 from tests.diagnosis.moving_box import DISKS, T0, Box, Disk
 from tests.diagnosis.readings import tick_with_readings
 from tests.kernel_tree import KernelTree, mdstat_text, progress, raid1, raid5

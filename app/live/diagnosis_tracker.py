@@ -11,13 +11,13 @@ import collections
 from dataclasses import dataclass, field
 
 from app.diagnosis.hysteresis import Hysteresis
-from app.diagnosis.processes import MD_THREAD, IoScan
 from app.diagnosis.rules import MemberIo, Observation, competing_io, judge
 from app.diagnosis.thresholds import threshold
 from app.diagnosis.verdicts import Diagnosis, VerdictChange, shown_verdict
 from app.diagnosis.window import Counters, effective_limits, kib_s, member_io
 from app.kernel.host import ARRAY_NAME, CLOCK_TICKS, Host
 from app.kernel.sysfs import SECTOR_KIB, DiskStat, parse_int
+from app.live.process_io import MD_THREAD, IoScan
 from app.md import mdstat
 from app.md.attributes import ArraySysfs
 
