@@ -4,13 +4,11 @@
 
 Scenes: first visit (the sentence and boost on the first screen), md2's card with its Details
 and disks open (the finish in words, the kernel's finish=, each disk's model), the boost
-confirmation, the
-second after Apply (the panel shows the values read back, issue 25), boosted with its measured
-effect, auto-tuned (the switch and the sentence name that state) and its one sentence, boost
-turned off (said so),
-notifications ("Tell my phone") after a test message, a finished run's own page (its outcome,
-chart and changes), the sign-in page, an SHR expansion (md2 done, md3 reshaping: the sentence
-speaks for the pool). Each runs `mdboost demo` and Debian's chromium; viewport-sized PNGs (what
+confirmation, the second after Apply (the panel shows the values read back, issue 25), boosted
+with its measured effect, auto-tuned (the switch and the sentence name that state) and its one
+sentence, boost turned off (said so), notifications ("Tell my phone") after a test message, a
+finished run's own page (its outcome, chart and changes), the sign-in page, an SHR expansion
+(md2 done, md3 reshaping: the sentence speaks for the pool). Each runs `mdboost demo` and Debian's chromium; viewport-sized PNGs (what
 an owner sees first), so they stay small.
 """
 
