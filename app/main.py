@@ -13,7 +13,7 @@ from fastapi import Depends, FastAPI
 
 from app.clock import Timeline, fixed_rate
 from app.config import Settings, get_settings
-from app.kernel import capabilities
+from app.kernel import access
 from app.kernel.host import Host
 from app.live import sampler
 from app.live.present import Present
@@ -64,7 +64,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.tuning_access = capabilities.report_tuning_access(app.state.host)
+        app.state.tuning_access = access.report_tuning_access(app.state.host)
         conn, app.state.moved_aside = await asyncio.to_thread(_open_store, settings)
         password = settings.password.get_secret_value() if settings.password else None
         try:

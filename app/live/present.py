@@ -12,7 +12,7 @@ from typing import Any
 
 from app.forecast import model, physics
 from app.forecast import pool as pool_model
-from app.kernel.capabilities import Capability, knob_capabilities
+from app.kernel.access import KnobAccess, knob_access
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import forecasts
 from app.live.knobs import knob_states
@@ -39,7 +39,7 @@ class Present:
         self.box = BoxNow(kernel_release=self.kernel_release)
         self.progress: dict[int, model.RunProgress] = {}  # open run id -> its progress so far
         # Which knobs the kernel has changes when arrays come or go: checked then, not each tick.
-        self._capabilities: tuple[tuple[Any, ...], tuple[Capability, ...]] = ((), ())
+        self._access_cache: tuple[tuple[Any, ...], tuple[KnobAccess, ...]] = ((), ())
 
     def update(self, tick: Tick) -> None:
         if tick.parsed is None or tick.ts is None:
@@ -86,11 +86,11 @@ class Present:
 
         members = forecasts.pool_members(self.conn, tick.parsed, forecast_of)
         available_kib = tick.mem_available_kib
-        capabilities = self._knob_capabilities(tick.parsed)
+        access = self._knob_access(tick.parsed)
         with self.writes:
             open_session = journal.open_session(self.conn)
             knobs = knob_states(self.host, self.conn, open_session) if open_session else []
-            self._publish(tick, arrays, members, open_session, knobs, available_kib, capabilities)
+            self._publish(tick, arrays, members, open_session, knobs, available_kib, access)
 
     def _publish(
         self,
@@ -100,7 +100,7 @@ class Present:
         open_session: sqlite3.Row | None,
         knobs: list[dict[str, Any]],
         available_kib: int | None,
-        capabilities: tuple[Capability, ...],
+        knob_access: tuple[KnobAccess, ...],
     ) -> None:
         assert tick.parsed is not None and tick.ts is not None
         self.box = BoxNow(
@@ -118,7 +118,7 @@ class Present:
             knobs=tuple(_knob(k) for k in knobs),
             pool_members=tuple(members),
             available_kib=available_kib,
-            capabilities=capabilities,
+            knob_access=knob_access,
             kernel_release=self.kernel_release,
             disk_kib=dict(tick.disk_kib),
             disks=dict(tick.disks),
@@ -163,12 +163,12 @@ class Present:
             return state
         return replace(state, forecast=model.reverted(state.forecast, untuned))
 
-    def _knob_capabilities(self, md: MdStat) -> tuple[Capability, ...]:
+    def _knob_access(self, md: MdStat) -> tuple[KnobAccess, ...]:
         key = tuple((a.name, a.level) for a in md.arrays if ARRAY_NAME.fullmatch(a.name))
-        if self._capabilities[0] != key or not self._capabilities[1]:
-            found = tuple(knob_capabilities(self.host, md))
-            self._capabilities = (key, found)
-        return self._capabilities[1]
+        if self._access_cache[0] != key or not self._access_cache[1]:
+            found = tuple(knob_access(self.host, md))
+            self._access_cache = (key, found)
+        return self._access_cache[1]
 
     def _add(
         self,

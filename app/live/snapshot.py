@@ -13,7 +13,7 @@ from typing import Any
 from app.diagnosis.verdicts import Diagnosis
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast, PoolMember
-from app.kernel.capabilities import Capability
+from app.kernel.access import KnobAccess
 from app.kernel.sysfs import MemberDisk
 from app.md.attributes import ArraySysfs, SpeedLimit
 from app.md.mdstat import Array, MdStat
@@ -80,7 +80,7 @@ class BoxNow:
     found_mdstat: bool = False  # /proc/mdstat exists (no md driver loaded: it does not)
     pool_members: tuple[PoolMember, ...] = ()  # the data arrays in pool order (forecasts.py)
     available_kib: int | None = None  # /proc/meminfo MemAvailable, KiB: the stripe cache's budget
-    capabilities: tuple[Capability, ...] = ()
+    knob_access: tuple[KnobAccess, ...] = ()
     kernel_release: str | None = None  # /proc/sys/kernel/osrelease, read once at start
     disk_kib: Mapping[str, int] = field(default_factory=dict)  # member disks' whole sizes, KiB
     disks: Mapping[str, MemberDisk] = field(default_factory=dict)  # member -> its disk

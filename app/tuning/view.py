@@ -16,7 +16,7 @@ from app.tuning.tuner import Tuner
 
 def status(tuner: Tuner, conn: sqlite3.Connection, box: BoxNow) -> dict[str, Any]:
     """Whether a preset is on comes from the journal's open session (its one source); what the
-    kernel holds, the RAM and the capabilities from the sampler's last tick (`box`)."""
+    kernel holds, the RAM and each knob's access from the sampler's last tick (`box`)."""
     session = journal.open_session(conn)
     unrecorded = session is not None and tuner.applier.awaiting_record(session["id"])
     if unrecorded:
@@ -52,7 +52,7 @@ def status(tuner: Tuner, conn: sqlite3.Connection, box: BoxNow) -> dict[str, Any
         "knobs": _knobs(conn, session, box) if session else [],
         "effects": effects.recent(conn, tuner.settings.effect_minutes * 60, tuner.clock()),
         "ram": {"budget_mib": round(budget, 1), "cost_mib": round(cost, 1)},
-        "capabilities": [c.__dict__ for c in box.capabilities],
+        "capabilities": [c.__dict__ for c in box.knob_access],
         "preset_errors": [e.__dict__ for e in tuner.preset_errors],
         "autotune": sweep,
     }

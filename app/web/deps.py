@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from app.config import Settings
-from app.kernel.capabilities import TuningAccess
+from app.kernel.access import TuningAccess
 from app.live.present import Present
 from app.live.sampler import Sampler
 from app.live.snapshot import BoxNow
@@ -59,7 +59,7 @@ def get_sampler(request: Request) -> Sampler:
 
 
 def get_tuning_access(request: Request) -> TuningAccess:
-    """May this process tune, and why not: checked once at start-up (kernel/capabilities.py)."""
+    """May this process tune, and why not: checked once at start-up (kernel/access.py)."""
     access: TuningAccess = request.app.state.tuning_access
     return access
 

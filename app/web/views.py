@@ -8,7 +8,7 @@ from fastapi import Request
 from app.config import Settings
 from app.forecast.boost import NO_GAIN
 from app.formats import FLAG_LABELS, ROLE_LABELS, array_title, drive_name, mb_s, ratio
-from app.kernel.capabilities import HOW_TO_TUNE
+from app.kernel.access import HOW_TO_TUNE
 from app.live import array_view
 from app.live.forecasts import array_eta, pool_eta
 from app.live.sampler import Sampler

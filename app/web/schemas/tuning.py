@@ -46,7 +46,7 @@ class Ram(Body):
     cost_mib: float
 
 
-class Capability(Body):
+class KnobAccess(Body):
     knob: str
     target: str | None
     supported: bool
@@ -113,7 +113,7 @@ class TuningStatus(Body):
     knobs: list[SessionKnob]
     effects: list[Effect]
     ram: Ram
-    capabilities: list[Capability]
+    capabilities: list[KnobAccess]  # each knob: on this kernel? writable? (kernel/access.py)
     preset_errors: list[PresetError]
     autotune: Sweep | None  # the latest sweep and its steps (app/tuning/autotune/)
 

@@ -7,7 +7,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
-from app.kernel.capabilities import report_tuning_access, tuning_access
+from app.kernel.access import report_tuning_access, tuning_access
 from app.kernel.host import Host
 from app.main import create_app
 
@@ -76,7 +76,7 @@ def test_missing_sysfs_means_no_tuning(tmp_path: Path) -> None:
 def test_report_logs_one_line_without_a_traceback(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="app.kernel.capabilities"):
+    with caplog.at_level(logging.INFO, logger="app.kernel.access"):
         report_tuning_access(make_tree(tmp_path, cap_eff=CAP_NO_SYS_ADMIN))
     assert [(r.levelno, r.exc_info) for r in caplog.records] == [(logging.WARNING, None)]
     assert "\n" not in caplog.records[0].getMessage()

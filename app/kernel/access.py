@@ -3,6 +3,10 @@
 In a container without privileges /sys and /proc/sys are mounted read-only and root lacks
 CAP_SYS_ADMIN, which md wants for every attribute write (md_attr_store in drivers/md/md.c);
 /proc/mdstat is visible as is, so monitoring works everywhere and only tuning needs privileges.
+
+One notion, access, at two grains: TuningAccess for the whole (checked at start-up: the log's
+first line, /healthz) and KnobAccess for each knob (checked as arrays come and go: the boost
+panel, GET /api/tuning's "capabilities", a name the API keeps).
 """
 
 import logging
@@ -142,7 +146,7 @@ def _has_cap_sys_admin(host: Host) -> bool | None:
 
 
 @dataclass(frozen=True)
-class Capability:
+class KnobAccess:
     """A global or per-array knob: does this kernel have it, and may this process write it."""
 
     knob: str
@@ -151,7 +155,7 @@ class Capability:
     writable: bool
 
 
-def knob_capabilities(host: Host, md: MdStat) -> list[Capability]:
+def knob_access(host: Host, md: MdStat) -> list[KnobAccess]:
     """Each global and per-array knob: does this kernel have it, and may this process write it."""
     out = []
     for knob in CATALOGUE.values():
@@ -168,5 +172,5 @@ def knob_capabilities(host: Host, md: MdStat) -> list[Capability]:
             path = host.knob_path(knob.path, target)
             supported = path.exists()
             writable = supported and os.access(path, os.W_OK)
-            out.append(Capability(knob.name, target, supported, writable))
+            out.append(KnobAccess(knob.name, target, supported, writable))
     return out
