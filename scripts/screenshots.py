@@ -8,8 +8,8 @@ confirmation, the second after Apply (the panel shows the values read back, issu
 with its measured effect, auto-tuned (the switch and the sentence name that state) and its one
 sentence, boost turned off (said so), notifications ("Tell my phone") after a test message, a
 finished run's own page (its outcome, chart and changes), the sign-in page, an SHR expansion
-(md2 done, md3 reshaping: the sentence speaks for the pool). Each runs `mdboost demo` and Debian's chromium; viewport-sized PNGs (what
-an owner sees first), so they stay small.
+(md2 done, md3 reshaping: the sentence speaks for the pool). Each runs `mdboost demo` and
+Debian's chromium; viewport-sized PNGs (what an owner sees first), so they stay small.
 """
 
 import sys
