@@ -71,6 +71,9 @@ def main() -> int:
         "--merge", type=Path, action="append", default=[], help="an earlier bench.json to add"
     )
     parser.add_argument(
+        "--no-boot", action="store_true", help="report the --merge files' trials; boot nothing"
+    )
+    parser.add_argument(
         "--steps", default="5 40 60", help="auto-tune's settle, min and max measure (s)"
     )
     parser.add_argument(
@@ -81,6 +84,10 @@ def main() -> int:
     )
     args = parser.parse_args()
 
+    if args.no_boot:  # the figures of the --merge files alone
+        merged = [t for path in args.merge for t in json.loads(path.read_text())]
+        report(merged, args, None, [], 0.0)
+        return 0
     vmharness.check_repo_venv()
     image = vmharness.build_image(args.kernel)
     throttle = f"throttling.bps-total={args.mb_s * 1_000_000},throttling.iops-total={args.iops}"
@@ -119,12 +126,13 @@ def main() -> int:
 def report(
     trials: list[dict],
     args: argparse.Namespace,
-    image: vmharness.Image,
+    image: vmharness.Image | None,
     load: list[float],
     wall_s: float,
 ) -> None:
     print(
-        f"kernel {image.kernel_version}, QEMU TCG, 2 vCPUs; "
+        f"kernel {image.kernel_version if image else ', '.join(kernels(trials))}, QEMU TCG, "
+        "2 vCPUs; "
         f"{args.grow_to} disks x {args.disk_mib} MiB, each "
         + (
             "spinning (hddsim.py: 7200 rpm, 1-15 ms seeks, 60 MB/s, mq-deadline)"
@@ -157,21 +165,20 @@ def report(
         elif "not_reverted" in t:
             print("      every knob read back as before the press after mdboost's revert")
     fixed = [t for t in trials if t["kind"] in ("fixed", "defaults")]
-    if not fixed:
-        return
     values = sorted({t["stripe_cache"] for t in fixed})
     speed = {
         v: statistics.mean(t["reshape_mb_s"] for t in fixed if t["stripe_cache"] == v)
         for v in values
     }
-    best_value = max(speed, key=lambda v: speed[v])
+    best_value = max(speed, key=lambda v: speed[v]) if speed else None
     count = {v: sum(t["stripe_cache"] == v for t in fixed) for v in values}
-    print(
-        "manual sweep, mean reshape MB/s per device over the whole run (trials): "
-        + ", ".join(f"{v}: {s:.2f} ({count[v]})" for v, s in speed.items())
-        + " (256: DSM's value, left as mdadm left it)"
-    )
-    print(f"best: stripe_cache_size {best_value} at {speed[best_value]:.2f} MB/s")
+    if best_value is not None:
+        print(
+            "manual sweep, mean reshape MB/s per device over the whole run (trials): "
+            + ", ".join(f"{v}: {s:.2f} ({count[v]})" for v, s in speed.items())
+            + " (256: DSM's value, left as mdadm left it)"
+        )
+        print(f"best: stripe_cache_size {best_value} at {speed[best_value]:.2f} MB/s")
     defaults = [t["seconds"] for t in trials if t["kind"] == "defaults"]
     compare(trials, "defaults", "boost", 1.6)
     compare(trials, "defaults", "threads", 1.6)
@@ -203,7 +210,9 @@ def report(
             print(
                 f"    {step['knob']:<18} {step['value']:>6} {step['role']:<9} {shown}{score}{note}"
             )
-        if chosen in speed:
+        if best_value is None:
+            pass
+        elif chosen in speed:
             got = speed[chosen] / speed[best_value]
             print(
                 f"  chose stripe_cache_size {chosen}: {got:.1%} of the sweep's best speed "
@@ -218,6 +227,11 @@ def report(
                 f"(mean of {len(defaults)}): {ratio:.2f}x faster "
                 f"({'meets' if ratio >= 1.3 else 'MISSES'} >= 1.3x)"
             )
+
+
+def kernels(trials: list[dict]) -> list[str]:
+    """The kernels the trials ran on, as each recorded it (older trials did not)."""
+    return sorted({t.get("kernel", "(not recorded)") for t in trials})
 
 
 def requests(trial: dict) -> str:
