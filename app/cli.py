@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from app import heap
 from app.config import Settings
 from app.forecast import replay
 from app.kernel import mdstat_parse
@@ -175,6 +176,7 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
     from app.web.connections import ConnectionRules, QuietServer
     from app.web.proxy import TrustedProxies
 
+    heap.one_arena()  # before the server's threads: one malloc arena, not one per thread (heap.py)
     try:
         # Before anything opens the file: a refused one stays as the newer version left it.
         opening.refuse_newer(settings.db, settings.migrations_dir)

@@ -2,13 +2,14 @@
 
     .venv/bin/python scripts/screenshots.py   # artifacts/screenshots/<scene>-<width>-<scheme>.png
 
-Scenes: first visit (the sentence and boost on the first screen), the boost confirmation, the
-second after Apply (the panel shows the values read back, issue 25), boosted with its measured
-effect, auto-tuned (the switch and the sentence name that state), boost turned off (said so),
-notifications ("Tell my phone") after a test message, a finished run's own page (its outcome,
-chart and changes), the sign-in page, an SHR expansion (md2 done, md3 reshaping: the sentence
-speaks for the pool). Each runs `mdboost demo` and Debian's chromium; viewport-sized PNGs (what
-an owner sees first), so they stay small.
+Scenes: first visit (the sentence and boost on the first screen), md2's card with its Details
+and disks open (the finish in words, the kernel's finish=, each disk's model), the boost
+confirmation, the second after Apply (the panel shows the values read back, issue 25), boosted
+with its measured effect, auto-tuned (the switch and the sentence name that state) and its one
+sentence, boost turned off (said so), notifications ("Tell my phone") after a test message, a
+finished run's own page (its outcome, chart and changes), the sign-in page, an SHR expansion
+(md2 done, md3 reshaping: the sentence speaks for the pool). Each runs `mdboost demo` and
+Debian's chromium; viewport-sized PNGs (what an owner sees first), so they stay small.
 """
 
 import sys
@@ -56,6 +57,21 @@ def confirm(page: Page) -> None:
     page.get_by_role("switch").click()
     expect(page.locator("#boost form.confirm")).to_be_visible()
     page.locator("#boost").scroll_into_view_if_needed()
+
+
+def card_in_words(page: Page) -> None:
+    """md2's card with its Details and disks open: the range, the kernel's finish=, each disk's
+    model and size (issue 25)."""
+    chart(page)
+    page.locator("#details-md2 > summary").click()
+    page.locator("#members-md2 > summary").click()
+    page.locator("#array-md2 .facts").first.scroll_into_view_if_needed()
+
+
+def autotune_said(page: Page) -> None:
+    """The auto-tune panel's one sentence, its table under Details."""
+    chart(page)
+    page.locator("#boost .autotune-said").scroll_into_view_if_needed()
 
 
 def just_applied(box: Server) -> Callable[[Page], None]:
@@ -113,6 +129,7 @@ def main() -> None:
             wait_for(forecast_ok(box, "md2"), 60, "md2's forecast")
             # The first screen: the sentence, then boost.
             shoot(browser, "first-visit", box.base + "/", chart)
+            shoot(browser, "card-details", box.base + "/", card_in_words)
             shoot(browser, "boost-confirm", box.base + "/", confirm)
             shoot(browser, "boost-applied", box.base + "/", just_applied(box))
             shoot(browser, "boost-off", box.base + "/", turned_off(box))
@@ -126,6 +143,7 @@ def main() -> None:
 
             wait_for(swept, 180, "the auto-tune sweep")
             shoot(browser, "auto-tuned", box.base + "/", chart)
+            shoot(browser, "auto-tune-said", box.base + "/", autotune_said)
             box.request("POST", "/api/revert", {})
             status, _ = box.request("POST", "/api/presets/boost/apply", {})
             assert status == 200, status

@@ -10,18 +10,20 @@ place), the e-mail's Message-ID, the webhook's Idempotency-Key header and "key" 
 import base64
 import hashlib
 import json
-import smtplib
 import socket
 import ssl
 import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass, field
 from email.message import EmailMessage
 from email.utils import formatdate
-from typing import Any, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote
 
 from app.notify.destinations import Destination, parse, redact
+
+if TYPE_CHECKING:  # smtplib and urllib.request load at the first send (issue 27: server RSS)
+    import urllib.request
 
 Priority = Literal["min", "low", "default", "high", "urgent"]
 # ntfy's names are its own (docs "Message priority"); Gotify's 0-10 scale: 8+ is high, 4-7 normal.
@@ -72,7 +74,7 @@ def send(url: str, message: Message, timeout: float = TIMEOUT_S) -> str:
         return f"{dest.kind} answered {_post(method, target, headers, body, timeout)}"
     except SendFailed as error:
         raise SendFailed(redact(str(error), url)) from None
-    except (OSError, smtplib.SMTPException, ssl.SSLError, ValueError) as error:
+    except (OSError, ValueError) as error:  # smtplib's and ssl's errors are OSErrors
         raise SendFailed(redact(f"{type(error).__name__}: {error}", url)) from None
 
 
@@ -133,22 +135,27 @@ def _header_text(text: str) -> str:
     return "=?UTF-8?B?" + base64.b64encode(text.encode()).decode() + "?="
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """A 3xx is the receiver's answer, never followed: urllib re-sent the Authorization and
-    X-Gotify-Key headers to whatever origin a receiver named, ftp:// included (issue 26)."""
+@cache
+def _opener() -> "urllib.request.OpenerDirector":
+    import urllib.request
 
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
+    class NoRedirects(urllib.request.HTTPRedirectHandler):
+        """A 3xx is the receiver's answer, never followed: urllib re-sent the Authorization and
+        X-Gotify-Key headers to whatever origin a receiver named, ftp:// included (issue 26)."""
 
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
 
-_OPENER = urllib.request.build_opener(_NoRedirects)
+    return urllib.request.build_opener(NoRedirects)
 
 
 def _post(method: str, url: str, headers: dict[str, str], body: bytes, timeout: float) -> str:
     """The receiver's answer: "HTTP 200 OK"."""
+    import urllib.request
+
     request = urllib.request.Request(url, data=body, method=method, headers=headers)
     try:
-        with _OPENER.open(request, timeout=timeout) as response:
+        with _opener().open(request, timeout=timeout) as response:
             response.read(65536)
             return f"HTTP {response.status} {response.reason}"
     except urllib.error.HTTPError as error:
@@ -161,6 +168,8 @@ def _post(method: str, url: str, headers: dict[str, str], body: bytes, timeout: 
 
 
 def _send_email(dest: Destination, message: Message, timeout: float) -> None:
+    import smtplib
+
     parts = dest.parts
     host = parts.hostname or ""
     to = (dest.option("to") or "").split(",")

@@ -17,6 +17,7 @@ from app.planner.change import tb
 from app.store import history
 from app.store.opening import MovedAside
 from app.tuning import view as tuning_view
+from app.tuning.autotune.record import setting_label
 from app.tuning.tuner import Tuner
 from app.web import security
 from app.web.deps import get_settings, get_tuning_access
@@ -218,9 +219,8 @@ def autotune_said(sweep: dict[str, Any] | None) -> str | None:
     if sweep is None or sweep["state"] == "running":
         return None
     if sweep["state"] != "done":
-        return (
-            f"Auto-tune {sweep['state']}: {(sweep['reason'] or 'no reason given').split('; ')[0]}."
-        )
+        why = (sweep["reason"] or "no reason given").split("; ")[0]
+        return f"Auto-tune {sweep['state']}: {why}."
     chosen = sweep["chosen"] or {}
     steps = [s for s in sweep["steps"] if s["speed_kb_s"]]
     found = next((s for s in steps if s["role"] == "start"), None)
@@ -228,7 +228,7 @@ def autotune_said(sweep: dict[str, Any] | None) -> str | None:
     if not kept or found is None:
         return f"Auto-tune {(sweep['reason'] or 'is done').split('; ')[0]}."
     best = kept[-1]["speed_kb_s"] / found["speed_kb_s"]
-    what = ", ".join(s["label"] for s in kept)
+    what = ", ".join(setting_label(knob, value) for knob, value in chosen.items())
     if best < NO_GAIN:
         return f"Auto-tune found nothing faster than the settings it found; it kept {what}."
     return (

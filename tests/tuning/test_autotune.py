@@ -710,3 +710,16 @@ def test_a_schedule_window_opening_mid_sweep_wins(nas: Nas):
     assert nas.tree.read("sys/block/md2/md/sync_speed_min") == "1000\n"
     nas.run(3600)  # 23:00: the window ends, and with it the session the sweep shared
     assert nas.at_originals()
+
+
+def test_a_step_without_progress_says_so_in_words_not_as_an_infinite_error(box, tmp_path):
+    # md made no progress at 4096 (a stall): no line through its readings, so no ± to give.
+    def stalls_at_4096(cache: int, read_ahead: int, now: float) -> float:
+        return 0.0 if cache == 4096 else 20000.0
+
+    nas = Nas(box, tmp_path, stalls_at_4096)
+    nas.tuner.autotune()
+    view = nas.sweep()
+    notes = [s["note"] or "" for s in view["steps"] if s["knob"] == "stripe_cache_size"]
+    assert any("too few readings to tell its speed" in note for note in notes), notes
+    assert not any("inf" in (s["note"] or "") for s in view["steps"]), view["steps"]

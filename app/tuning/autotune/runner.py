@@ -13,6 +13,7 @@ crash mid-sweep put exactly those back.
 """
 
 import logging
+import math
 import sqlite3
 from typing import Any
 
@@ -194,8 +195,11 @@ class AutoTuner:
         at_limit = physics.held_by_max(speed, limits)
         notes = ["at the speed limit: larger values cannot be told apart"] if at_limit else []
         notes += [f"{sweep.HELD} all along: counted"] if held else []
-        if window.noise() > sweep.NOISE:
-            notes.append(f"speed known to ±{window.noise():.0%} only")
+        noise = window.noise()
+        if math.isinf(noise):  # no line through its readings: too few, or no progress at all
+            notes.append("too few readings to tell its speed")
+        elif noise > sweep.NOISE:
+            notes.append(f"speed known to ±{noise:.0%} only")
         if r.ladder_top is not None and not phase.climbs and r.role == "reference":
             notes += r.recheck(speed)
         own = r.io.kb_s()

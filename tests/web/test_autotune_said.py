@@ -1,0 +1,40 @@
+"""Auto-tune's one sentence (issue 25): what it gained and what it kept, each setting once."""
+
+from typing import Any
+
+from app.web.views import autotune_said
+
+
+def step(knob: str, value: int, role: str, speed: float, score: float | None) -> dict[str, Any]:
+    return {"knob": knob, "value": value, "role": role, "speed_kb_s": speed, "score": score}
+
+
+def sweep(state: str = "done", reason: str | None = None) -> dict[str, Any]:
+    ra = "read_ahead_kb"
+    return {
+        "state": state,
+        "reason": reason or "kept stripe cache 16384, read-ahead 256 KiB; the load changed",
+        "chosen": {"stripe_cache_size": 16384, ra: 256},
+        "steps": [
+            step("stripe_cache_size", 256, "start", 3800, 0.19),
+            step("stripe_cache_size", 16384, "candidate", 28000, 1.0),
+            step(ra, 256, "reference", 27000, 0.79),
+            step(ra, 4096, "candidate", 26000, 0.9),
+            step(ra, 256, "reference", 29800, 0.79),
+        ],
+    }
+
+
+def test_it_says_the_gain_and_each_kept_setting_once() -> None:
+    assert autotune_said(sweep()) == (
+        "Auto-tune made the job ×7.8 faster (3.9 MB/s → 30.5 MB/s) and kept stripe cache 16384, "
+        "read-ahead 256 KiB."
+    )
+
+
+def test_a_sweep_that_ended_early_says_why_in_its_first_words() -> None:
+    aborted = sweep("aborted", "the box's own requests waited 2.1 s on average; put back")
+    assert autotune_said(aborted) == (
+        "Auto-tune aborted: the box's own requests waited 2.1 s on average."
+    )
+    assert autotune_said(sweep("running")) is None and autotune_said(None) is None
