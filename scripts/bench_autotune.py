@@ -235,19 +235,20 @@ def kernels(trials: list[dict]) -> list[str]:
 
 
 def requests(trial: dict) -> str:
-    """The members' mean requests over the run (issue 29: 5.10 against 6.1): count and size of
-    reads and writes, mean over the members, when the trial recorded its diskstats."""
+    """The old members' mean requests over the run (issue 29: 5.10 against 6.1): count and size
+    of reads and writes, when the trial recorded its diskstats."""
     stats = trial.get("diskstats")
     if not stats:
         return ""
-    disks = list(stats.values())
+    # the old members: a grow's new disk only writes
+    disks = [d for d in stats.values() if d["reads"] > 1] or list(stats.values())
 
     def mean(key: str) -> float:
         found = [d[key] for d in disks if d[key] is not None]
         return statistics.mean(found) if found else 0.0
 
     return (
-        f"  per member: {mean('reads'):.0f} reads of {mean('read_kib'):.0f} KiB "
+        f"  per old member: {mean('reads'):.0f} reads of {mean('read_kib'):.0f} KiB "
         f"({mean('read_ms'):.0f} ms), {mean('writes'):.0f} writes of {mean('write_kib'):.0f} KiB "
         f"({mean('write_ms'):.0f} ms); {disks[0]['scheduler']}"
     )
