@@ -8,7 +8,7 @@ from typing import Any
 
 from app.forecast import boost, model, physics, pool
 from app.live import array_view
-from app.live.snapshot import BoxNow
+from app.live.snapshot import Snapshot
 from app.md import mdstat
 from app.store import effects, history, journal
 
@@ -36,7 +36,7 @@ def rebuild(conn: sqlite3.Connection, run_id: int, knee: float | None) -> model.
 
 
 def array_eta(
-    box: BoxNow,
+    snapshot: Snapshot,
     conn: sqlite3.Connection,
     name: str,
     now: float,
@@ -44,7 +44,7 @@ def array_eta(
 ) -> dict[str, Any]:
     """The forecast of the array's running operation as of the sampler's last tick, with "what
     if I boost" while no preset is applied (the journal's open session says whether one is)."""
-    state = box.array(name)
+    state = snapshot.array(name)
     run = state.run if state is not None else None
     if state is None or run is None:
         idle = model.Forecast("insufficient", "no operation is running on this array")
@@ -54,12 +54,14 @@ def array_eta(
     boosted = session is not None and session["preset"] == BOOST_PRESET
     estimate = None
     if session is None:
-        estimate = _boost_estimate(box, conn, name, fc, None, boost_max)
+        estimate = _boost_estimate(snapshot, conn, name, fc, None, boost_max)
     elif not boosted:
         # Another preset holds the run (auto-tune, a schedule): boost's gains were measured
         # over the untuned pace, so they scale that pace, never the tuned one (issue 25).
         untuned = effects.untuned_speed(conn, session["id"], name)
-        estimate = _boost_estimate(box, conn, name, fc, untuned, boost_max) if untuned else None
+        estimate = (
+            _boost_estimate(snapshot, conn, name, fc, untuned, boost_max) if untuned else None
+        )
     if fc.settling and fc.regime == "revert" and fc.reason != model.REVERT_REASON:
         # The pace before tuning is not known (tuned before it was measured): nothing to scale.
         estimate = None
@@ -69,7 +71,7 @@ def array_eta(
 
 
 def _boost_estimate(
-    box: BoxNow,
+    snapshot: Snapshot,
     conn: sqlite3.Connection,
     name: str,
     fc: model.Forecast,
@@ -81,14 +83,19 @@ def _boost_estimate(
     ratio = effects.latest_ratio(conn, BOOST_PRESET, name)
     if ratio is not None:
         return boost.boost_forecast(fc, ratio, untuned_speed=untuned)
-    for sibling in (m.name for m in box.pool_members if m.name != name):
+    for sibling in (m.name for m in snapshot.pool_members if m.name != name):
         ratio = effects.latest_ratio(conn, BOOST_PRESET, sibling)
         if ratio is not None:
             on = f"{sibling}, on the same disks"
             return boost.boost_forecast(fc, ratio, measured_on=on, untuned_speed=untuned)
     disks = history.last_sync_pace(conn, name)
     found = boost.boost_forecast(
-        fc, None, boost_max, untuned_speed=untuned, disks=disks, kernel_release=box.kernel_release
+        fc,
+        None,
+        boost_max,
+        untuned_speed=untuned,
+        disks=disks,
+        kernel_release=snapshot.kernel_release,
     )
     elsewhere = effects.latest_measured(conn, BOOST_PRESET)
     if found is None or elsewhere is None:
@@ -103,9 +110,9 @@ def _boost_estimate(
     return dataclasses.replace(found, why=f"{found.why}; {note}")
 
 
-def pool_eta(box: BoxNow, now: float) -> dict[str, Any]:
+def pool_eta(snapshot: Snapshot, now: float) -> dict[str, Any]:
     """The SHR pool as one job: arrays done, the one reshaping, those queued (resync=DELAYED)."""
-    members = box.pool_members
+    members = snapshot.pool_members
     job = pool.pool_forecast(members)
     return {
         "now": now,

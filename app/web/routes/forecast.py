@@ -4,7 +4,7 @@ from fastapi import APIRouter, HTTPException
 
 from app.live import forecasts
 from app.store import history
-from app.web.deps import BoxDep, ClockDep, DbDep
+from app.web.deps import ClockDep, DbDep, SnapshotDep
 from app.web.schemas.forecast import ArrayForecast, PoolForecastBody
 
 router = APIRouter(prefix="/api", tags=["forecast"])
@@ -12,12 +12,12 @@ router = APIRouter(prefix="/api", tags=["forecast"])
 
 # boost_active is left out while nothing runs, as the code sets it.
 @router.get("/arrays/{name}/forecast", response_model_exclude_unset=True)
-def array_forecast(name: str, box: BoxDep, conn: DbDep, clock: ClockDep) -> ArrayForecast:
-    if box.array(name) is None and not history.array_known(conn, name):
+def array_forecast(name: str, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep) -> ArrayForecast:
+    if snapshot.array(name) is None and not history.array_known(conn, name):
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
-    return ArrayForecast.model_validate(forecasts.array_eta(box, conn, name, clock()))
+    return ArrayForecast.model_validate(forecasts.array_eta(snapshot, conn, name, clock()))
 
 
 @router.get("/pool/forecast")
-def pool_forecast(box: BoxDep, clock: ClockDep) -> PoolForecastBody:
-    return PoolForecastBody.model_validate(forecasts.pool_eta(box, clock()))
+def pool_forecast(snapshot: SnapshotDep, clock: ClockDep) -> PoolForecastBody:
+    return PoolForecastBody.model_validate(forecasts.pool_eta(snapshot, clock()))
