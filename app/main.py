@@ -16,7 +16,7 @@ from app.config import Settings, get_settings
 from app.kernel import access
 from app.kernel.host import Host
 from app.live import sampler
-from app.live.present import Present
+from app.live.snapshot_builder import SnapshotBuilder
 from app.live.tick import Tick
 from app.notify import delivery
 from app.notify.notifier import Notifier
@@ -82,17 +82,19 @@ def create_app(
         )
         tuner = app.state.tuner = Tuner.open(app.state.host, app.state.clock, settings)
         app.state.reconcile = await asyncio.to_thread(tuner.reconcile)
-        present = app.state.present = Present(app.state.host, conn, tuner.lock)
-        tuner.applier.on_write = present.after_write
+        snapshot_builder = app.state.snapshot_builder = SnapshotBuilder(
+            app.state.host, conn, tuner.lock
+        )
+        tuner.applier.on_write = snapshot_builder.after_write
         # Backoffs run on the app's clock, unless the demo's clock runs faster than real time.
         wall = time.time if sim is not None else app.state.clock
-        notifier = Notifier.open(app.state.host, app.state.clock, settings, present, wall)
+        notifier = Notifier.open(app.state.host, app.state.clock, settings, snapshot_builder, wall)
         deliverer = delivery.Deliverer.open(settings, wall)
         notifier.on_queued = deliverer.wake  # delivery sleeps until something is queued
 
         def after_tick(tick: Tick) -> None:
-            present.update(tick)  # first: the tuner and the notifier read the present
-            tuner.on_tick(tick, present.box)
+            snapshot_builder.update(tick)  # first: the tuner and the notifier read the present
+            tuner.on_tick(tick, snapshot_builder.snapshot)
             notifier.on_tick(tick)  # only queues: the delivery task sends
 
         # The first tick before the first request, so that no request finds no present.

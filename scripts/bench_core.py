@@ -546,7 +546,7 @@ def bench_metrics(work: Path, scrapes: int = 1000) -> tuple[Figure, Figure]:
     ticks of its reshape with the boost preset applied; utime + stime of the server process
     (proc(5) /proc/PID/stat) around `scrapes` sequential GET /metrics."""
     from app.config import Settings
-    from app.live.present import Present
+    from app.live.snapshot_builder import SnapshotBuilder
     from app.metrics.exposition import render
     from app.tuning.tuner import Tuner
 
@@ -559,15 +559,17 @@ def bench_metrics(work: Path, scrapes: int = 1000) -> tuple[Figure, Figure]:
     host = Host(settings.proc_root, settings.sys_root)
     sampling = sampler.Sampler(host, conn, clock=lambda: sim.state.sim_time)
     tuner = Tuner.open(host, lambda: sim.state.sim_time, settings)
-    present = Present(host, conn)
+    snapshot_builder = SnapshotBuilder(host, conn)
     for tick in range(300):
         sim.advance(TICK_S)
         if tick == 100:
             tuner.apply("boost")
-        present.update(sampling.sample_once())
+        snapshot_builder.update(sampling.sample_once())
     render_ms = [
         t / 200 * 1000
-        for t in timeit.repeat(lambda: render(present.box), timer=time.process_time, number=200)
+        for t in timeit.repeat(
+            lambda: render(snapshot_builder.snapshot), timer=time.process_time, number=200
+        )
     ]
     conn.close()
     tuner.conn.close()
@@ -609,7 +611,7 @@ def bench_metrics(work: Path, scrapes: int = 1000) -> tuple[Figure, Figure]:
             statistics.median(render_ms),
             5.0,
             "ms",
-            "median of 5 x 200 render(present.box) in process time: the exposition, no HTTP",
+            "median of 5 x 200 render(snapshot) in process time: the exposition, no HTTP",
         ),
     )
 

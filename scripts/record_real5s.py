@@ -130,7 +130,7 @@ def bursts(
 
 # Batch c's kernels: the batch name's suffix -> the Debian suite whose kernel boots.
 KERNELS = {"c510": "bullseye", "c61": "bookworm", "c612": "trixie"}
-KERNELS.update({"d" + b[1:]: suite for b, suite in KERNELS.items()})
+KERNELS.update({x + b[1:]: suite for b, suite in list(KERNELS.items()) for x in "df"})
 
 
 def held_out_mix(
@@ -234,6 +234,143 @@ def batch_d(seed: int) -> list[dict]:
         recovery_disk="8G",
         resync_disk="5G",
     )
+
+
+def batch_f(kernel: str) -> list[dict]:
+    """Issue 30's fourth held-out batch (after FROZEN-f), 3-6 minute runs, one VM at a time:
+    batch b's mix (grows 3->4, 4->5 and raid6, a resync, a recovery, a check; disk- and
+    limit-bound; bursts, a person's change, a slow member) spread over the three kernels, plus
+    the issue's cases: a low limit with coarse steps, raw-device bursts, a resync that speeds
+    up, a recovery with bursts, and a grow held by its max over a large stripe cache."""
+    if kernel == "61":
+        return [
+            run(
+                "limit-cache",
+                "grow34",
+                "limit",
+                disk="1G",
+                stripe_cache=16384,
+                array={"max": 4000},
+                note="raid5 3->4 grow, 64 KiB chunks, stripe cache 16384, sync_speed_max 4000",
+            ),
+            run(
+                "disk-bursts-5g",
+                "recovery",
+                "disk",
+                devices=4,
+                start="recovery",
+                disk="5G",
+                bursts=bursts(91, every=(30, 60), first=(15, 25)),
+                note="raid5 recovery, 5 GiB HDD-like disks, bursts",
+            ),
+            run(
+                "disk-bursts",
+                "grow45",
+                "disk",
+                devices=4,
+                grow_to=5,
+                disk="1536M",
+                bursts=bursts(92, every=(40, 90)),
+                note="raid5 4->5 grow, 1.5 GiB HDD-like disks, bursts",
+            ),
+            run(
+                "limit-steady",
+                "check",
+                "limit",
+                devices=4,
+                start="check",
+                disk="2G",
+                array={"max": 7000},
+                note="raid5 check held by sync_speed_max 7000",
+            ),
+        ]
+    if kernel == "612":
+        return [
+            run(
+                "limit-steps",
+                "grow34",
+                "limit",
+                disk="768M",
+                chunk=512,
+                stripe_cache=16384,
+                array={"max": 3000},
+                note="raid5 3->4 grow, 512 KiB chunks, stripe cache 16384, sync_speed_max "
+                "3000: md's position moves a window at a time",
+            ),
+            run(
+                "limit-rawbursts",
+                "recovery",
+                "limit",
+                devices=4,
+                start="recovery",
+                disk="1536M",
+                array={"max": 5000},
+                bursts=bursts(93, every=(20, 50), kinds=("read_member",)),
+                note="raid5 recovery at sync_speed_max 5000, 1.5 GiB disks, dd reads of raw "
+                "member devices",
+            ),
+            run(
+                "disk-steady",
+                "grow6",
+                "disk",
+                level=6,
+                devices=4,
+                grow_to=5,
+                disk="1536M",
+                note="raid6 4->5 grow, 1.5 GiB HDD-like disks, nothing else",
+            ),
+            run(
+                "limit-changes",
+                "resync",
+                "limit",
+                devices=4,
+                start="resync",
+                disk="1536M",
+                glob={"min": 1000, "max": 8000},
+                person=[at(0.4, global_max=4000)],
+                note="raid5 resync at speed_limit_max 8000, lowered to 4000 at 40 %",
+            ),
+        ]
+    return [
+        run(
+            "disk-speedup",
+            "resync",
+            "disk",
+            devices=4,
+            start="resync",
+            disk="4G",
+            bursts=bursts(94, every=(10, 25), length=(20, 40), first=(1, 3), until_frac=0.5),
+            note="raid5 --force resync, 4 GiB HDD-like disks, bursts until half-way: it speeds up",
+        ),
+        run(
+            "limit-cache",
+            "grow34",
+            "limit",
+            disk="1280M",
+            stripe_cache=16384,
+            array={"max": 5000},
+            note="raid5 3->4 grow, 64 KiB chunks, stripe cache 16384, sync_speed_max 5000",
+        ),
+        run(
+            "limit-bursts",
+            "grow45",
+            "limit",
+            devices=4,
+            grow_to=5,
+            disk="1G",
+            array={"max": 5000},
+            bursts=bursts(95, every=(30, 60)),
+            note="raid5 4->5 grow at sync_speed_max 5000, bursts",
+        ),
+        run(
+            "disk-slow",
+            "grow34",
+            "disk",
+            disk="768M",
+            slow_member=(2, 3),
+            note="raid5 3->4 grow, 768 MiB disks, member 2 at 1/3 of the others' throttle",
+        ),
+    ]
 
 
 def at(when, **knobs):
@@ -612,6 +749,11 @@ BATCHES = {
     "d61": batch_d(61),
     "d510": batch_d(71),
     "d612": batch_d(81),
+    # Batch f (issue 30): held out for FROZEN-f, one VM at a time (batch e was never recorded:
+    # FROZEN-e froze the model batch d's last four runs were judged on).
+    "f61": batch_f("61"),
+    "f612": batch_f("612"),
+    "f510": batch_f("510"),
     # Probes for issue 30 (training, recorded before the freeze): what a low max does to md's
     # position with a small and a large stripe cache.
     "x": [

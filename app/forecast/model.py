@@ -34,12 +34,16 @@ from app.forecast.physics import (
     HELD_KNEE_OVERSHOOT,
     KNEE_SPEEDUP,
     KNEE_SPEEDUP_RANGE,
+    LOOSE_KNEE,
+    LOOSE_KNEE_FAST,
     MAX_OVERSHOOT,
     Limits,
     after_change,
     cap,
+    ceiling,
     held_by_max,
     known,
+    loosely_held,
     seconds_left,
 )
 from app.forecast.regime import Point, Regime
@@ -252,9 +256,17 @@ class RunProgress:
     def _on_knee(self, point: Point) -> None:
         self.knee_passed = True
         speed = self._current_speed()
-        if speed is None or speed <= 0 or held_by_max(speed, self.limits):
-            # Held by its max, md stays at the max past the knee: nothing changes. A run that
-            # made no progress before it jumped past the knee (disks stopped) has no pace to scale.
+        if speed is None or speed <= 0:
+            # A run that made no progress before it jumped past the knee (disks stopped) has no
+            # pace to scale.
+            return
+        if held_by_max(speed, self.limits):
+            # Held by its max, md stays at the max past the knee: nothing changes, unless the
+            # stripe cache holds md's throttle loosely: then the grow speeds up past its max.
+            if loosely_held(self.limits):
+                top = ceiling(self.limits)
+                likely = max(speed, LOOSE_KNEE * top)
+                self._begin(point, "knee", likely, (LOOSE_KNEE_FAST * top / likely, speed / likely))
             return
         if self.untuned is not None:
             self.untuned *= KNEE_SPEEDUP  # past the knee, the untuned pace would have risen too
@@ -332,6 +344,9 @@ class RunProgress:
             return replace(base, status="stalled", reason="no progress in the current regime")
         held = held_by_max(speed, limits)
         knee_ahead = self.knee if self.knee is not None and progress < self.knee else None
+        # A grow held loosely by its max (a large stripe cache) speeds up past its knee too.
+        loose_knee = knee_ahead if held and loosely_held(limits) else None
+        top = ceiling(limits)
         if held:
             knee_ahead = None
         if held and speed > cap(speed, limits):
@@ -341,7 +356,12 @@ class RunProgress:
         trend = 0.0 if settling or held else falling_trend(regime.checkpoints, total)
         if trend > 0:
             speed = regime.speed_at(trend, progress, total, step.ts)
-        remaining = seconds_left(speed, progress, knee_ahead, KNEE_SPEEDUP, limits, total, trend)
+        if loose_knee is not None:
+            remaining = _two_paces(speed, max(speed, LOOSE_KNEE * top), progress, loose_knee, total)
+        else:
+            remaining = seconds_left(
+                speed, progress, knee_ahead, KNEE_SPEEDUP, limits, total, trend
+            )
         fast_speed, slow_speed = speed, speed
         if settling:
             fast_speed = speed * regime.settle_range[0]
@@ -357,16 +377,31 @@ class RunProgress:
                 fast_speed = max(fast_speed, clean)
         # A grow held by its max gets no knee, but may still overshoot the max past it.
         fast_knee = self.knee if held and self.knee is not None and progress < self.knee else None
-        fastest = seconds_left(
-            fast_speed,
-            progress,
-            knee_ahead if fast_knee is None else fast_knee,
-            KNEE_SPEEDUP_RANGE[1],
-            limits,
-            total,
-            trend,
-            MAX_OVERSHOOT if fast_knee is None else HELD_KNEE_OVERSHOOT,
-        )
+        if loose_knee is not None:
+            fast_pace = min(fast_speed, max(speed, top * MAX_OVERSHOOT))
+            fast_after = max(fast_pace, LOOSE_KNEE_FAST * top)
+            fastest = _two_paces(fast_pace, fast_after, progress, loose_knee, total)
+        elif held and settling and loosely_held(self.limits):
+            # Settling past a loosely held grow's knee: up to its fast pace.
+            fastest = seconds_left(
+                min(fast_speed, LOOSE_KNEE_FAST * top),
+                progress,
+                None,
+                KNEE_SPEEDUP,
+                Limits(),
+                total,
+            )
+        else:
+            fastest = seconds_left(
+                fast_speed,
+                progress,
+                knee_ahead if fast_knee is None else fast_knee,
+                KNEE_SPEEDUP_RANGE[1],
+                limits,
+                total,
+                trend,
+                MAX_OVERSHOOT if fast_knee is None else HELD_KNEE_OVERSHOOT,
+            )
         slowest = seconds_left(
             slow_speed, progress, knee_ahead, KNEE_SPEEDUP_RANGE[0], limits, total, trend
         )
@@ -401,6 +436,11 @@ class RunProgress:
         if knee is not None and self.knee_passed:
             speed /= KNEE_SPEEDUP  # the pace before the knee
         return seconds_left(speed, 0.0, knee, KNEE_SPEEDUP, self.limits, self.total)
+
+
+def _two_paces(before: float, after: float, progress: float, knee: float, total: int) -> float:
+    """Seconds from `progress` to 100 % at `before` up to the knee and `after` past it."""
+    return (knee - progress) * total / before + (1.0 - knee) * total / after
 
 
 def _with_drift(measured: float, thirds: tuple[float, float, float] | None) -> float:

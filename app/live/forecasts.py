@@ -8,14 +8,42 @@ from typing import Any
 
 from app.forecast import boost, model, physics, pool
 from app.live import array_view
-from app.live.snapshot import BoxNow
+from app.live.snapshot import Snapshot
 from app.md import mdstat
+from app.shapes import Body
 from app.store import effects, history, journal
 
 BOOST_PRESET = "boost"
 # An SHR pool's arrays reshape one after another: a run that completed this long before the
 # next one started still belongs to the same expansion.
 POOL_CHAIN_S = 3600.0
+
+
+# The bodies of GET /api/arrays/{name}/forecast and /api/pool/forecast. They sit beside their
+# builder, not in app/shapes/, because they hold the forecast model's own dataclasses (Forecast,
+# BoostEstimate, PoolForecast), and app/shapes/ sits below the models so that store may use it.
+class ArrayForecast(Body):
+    array: str
+    run_id: int | None
+    action: str | None
+    now: float
+    forecast: model.Forecast
+    eta_in_s: float | None
+    boost: boost.BoostEstimate | None  # the finish if boost were applied now
+    boost_active: bool | None = None  # a preset is applied; absent while nothing runs
+
+
+class PoolArray(Body):
+    name: str
+    state: str  # running | queued | done
+    forecast: model.Forecast | None
+
+
+class PoolForecastBody(Body):
+    now: float
+    pool: pool.PoolForecast
+    eta_in_s: float | None
+    arrays: list[PoolArray]
 
 
 def rebuild(conn: sqlite3.Connection, run_id: int, knee: float | None) -> model.RunProgress:
@@ -36,15 +64,15 @@ def rebuild(conn: sqlite3.Connection, run_id: int, knee: float | None) -> model.
 
 
 def array_eta(
-    box: BoxNow,
+    snapshot: Snapshot,
     conn: sqlite3.Connection,
     name: str,
     now: float,
     boost_max: float | None = None,
-) -> dict[str, Any]:
+) -> ArrayForecast:
     """The forecast of the array's running operation as of the sampler's last tick, with "what
     if I boost" while no preset is applied (the journal's open session says whether one is)."""
-    state = box.array(name)
+    state = snapshot.array(name)
     run = state.run if state is not None else None
     if state is None or run is None:
         idle = model.Forecast("insufficient", "no operation is running on this array")
@@ -54,22 +82,25 @@ def array_eta(
     boosted = session is not None and session["preset"] == BOOST_PRESET
     estimate = None
     if session is None:
-        estimate = _boost_estimate(box, conn, name, fc, None, boost_max)
+        estimate = _boost_estimate(snapshot, conn, name, fc, None, boost_max)
     elif not boosted:
         # Another preset holds the run (auto-tune, a schedule): boost's gains were measured
         # over the untuned pace, so they scale that pace, never the tuned one (issue 25).
         untuned = effects.untuned_speed(conn, session["id"], name)
-        estimate = _boost_estimate(box, conn, name, fc, untuned, boost_max) if untuned else None
+        estimate = (
+            _boost_estimate(snapshot, conn, name, fc, untuned, boost_max) if untuned else None
+        )
     if fc.settling and fc.regime == "revert" and fc.reason != model.REVERT_REASON:
         # The pace before tuning is not known (tuned before it was measured): nothing to scale.
         estimate = None
     view = _view(name, run, fc, estimate, now)
-    view["boost_active"] = session is not None
+    # Set only here (the route leaves unset fields out): an idle array's answer has no such key.
+    view.boost_active = session is not None
     return view
 
 
 def _boost_estimate(
-    box: BoxNow,
+    snapshot: Snapshot,
     conn: sqlite3.Connection,
     name: str,
     fc: model.Forecast,
@@ -81,14 +112,19 @@ def _boost_estimate(
     ratio = effects.latest_ratio(conn, BOOST_PRESET, name)
     if ratio is not None:
         return boost.boost_forecast(fc, ratio, untuned_speed=untuned)
-    for sibling in (m.name for m in box.pool_members if m.name != name):
+    for sibling in (m.name for m in snapshot.pool_members if m.name != name):
         ratio = effects.latest_ratio(conn, BOOST_PRESET, sibling)
         if ratio is not None:
             on = f"{sibling}, on the same disks"
             return boost.boost_forecast(fc, ratio, measured_on=on, untuned_speed=untuned)
     disks = history.last_sync_pace(conn, name)
     found = boost.boost_forecast(
-        fc, None, boost_max, untuned_speed=untuned, disks=disks, kernel_release=box.kernel_release
+        fc,
+        None,
+        boost_max,
+        untuned_speed=untuned,
+        disks=disks,
+        kernel_release=snapshot.kernel_release,
     )
     elsewhere = effects.latest_measured(conn, BOOST_PRESET)
     if found is None or elsewhere is None:
@@ -103,18 +139,16 @@ def _boost_estimate(
     return dataclasses.replace(found, why=f"{found.why}; {note}")
 
 
-def pool_eta(box: BoxNow, now: float) -> dict[str, Any]:
+def pool_eta(snapshot: Snapshot, now: float) -> PoolForecastBody:
     """The SHR pool as one job: arrays done, the one reshaping, those queued (resync=DELAYED)."""
-    members = box.pool_members
+    members = snapshot.pool_members
     job = pool.pool_forecast(members)
-    return {
-        "now": now,
-        "pool": job.to_json(),
-        "eta_in_s": job.eta - now if job.eta is not None else None,
-        "arrays": [
-            {"name": m.name, "state": m.state, "forecast": _json(m.forecast)} for m in members
-        ],
-    }
+    return PoolForecastBody(
+        now=now,
+        pool=job,
+        eta_in_s=job.eta - now if job.eta is not None else None,
+        arrays=[PoolArray(name=m.name, state=m.state, forecast=m.forecast) for m in members],
+    )
 
 
 def pool_members(
@@ -155,17 +189,13 @@ def _view(
     fc: model.Forecast,
     boost: boost.BoostEstimate | None,
     now: float,
-) -> dict[str, Any]:
-    return {
-        "array": name,
-        "run_id": run["id"] if run else None,
-        "action": run["action"] if run else None,
-        "now": now,
-        "forecast": fc.to_json(),
-        "eta_in_s": fc.eta - now if fc.eta is not None else None,
-        "boost": boost.to_json() if boost is not None else None,
-    }
-
-
-def _json(fc: model.Forecast | None) -> dict[str, Any] | None:
-    return fc.to_json() if fc is not None else None
+) -> ArrayForecast:
+    return ArrayForecast(
+        array=name,
+        run_id=run["id"] if run else None,
+        action=run["action"] if run else None,
+        now=now,
+        forecast=fc,
+        eta_in_s=fc.eta - now if fc.eta is not None else None,
+        boost=boost,
+    )

@@ -1,9 +1,9 @@
 """The present as the sampler's last tick left it, as plain frozen values (no I/O, no database):
 what every page, poll, JSON endpoint and /metrics reads (STYLE.md habit 13; issue 12).
 
-app/live/present.py builds one BoxNow per tick and replaces the reference; a request takes
-`present.box` once and sees one consistent tick. Keeping them plain lets the exposition and the
-views be tested on captured kernel trees without a server.
+app/live/snapshot_builder.py builds one Snapshot per tick and replaces the reference; a request
+takes `snapshot_builder.snapshot` once and sees one consistent tick. Keeping them plain lets the
+exposition and the views be tested on captured kernel trees without a server.
 """
 
 from collections.abc import Mapping
@@ -63,7 +63,7 @@ class KnobNow:
 
 
 @dataclass(frozen=True)
-class BoxNow:
+class Snapshot:
     """Everything the web says about the box now."""
 
     arrays: tuple[ArrayNow, ...] = ()

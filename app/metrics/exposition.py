@@ -15,7 +15,7 @@ from prometheus_client.metrics_core import Metric
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
 from app.live.array_view import is_failed, role_of
-from app.live.snapshot import ArrayNow, BoxNow
+from app.live.snapshot import ArrayNow, Snapshot
 from app.md.attributes import effective_limit
 from app.md.mdstat import Array
 from app.metrics import node
@@ -45,11 +45,11 @@ class _Families:
         return self.built
 
 
-def render(box: BoxNow, node_compat: bool = True) -> bytes:
-    """The text exposition of `box`; node_exporter's node_md_* series too when `node_compat`."""
-    built = [*_array_families(box), *_box_families(box)]
+def render(snapshot: Snapshot, node_compat: bool = True) -> bytes:
+    """The text exposition of `snapshot`; node_exporter's node_md_* series when `node_compat`."""
+    built = [*_array_families(snapshot), *_box_families(snapshot)]
     if node_compat:
-        built.extend(node.families(box.arrays))
+        built.extend(node.families(snapshot.arrays))
     return generate_latest(_Families(built))
 
 
@@ -66,7 +66,7 @@ def _gauge(name: str, documentation: str, *labels: str) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, documentation, labels=["device", *labels])
 
 
-def _array_families(box: BoxNow) -> Iterator[Metric]:
+def _array_families(snapshot: Snapshot) -> Iterator[Metric]:
     info = _gauge("mdboost_md_info", "Always 1: the array's level and role.", "level", "role")
     action = _gauge(
         "mdboost_md_sync_action",
@@ -133,7 +133,7 @@ def _array_families(box: BoxNow) -> Iterator[Metric]:
         "Average time per request completed by the member disk over the last interval.",
         "member",
     )
-    for now in box.arrays:
+    for now in snapshot.arrays:
         array, sysfs, name = now.array, now.sysfs, now.array.name
         info.add_metric([name, array.level or "", role_of(array)], 1)
         current = action_of(now)
@@ -159,8 +159,8 @@ def _array_families(box: BoxNow) -> Iterator[Metric]:
         if sysfs is None:
             continue
         for family, local, global_kb_s in (
-            (limit_min, sysfs.sync_speed_min, box.speed_limit_min_kb_s),
-            (limit_max, sysfs.sync_speed_max, box.speed_limit_max_kb_s),
+            (limit_min, sysfs.sync_speed_min, snapshot.speed_limit_min_kb_s),
+            (limit_max, sysfs.sync_speed_max, snapshot.speed_limit_max_kb_s),
         ):
             limit = effective_limit(local, global_kb_s)
             if limit is not None:
@@ -207,7 +207,7 @@ def _add_forecast(
             family.add_metric([*labels, bound], value)
 
 
-def _box_families(box: BoxNow) -> Iterator[Metric]:
+def _box_families(snapshot: Snapshot) -> Iterator[Metric]:
     build = GaugeMetricFamily(
         "mdboost_build_info", "Always 1: the mdboost version.", labels=["version"]
     )
@@ -217,11 +217,11 @@ def _box_families(box: BoxNow) -> Iterator[Metric]:
         "mdboost_sampler_last_success_timestamp_seconds",
         "Unix time of the sampler's last tick that read mdstat and stored it without error.",
     )
-    if box.last_success is not None:
-        success.add_metric([], box.last_success)
+    if snapshot.last_success is not None:
+        success.add_metric([], snapshot.last_success)
     yield success
-    yield from _pool_families(box.pool)
-    yield from _tuning_families(box)
+    yield from _pool_families(snapshot.pool)
+    yield from _tuning_families(snapshot)
 
 
 def _pool_families(pool: PoolForecast | None) -> Iterator[Metric]:
@@ -244,21 +244,21 @@ def _pool_families(pool: PoolForecast | None) -> Iterator[Metric]:
     yield from (finish, phase, phases)
 
 
-def _tuning_families(box: BoxNow) -> Iterator[Metric]:
+def _tuning_families(snapshot: Snapshot) -> Iterator[Metric]:
     active = GaugeMetricFamily(
         "mdboost_tuning_active", "1 while a tuning preset (boost) is applied, else 0."
     )
-    active.add_metric([], 1.0 if box.preset is not None else 0.0)
+    active.add_metric([], 1.0 if snapshot.preset is not None else 0.0)
     preset = GaugeMetricFamily(
         "mdboost_tuning_preset_info", "Always 1: the applied preset.", labels=["preset"]
     )
     started = GaugeMetricFamily(
         "mdboost_tuning_session_start_timestamp_seconds", "Unix time the applied preset was set."
     )
-    if box.preset is not None:
-        preset.add_metric([box.preset], 1)
-    if box.session_started is not None:
-        started.add_metric([], box.session_started)
+    if snapshot.preset is not None:
+        preset.add_metric([snapshot.preset], 1)
+    if snapshot.session_started is not None:
+        started.add_metric([], snapshot.session_started)
     knob_labels = ["knob", "target", "unit"]
     value = GaugeMetricFamily(
         "mdboost_tuning_knob_value",
@@ -277,7 +277,7 @@ def _tuning_families(box: BoxNow) -> Iterator[Metric]:
         "mdboost wrote), else 0.",
         labels=["knob", "target"],
     )
-    for knob in box.knobs:
+    for knob in snapshot.knobs:
         unit, scale = _KNOB_UNITS.get(knob.unit, (knob.unit, 1))
         labels = [knob.knob, knob.target or "", unit]
         for family, text in ((value, knob.current), (desired, knob.desired)):

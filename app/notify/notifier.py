@@ -15,7 +15,7 @@ from typing import Any
 from app.config import Settings
 from app.kernel.host import Host
 from app.live import array_view, forecasts
-from app.live.present import Present
+from app.live.snapshot_builder import SnapshotBuilder
 from app.live.tick import Tick
 from app.md import mdstat
 from app.notify import destinations, events, messages, observation, outbox
@@ -44,14 +44,16 @@ class Notifier:
         clock: Callable[[], float],
         settings: Settings,
         wall_clock: Callable[[], float] = time.time,
-        present: Present | None = None,
+        snapshot_builder: SnapshotBuilder | None = None,
     ) -> None:
         self.conn = conn
         self.host = host
         # The ETAs in messages come from the sampler's present; without one (a notifier on its
         # own), it keeps its own, brought up to date with each tick.
-        self.own_present = present is None
-        self.present = present if present is not None else Present(host, conn)
+        self.own_snapshot_builder = snapshot_builder is None
+        self.snapshot_builder = (
+            snapshot_builder if snapshot_builder is not None else SnapshotBuilder(host, conn)
+        )
         self.clock = clock
         self.wall_clock = wall_clock
         self.rules = rules_from(settings)
@@ -67,7 +69,7 @@ class Notifier:
         host: Host,
         clock: Callable[[], float],
         settings: Settings,
-        present: Present | None = None,
+        snapshot_builder: SnapshotBuilder | None = None,
         wall_clock: Callable[[], float] = time.time,
     ) -> "Notifier":
         """A notifier with its own connection; MDBOOST_NOTIFY's URLs become 'env' destinations."""
@@ -77,12 +79,12 @@ class Notifier:
         )
         for problem in destinations.sync_env(conn, urls, clock()):
             log.error("notify: %s", problem)
-        return cls(conn, host, clock, settings, wall_clock, present)
+        return cls(conn, host, clock, settings, wall_clock, snapshot_builder)
 
     def on_tick(self, tick: Tick) -> list[Message]:
         """Queue the events of this tick; a failure is logged and retried with the next tick."""
-        if self.own_present:
-            self.present.update(tick)
+        if self.own_snapshot_builder:
+            self.snapshot_builder.update(tick)
         if tick.clock_step and self.state is not None:
             self.state = events.shifted(self.state, tick.clock_step)
         try:
@@ -167,14 +169,14 @@ class Notifier:
             return messages.compose(event, no_eta)
 
     def _eta(self, now: float) -> messages.EtaLookup:
-        def lookup(name: str) -> dict[str, Any] | None:
-            view = forecasts.array_eta(self.present.box, self.conn, name, now)
-            return view if view.get("run_id") is not None else None
+        def lookup(name: str) -> forecasts.ArrayForecast | None:
+            view = forecasts.array_eta(self.snapshot_builder.snapshot, self.conn, name, now)
+            return view if view.run_id is not None else None
 
         return lookup
 
     def _pool(self, now: float) -> messages.PoolLookup:
-        return lambda: forecasts.pool_eta(self.present.box, now)
+        return lambda: forecasts.pool_eta(self.snapshot_builder.snapshot, now)
 
 
 def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> observation.ArrayFacts:

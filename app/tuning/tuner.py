@@ -7,7 +7,7 @@ from typing import Any
 from app.config import Settings
 from app.kernel.host import Host
 from app.live import array_view
-from app.live.snapshot import BoxNow
+from app.live.snapshot import Snapshot
 from app.live.tick import Tick
 from app.store import db
 from app.tuning.autotune.runner import AutoTuner
@@ -104,10 +104,10 @@ class Tuner:
             self.autotuner.recover()
         return done
 
-    def on_tick(self, tick: Tick | None = None, box: BoxNow | None = None) -> None:
+    def on_tick(self, tick: Tick | None = None, snapshot: Snapshot | None = None) -> None:
         """After each sample: automatic reverts, the schedules, the auto-tune sweep, from the
-        `tick` and the present built from it (`box`)."""
-        self.policy.on_tick(tick, box)
+        `tick` and the present built from it (`snapshot`)."""
+        self.policy.on_tick(tick, snapshot)
         if tick is None:
             return
         self.latest = tick

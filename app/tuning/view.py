@@ -6,7 +6,7 @@ from typing import Any
 
 from app.kernel.knobs import budget_from_available, stripe_cache_mib
 from app.live.knobs import journaled_knobs
-from app.live.snapshot import BoxNow
+from app.live.snapshot import Snapshot
 from app.store import effects, journal
 from app.tuning.autotune.record import setting_label
 from app.tuning.autotune.writes import PRESET as AUTOTUNE_PRESET
@@ -14,9 +14,9 @@ from app.tuning.planning.plan import member_disks
 from app.tuning.tuner import Tuner
 
 
-def status(tuner: Tuner, conn: sqlite3.Connection, box: BoxNow) -> dict[str, Any]:
+def status(tuner: Tuner, conn: sqlite3.Connection, snapshot: Snapshot) -> dict[str, Any]:
     """Whether a preset is on comes from the journal's open session (its one source); what the
-    kernel holds, the RAM and each knob's access from the sampler's last tick (`box`)."""
+    kernel holds, the RAM and each knob's access from the sampler's last tick (`snapshot`)."""
     session = journal.open_session(conn)
     unrecorded = session is not None and tuner.applier.awaiting_record(session["id"])
     if unrecorded:
@@ -25,19 +25,19 @@ def status(tuner: Tuner, conn: sqlite3.Connection, box: BoxNow) -> dict[str, Any
     budget = (
         max_cache_mb
         if max_cache_mb is not None
-        else budget_from_available((box.available_kib or 0) / 1024)
+        else budget_from_available((snapshot.available_kib or 0) / 1024)
     )
     # The stripe caches as the tick read them, or as a later write read them back.
     written = {
         k.target: int(k.current)
-        for k in box.knobs
+        for k in snapshot.knobs
         if k.knob == "stripe_cache_size" and k.current is not None and k.current.isdigit()
     }
     cost = sum(
         stripe_cache_mib(
             written.get(state.name, state.sysfs.stripe_cache_size), member_disks(state.array)
         )
-        for state in box.arrays
+        for state in snapshot.arrays
         if state.sysfs is not None and state.sysfs.stripe_cache_size is not None
     )
     sweep = tuner.autotuner.view(conn)
@@ -49,10 +49,10 @@ def status(tuner: Tuner, conn: sqlite3.Connection, box: BoxNow) -> dict[str, Any
         "busy": tuner.operation.locked(),
         # A revert done in the kernel that the journal could not record yet (disk full).
         "unrecorded_revert": unrecorded,
-        "knobs": _knobs(conn, session, box) if session else [],
+        "knobs": _knobs(conn, session, snapshot) if session else [],
         "effects": effects.recent(conn, tuner.settings.effect_minutes * 60, tuner.clock()),
         "ram": {"budget_mib": round(budget, 1), "cost_mib": round(cost, 1)},
-        "capabilities": [c.__dict__ for c in box.knob_access],
+        "capabilities": [c.__dict__ for c in snapshot.knob_access],
         "preset_errors": [e.__dict__ for e in tuner.preset_errors],
         "autotune": sweep,
     }
@@ -89,12 +89,14 @@ def tuning_state(
     return {"kind": "preset", "preset": preset, "label": f"Preset {preset}", "detail": None}
 
 
-def _knobs(conn: sqlite3.Connection, session: sqlite3.Row, box: BoxNow) -> list[dict[str, Any]]:
+def _knobs(
+    conn: sqlite3.Connection, session: sqlite3.Row, snapshot: Snapshot
+) -> list[dict[str, Any]]:
     """The session's knobs as the present holds them: what mdboost last wrote and what the
     kernel held, from one reading (a tick's, or a write's own read-back), so that drift is
     never judged between a new write and an older reading (issue 25). A session newer than the
     present (its write is still being published): the journal's, current unknown."""
-    if box.session_id == session["id"]:
+    if snapshot.session_id == session["id"]:
         return [
             {
                 "key": k.key,
@@ -106,6 +108,6 @@ def _knobs(conn: sqlite3.Connection, session: sqlite3.Row, box: BoxNow) -> list[
                 "current": k.current,
                 "drift": k.drift,
             }
-            for k in box.knobs
+            for k in snapshot.knobs
         ]
     return journaled_knobs(conn, session, lambda key, knob, target: None)

@@ -11,9 +11,9 @@ from fastapi import Depends, Path, Request
 
 from app.config import Settings
 from app.kernel.access import TuningAccess
-from app.live.present import Present
 from app.live.sampler import Sampler
-from app.live.snapshot import BoxNow
+from app.live.snapshot import Snapshot
+from app.live.snapshot_builder import SnapshotBuilder
 from app.store import db
 from app.store.opening import MovedAside
 from app.tuning.tuner import Tuner
@@ -38,14 +38,14 @@ def get_tuner(request: Request) -> Tuner:
     return tuner
 
 
-def get_present(request: Request) -> Present:
-    present: Present = request.app.state.present
-    return present
+def get_snapshot_builder(request: Request) -> SnapshotBuilder:
+    snapshot_builder: SnapshotBuilder = request.app.state.snapshot_builder
+    return snapshot_builder
 
 
-def get_box(request: Request) -> BoxNow:
+def get_snapshot(request: Request) -> Snapshot:
     """The present as the sampler's last tick left it: requests read this, never /proc or /sys."""
-    return get_present(request).box
+    return get_snapshot_builder(request).snapshot
 
 
 def get_clock(request: Request) -> Callable[[], float]:
@@ -90,8 +90,8 @@ def sessions_accepted(request: Request) -> bool:
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 DbDep = Annotated[sqlite3.Connection, Depends(get_db)]
 TunerDep = Annotated[Tuner, Depends(get_tuner)]
-PresentDep = Annotated[Present, Depends(get_present)]
-BoxDep = Annotated[BoxNow, Depends(get_box)]
+SnapshotBuilderDep = Annotated[SnapshotBuilder, Depends(get_snapshot_builder)]
+SnapshotDep = Annotated[Snapshot, Depends(get_snapshot)]
 ClockDep = Annotated[Callable[[], float], Depends(get_clock)]
 SamplerDep = Annotated[Sampler, Depends(get_sampler)]
 TuningAccessDep = Annotated[TuningAccess, Depends(get_tuning_access)]

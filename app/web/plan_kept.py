@@ -5,7 +5,7 @@ import sqlite3
 from dataclasses import replace
 from typing import Any
 
-from app.live.snapshot import BoxNow
+from app.live.snapshot import Snapshot
 from app.planner import layout, timing
 from app.store import plan_history
 from app.web import planning
@@ -13,19 +13,26 @@ from app.web import planning
 PLANNED_ACTIONS = ("reshape", "recovery")
 
 
-def beside(box: BoxNow, conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any] | None:
+def beside(
+    snapshot: Snapshot, conn: sqlite3.Connection, run: dict[str, Any]
+) -> dict[str, Any] | None:
     """The plan for `run` made from what was known before it started, and how it compares: the
     error is (planned - real) / real once the run completed. None for other runs, or when the
     array is no longer a data array of a pool mdboost can plan."""
     if run["action"] not in PLANNED_ACTIONS:
         return None
-    pool = next((p for p in planning.pools(box) if run["array"] in _arrays(p)), None)
+    pool = next((p for p in planning.pools(snapshot) if run["array"] in _arrays(p)), None)
     if pool is None:
         return None
     tier = next(t for t in pool.tiers if t.array == run["array"])
     started = run["started"]
     history = planning.history(
-        box, conn, pool, started, before=started, limit=plan_history.first_limit(conn, run["id"])
+        snapshot,
+        conn,
+        pool,
+        started,
+        before=started,
+        limit=plan_history.first_limit(conn, run["id"]),
     )
     if run["action"] == "recovery":
         step = timing.rebuild(tier, history, started)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from app.forecast import boost as boost_model
 from app.forecast.physics import AT_MAX, KNEE_SPEEDUP, KNEE_SPEEDUP_RANGE, grow_knee
 from app.live.array_view import role_of
-from app.live.snapshot import BoxNow
+from app.live.snapshot import Snapshot
 from app.planner import layout, paces, timing
 from app.planner.change import BadChange, Change, Plan, member_disk, plan_change, tb
 from app.store import plan_history
@@ -23,22 +23,22 @@ class Request:
     member: str | None = None  # a disk ("sdb") or a member partition ("sdb5")
 
 
-def pools(box: BoxNow) -> list[layout.Pool]:
+def pools(snapshot: Snapshot) -> list[layout.Pool]:
     """The box's data pools as the last tick read them, largest first."""
-    arrays = box.mdstat.arrays
+    arrays = snapshot.mdstat.arrays
     data = [a for a in arrays if role_of(a) == "data" and a.devices]
     system = [a for a in arrays if role_of(a) != "data"]
     old = {}
-    for state in box.arrays:
+    for state in snapshot.arrays:
         raid_disks = state.sysfs.raid_disks if state.sysfs else None
         if raid_disks is not None and raid_disks[1] is not None:
             old[state.name] = raid_disks[1]
     return layout.pools(data, system, old) if data else []
 
 
-def make_plan(box: BoxNow, conn: sqlite3.Connection, request: Request, now: float) -> Plan:
+def make_plan(snapshot: Snapshot, conn: sqlite3.Connection, request: Request, now: float) -> Plan:
     """Plan the change on the pool it concerns; BadChange when it cannot be planned as asked."""
-    found = pools(box)
+    found = pools(snapshot)
     if not found:
         raise BadChange("this box has no data array to change")
     member = member_disk(request.member) if request.member else None
@@ -48,11 +48,11 @@ def make_plan(box: BoxNow, conn: sqlite3.Connection, request: Request, now: floa
         raise BadChange("an add names no member: the new disk joins the pool")
     pool = next((p for p in found if member in p.disks), found[0])
     wanted = Change(request.change, request.disk_bytes // KIB, member)
-    return plan_change(pool, wanted, history(box, conn, pool, now), now, box.disk_kib)
+    return plan_change(pool, wanted, history(snapshot, conn, pool, now), now, snapshot.disk_kib)
 
 
 def history(
-    box: BoxNow,
+    snapshot: Snapshot,
     conn: sqlite3.Connection,
     pool: layout.Pool,
     now: float,
@@ -63,9 +63,9 @@ def history(
     measured effect (else the forecast's model of it), and md's max limit (now, unless given);
     only what was known `before` a moment when given."""
     arrays = [t.array for t in pool.tiers]
-    grow_before, grow_after = _grow(box, conn, pool, now, before)
-    boost_sync, boost_grow = _boosts(conn, arrays, before, box.kernel_release)
-    state = box.array(arrays[0])
+    grow_before, grow_after = _grow(snapshot, conn, pool, now, before)
+    boost_sync, boost_grow = _boosts(conn, arrays, before, snapshot.kernel_release)
+    state = snapshot.array(arrays[0])
     if limit is None and state is not None and state.speed_max:
         limit = state.speed_max.kb_s
     return paces.History(
@@ -75,16 +75,16 @@ def history(
         boost_sync=boost_sync,
         boost_grow=boost_grow,
         knee_speedup=(KNEE_SPEEDUP, *KNEE_SPEEDUP_RANGE),
-        rotational=_rotational(box, pool),
-        speed_max_kib_s=limit or box.speed_limit_max_kb_s,
+        rotational=_rotational(snapshot, pool),
+        speed_max_kib_s=limit or snapshot.speed_limit_max_kb_s,
         # boost's max (presets/boost.toml: 2,000,000 KiB/s) is above what any disk does
         boost_max_kib_s=None,
     )
 
 
-def _rotational(box: BoxNow, pool: layout.Pool) -> bool | None:
+def _rotational(snapshot: Snapshot, pool: layout.Pool) -> bool | None:
     """Whether the pool's disks spin: any that does bounds a grow by its seeks; None unknown."""
-    known = [box.disk_rotational[d] for d in pool.disks if d in box.disk_rotational]
+    known = [snapshot.disk_rotational[d] for d in pool.disks if d in snapshot.disk_rotational]
     return any(known) if known else None
 
 
@@ -109,7 +109,7 @@ def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.M
 
 
 def _grow(
-    box: BoxNow, conn: sqlite3.Connection, pool: layout.Pool, now: float, before: float
+    snapshot: Snapshot, conn: sqlite3.Connection, pool: layout.Pool, now: float, before: float
 ) -> tuple[paces.Measured | None, paces.Measured | None]:
     """The newest grow's pace before its knee and after it (the part it has run so far), per
     member: its progress share times the member's size (md counts a reshape per device; the
@@ -119,7 +119,7 @@ def _grow(
         return None, None
     member = next(t.member_kib for t in pool.tiers if t.array == run["array"])
     scale = member / run["total_blocks"]
-    knee = _knee(box, run)
+    knee = _knee(snapshot, run)
     first = plan_history.progress_at(conn, run["id"])
     last = plan_history.last_progress(conn, run["id"])
     if knee is None or first is None or last is None:
@@ -144,10 +144,10 @@ def _pace(
     return paces.Measured(done / (end[0] - start[0]), what, when, int(done))
 
 
-def _knee(box: BoxNow, run: dict[str, Any]) -> float | None:
+def _knee(snapshot: Snapshot, run: dict[str, Any]) -> float | None:
     """Where the grow's knee was: old / new data disks, from sysfs raid_disks "new (old)" while
     it runs; afterwards from the members now, one fewer before (DSM adds disks one at a time)."""
-    state = box.array(run["array"])
+    state = snapshot.array(run["array"])
     if state is None:
         return None
     raid_disks = state.sysfs.raid_disks if state.sysfs else None
@@ -262,7 +262,7 @@ def span(seconds: float) -> str:
 
 
 def section(
-    box: BoxNow,
+    snapshot: Snapshot,
     conn: sqlite3.Connection,
     now: float,
     change: Literal["add", "replace"] = "add",
@@ -270,7 +270,7 @@ def section(
     member: str | None = None,
 ) -> dict[str, Any]:
     """The page's "Plan a change": the form's choices, and the plan when one was asked for."""
-    found = pools(box)
+    found = pools(snapshot)
     disks = list(found[0].disks) if found else []
     out: dict[str, Any] = {
         "change": change,
@@ -285,7 +285,7 @@ def section(
         return out
     asked = Request(change, int(disk_tb * 1e12), member if change == "replace" else None)
     try:
-        out["plan"] = to_json(make_plan(box, conn, asked, now))
+        out["plan"] = to_json(make_plan(snapshot, conn, asked, now))
     except BadChange as error:
         out["error"] = str(error)
     return out

@@ -10,9 +10,9 @@ from app.forecast.boost import NO_GAIN
 from app.formats import FLAG_LABELS, ROLE_LABELS, array_title, drive_name, mb_s, ratio
 from app.kernel.access import HOW_TO_TUNE
 from app.live import array_view
-from app.live.forecasts import array_eta, pool_eta
+from app.live.forecasts import PoolForecastBody, array_eta, pool_eta
 from app.live.sampler import Sampler
-from app.live.snapshot import BoxNow
+from app.live.snapshot import Snapshot
 from app.planner.change import tb
 from app.store import history
 from app.store.opening import MovedAside
@@ -34,14 +34,14 @@ def store(settings: Settings, sampler: Sampler, moved_aside: MovedAside | None) 
     return {"keep_days": settings.keep_days, "size": sampler.size, "moved_aside": moved_aside}
 
 
-def diagnoses(box: BoxNow) -> dict[str, Any]:
+def diagnoses(snapshot: Snapshot) -> dict[str, Any]:
     """Each syncing array's verdict as of the last tick, by array name, for the templates."""
-    return {state.name: state.diagnosis for state in box.arrays if state.diagnosis is not None}
+    return {state.name: state.diagnosis for state in snapshot.arrays if state.diagnosis is not None}
 
 
 def card(
     view: dict[str, Any],
-    box: BoxNow,
+    snapshot: Snapshot,
     conn: sqlite3.Connection,
     now: float,
     summaries: dict[int, str],
@@ -71,18 +71,18 @@ def card(
         "role_label": ROLE_LABELS.get(view["role"], view["role"]),
         "title": array_title(view["name"], view["role"], synology),
         "synology": synology,
-        "members": [_member(d, box) for d in view["devices"]],
+        "members": [_member(d, snapshot) for d in view["devices"]],
         "elapsed_s": now - run["started"] if run else None,
         "kernel_eta": now + finish_min * 60 if running and finish_min is not None else None,
-        "eta": array_eta(box, conn, view["name"], now, boost_max) if running and run else None,
+        "eta": array_eta(snapshot, conn, view["name"], now, boost_max) if running and run else None,
         "markers": _markers(conn, run["id"], summaries) if run else [],
     }
 
 
-def _member(device: dict[str, Any], box: BoxNow) -> dict[str, Any]:
+def _member(device: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
     """A member as the owner knows its disk: DSM's name where it has one, the model and the size
     the sampler read from sysfs, beside the kernel's name."""
-    disk = box.disks.get(device["name"])
+    disk = snapshot.disks.get(device["name"])
     return {
         **device,
         "flag_labels": [FLAG_LABELS.get(f, f) for f in device["flags"]],
@@ -135,7 +135,7 @@ def _hours(seconds: float) -> str:
 
 
 def cards(
-    box: BoxNow,
+    snapshot: Snapshot,
     conn: sqlite3.Connection,
     now: float,
     summaries: dict[int, str],
@@ -143,9 +143,9 @@ def cards(
 ) -> list[dict[str, Any]]:
     """Failed first (issue 19), then running, then degraded, then data before DSM's own arrays;
     file order otherwise."""
-    views = [array_view.array_view(state) for state in box.arrays]
+    views = [array_view.array_view(state) for state in snapshot.arrays]
     synology = any(v["role"] == "system" for v in views)
-    found = [card(v, box, conn, now, summaries, boost_max, synology) for v in views]
+    found = [card(v, snapshot, conn, now, summaries, boost_max, synology) for v in views]
     return sorted(
         found,
         key=lambda c: (
@@ -188,7 +188,7 @@ def past_run(
 
 
 def boost_panel(
-    request: Request, tuner: Tuner, conn: sqlite3.Connection, box: BoxNow, **extra: Any
+    request: Request, tuner: Tuner, conn: sqlite3.Connection, snapshot: Snapshot, **extra: Any
 ) -> dict[str, Any]:
     """The boost panel's state: GET /api/tuning's shape, plus a plan or an error when given."""
     access = get_tuning_access(request)
@@ -196,11 +196,11 @@ def boost_panel(
     readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
     session = security.login_session(request, conn)
     open_demo = get_settings(request).demo_open
-    tuning = tuning_view.status(tuner, conn, box)
+    tuning = tuning_view.status(tuner, conn, snapshot)
     return {
         "tuning": tuning,
         "autotune_said": autotune_said(tuning["autotune"]),
-        "running": any(state.array.syncing for state in box.arrays),
+        "running": any(state.array.syncing for state in snapshot.arrays),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
         "open_demo": open_demo,
@@ -250,10 +250,10 @@ def summaries(boost: dict[str, Any]) -> dict[int, str]:
     return {e["op_id"]: e["summary"] for e in boost["tuning"]["effects"]}
 
 
-def pool(box: BoxNow, now: float) -> dict[str, Any] | None:
+def pool(snapshot: Snapshot, now: float) -> PoolForecastBody | None:
     """The pool view, when one job spans several arrays (an SHR expansion); else None."""
-    found = pool_eta(box, now)
-    return found if len(found["arrays"]) > 1 else None
+    found = pool_eta(snapshot, now)
+    return found if len(found.arrays) > 1 else None
 
 
 PICTURE_W, PICTURE_H = 300.0, 100.0  # the no-JS picture's viewBox (templates/_chart.html)

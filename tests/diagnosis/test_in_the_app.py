@@ -13,7 +13,7 @@ from app.clock import Timeline
 from app.config import Settings
 from app.kernel.host import Host
 from app.live import sampler
-from app.live.present import Present
+from app.live.snapshot_builder import SnapshotBuilder
 from app.main import create_app
 from app.notify import destinations, messages
 from app.notify.notifier import Notifier
@@ -45,15 +45,18 @@ def client(box: Box, tmp_path: Path) -> Iterator[TestClient]:
 
 
 def tick_for(
-    the_sampler: sampler.Sampler, box: Box, seconds: float, present: Present | None = None
+    the_sampler: sampler.Sampler,
+    box: Box,
+    seconds: float,
+    snapshot_builder: SnapshotBuilder | None = None,
 ) -> None:
     """Tick by hand; with the app's `present`, as its sampler loop would (requests read it)."""
     end = box.now + seconds
     while box.now < end:
         box.step()
         tick = the_sampler.sample_once()
-        if present is not None:
-            present.update(tick)
+        if snapshot_builder is not None:
+            snapshot_builder.update(tick)
 
 
 def test_verdict_changes_are_stored_as_events_of_the_run(
@@ -127,7 +130,12 @@ def test_the_api_reads_the_last_tick_and_no_kernel_file(
     client: TestClient, box: Box, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     box.disks["sdc"].wait_ms, box.disks["sdc"].busy = 60.0, 0.99
-    tick_for(client.app.state.sampler, box, present=client.app.state.present, seconds=90)
+    tick_for(
+        client.app.state.sampler,
+        box,
+        snapshot_builder=client.app.state.snapshot_builder,
+        seconds=90,
+    )
     opened: list[object] = []
     real_read = Host.read
     monkeypatch.setattr(
@@ -156,11 +164,21 @@ def test_an_idle_array_has_no_verdict_and_an_unknown_one_is_404(client: TestClie
 def test_the_page_says_it_in_one_sentence_with_the_evidence_behind_a_tap(
     client: TestClient, box: Box
 ) -> None:
-    tick_for(client.app.state.sampler, box, present=client.app.state.present, seconds=30)
+    tick_for(
+        client.app.state.sampler,
+        box,
+        snapshot_builder=client.app.state.snapshot_builder,
+        seconds=30,
+    )
     assert 'class="why"' not in client.get("/ui/arrays/md2").text  # nothing held a minute yet
     box.disks["sdc"].wait_ms, box.disks["sdc"].busy = 60.0, 0.99
     box.tree.write("sys/block/md2/md/stripe_cache_active", "500")  # of 513: full as well
-    tick_for(client.app.state.sampler, box, present=client.app.state.present, seconds=90)
+    tick_for(
+        client.app.state.sampler,
+        box,
+        snapshot_builder=client.app.state.snapshot_builder,
+        seconds=90,
+    )
     for page in (client.get("/").text, client.get("/ui/arrays/md2").text):
         why = page[page.index('<details class="why" id="why-md2">') :]
         why = why[: why.index("</details>")]
@@ -175,7 +193,12 @@ def test_the_page_says_it_in_one_sentence_with_the_evidence_behind_a_tap(
 
 
 def test_metrics_export_each_members_busy_share_and_wait(client: TestClient, box: Box) -> None:
-    tick_for(client.app.state.sampler, box, present=client.app.state.present, seconds=40)
+    tick_for(
+        client.app.state.sampler,
+        box,
+        snapshot_builder=client.app.state.snapshot_builder,
+        seconds=40,
+    )
     text = client.get("/metrics").text
     assert 'mdboost_md_member_busy_ratio{device="md2",member="sdc5"} 0.4' in text
     assert 'mdboost_md_member_wait_seconds{device="md2",member="sda5"} 0.004' in text

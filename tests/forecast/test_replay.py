@@ -186,11 +186,10 @@ def test_the_range_holds_on_batch_d_recorded_after_the_freeze(step: int) -> None
     assert raw["mdboost_median"] < raw["kernel_median"], raw
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30: a held grow over a large stripe cache speeds up")
 def test_a_held_grow_over_a_large_stripe_cache_beats_finish() -> None:
-    """Open (batch d): held by a max of 2500 over a 16384 stripe cache, md kept 1.14x its max
-    before the knee and 1.44-1.81x after it (6.1, 6.12). The ETA of a run held by its max
-    expects no knee, so finish= (16.7 and 10.1 %) beats it (23.9 and 16.3 %). Strict: when it
-    is fixed, this fails until the mark is removed."""
+    """Batch d: held by a max of 2500 over a 16384 stripe cache, md kept 1.0-1.14x its max
+    before the knee and 1.4-1.9x after it (6.1, 6.12). A stripe cache that keeps a third of
+    md's throttle window in flight holds the grow loosely, so the ETA expects the knee: 5.6 and
+    3.5 % against finish='s 16.7 and 10.1 % (the model that expected no knee: 23.9 and 16.3 %)."""
     steps = backtest_json(*[p for p in held_out_d() if "limit-steps" in p])["steps runs"]
-    assert steps["mdboost_median"] <= steps["kernel_median"], steps
+    assert steps["mdboost_median"] * 2 <= steps["kernel_median"], steps

@@ -11,8 +11,8 @@ import pytest
 
 from app.clock import STEP_S, Timeline
 from app.live import forecasts
-from app.live.present import Present
 from app.live.sampler import Sampler
+from app.live.snapshot_builder import SnapshotBuilder
 from app.live.tick import Tick
 from app.notify import destinations, senders
 from app.notify.delivery import Deliverer, DeliveryRules
@@ -70,7 +70,7 @@ class Nas:
         self.tuner = make_tuner(tree, tmp_path, self.timeline, **settings)  # type: ignore[arg-type]
         self.conn = self.tuner.conn
         self.sampler = Sampler(self.tuner.host, self.conn, self.timeline)
-        self.present = Present(self.tuner.host, self.conn)
+        self.snapshot_builder = SnapshotBuilder(self.tuner.host, self.conn)
         self.notifier = Notifier(
             self.conn, self.tuner.host, self.timeline, self.tuner.settings, self.timeline
         )
@@ -89,15 +89,18 @@ class Nas:
         self.reshape()
         tick = self.sampler.sample_once()
         assert tick.error is None, tick.error
-        self.present.update(tick)
+        self.snapshot_builder.update(tick)
         self.tuner.on_tick(tick)
         self.notices += [m.key for m in self.notifier.on_tick(tick)]
         return tick
 
     def time_left(self) -> float:
-        view = forecasts.array_eta(self.present.box, self.conn, "md2", self.timeline())
-        assert view["forecast"]["status"] == "ok", view["forecast"]
-        return float(view["eta_in_s"])
+        view = forecasts.array_eta(
+            self.snapshot_builder.snapshot, self.conn, "md2", self.timeline()
+        )
+        assert view.forecast.status == "ok", view.forecast
+        assert view.eta_in_s is not None
+        return view.eta_in_s
 
 
 @pytest.fixture

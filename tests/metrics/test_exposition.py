@@ -1,4 +1,4 @@
-"""mdboost's own series on captured kernel trees and built boxes; promtool on the output."""
+"""mdboost's own series on captured kernel trees and built snapshots; promtool on the output."""
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -7,16 +7,16 @@ from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
-from app.live.snapshot import ArrayNow, BoxNow, KnobNow, MemberIO
+from app.live.snapshot import ArrayNow, KnobNow, MemberIO, Snapshot
 from app.metrics.exposition import render
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
-from tests.metrics.boxes import KERNEL_STATES, kernel_box
+from tests.metrics.snapshots import KERNEL_STATES, kernel_snapshot
 
 KIB = 1024
 
 
-def samples(box: BoxNow, node_compat: bool = False) -> dict[str, float]:
-    text = render(box, node_compat=node_compat).decode()
+def samples(snapshot: Snapshot, node_compat: bool = False) -> dict[str, float]:
+    text = render(snapshot, node_compat=node_compat).decode()
     out = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
@@ -30,7 +30,7 @@ def of_device(found: dict[str, float], device: str) -> dict[str, float]:
 
 
 def test_reshape_capture_in_base_units():
-    found = of_device(samples(kernel_box("raid5-reshape")), "md0")
+    found = of_device(samples(kernel_snapshot("raid5-reshape")), "md0")
     # mdstat: reshape = 0.7% (2048/260096) finish=2.0min speed=2048K/sec; sysfs: 1000 (system),
     # stripe_cache_size 513 (mdadm raised it), stripe_cache_active 0, mismatch_cnt 0.
     assert found == {
@@ -75,7 +75,7 @@ def test_reshape_capture_in_base_units():
     ],
 )
 def test_one_action_is_1_the_others_0(state, device, action):
-    found = of_device(samples(kernel_box(state)), device)
+    found = of_device(samples(kernel_snapshot(state)), device)
     actions = {k: v for k, v in found.items() if k.startswith("mdboost_md_sync_action")}
     assert len(actions) == 8
     assert [k for k, v in actions.items() if v == 1] == [
@@ -89,7 +89,7 @@ def test_degraded_and_local_limits(tree: KernelTree):
     tree.mdstat(mdstat_text(raid5(status="UUU_"), raid1()))
     tree.md("md2", degraded="1", sync_speed_max="50000 (local)", mismatch_cnt="8")
     tree.md("md0")
-    found = samples(box_of(tree))
+    found = samples(snapshot_of(tree))
     assert found['mdboost_md_degraded_disks{device="md2"}'] == 1
     assert found['mdboost_md_failed{device="md2"}'] == 0  # one missing of four: degraded only
     assert found['mdboost_md_speed_limit_max_bytes_per_second{device="md2",source="local"}'] == (
@@ -105,8 +105,8 @@ def test_kernels_without_per_array_limits_follow_the_global_ones(tree: KernelTre
     tree.mdstat(mdstat_text(raid1()))
     host = Host(tree.proc, tree.sys)
     array = mdstat_parse.parse(host.read_mdstat() or "").arrays[0]
-    box = BoxNow((ArrayNow(array, host.read_array_sysfs("md0")),), 10000, 200000)
-    found = samples(box)
+    snapshot = Snapshot((ArrayNow(array, host.read_array_sysfs("md0")),), 10000, 200000)
+    found = samples(snapshot)
     assert found['mdboost_md_speed_limit_min_bytes_per_second{device="md0",source="system"}'] == (
         10000 * KIB
     )
@@ -118,45 +118,45 @@ def test_repair_is_told_apart_from_resync(tree: KernelTree):
         mdstat_text(raid5(progress="[>....]  resync =  1.0% (10/1000) finish=1.0min speed=10K/sec"))
     )
     tree.md("md2", sync_action="repair")
-    found = samples(box_of(tree))
+    found = samples(snapshot_of(tree))
     assert found['mdboost_md_sync_action{action="repair",device="md2"}'] == 1
     assert found['mdboost_md_sync_action{action="resync",device="md2"}'] == 0
 
 
-def box_of(tree: KernelTree, **fields: object) -> BoxNow:
+def snapshot_of(tree: KernelTree, **fields: object) -> Snapshot:
     host = Host(tree.proc, tree.sys)
     parsed = mdstat_parse.parse(host.read_mdstat() or "")
     arrays = tuple(ArrayNow(a, host.read_array_sysfs(a.name)) for a in parsed.arrays)
-    return BoxNow(arrays, *host.read_global_speed_limits(), **fields)  # type: ignore[arg-type]
+    return Snapshot(arrays, *host.read_global_speed_limits(), **fields)  # type: ignore[arg-type]
 
 
 def reshaping(**fields: object) -> ArrayNow:
-    array = kernel_box("raid5-reshape").arrays[0]
+    array = kernel_snapshot("raid5-reshape").arrays[0]
     return ArrayNow(array.array, array.sysfs, **fields)  # type: ignore[arg-type]
 
 
 def test_forecast_bounds_only_when_there_is_a_number():
     ok = Forecast("ok", eta=2000.0, low=1500.0, high=3000.0, as_of=1000.0)
-    found = samples(BoxNow((reshaping(forecast=ok),)))
+    found = samples(Snapshot((reshaping(forecast=ok),)))
     assert {k: v for k, v in found.items() if "forecast" in k} == {
         'mdboost_md_forecast_finish_timestamp_seconds{bound="low",device="md0"}': 1500,
         'mdboost_md_forecast_finish_timestamp_seconds{bound="mid",device="md0"}': 2000,
         'mdboost_md_forecast_finish_timestamp_seconds{bound="high",device="md0"}': 3000,
     }
     young = Forecast("insufficient", "2 sample(s); need 6")
-    assert not [k for k in samples(BoxNow((reshaping(forecast=young),))) if "forecast" in k]
+    assert not [k for k in samples(Snapshot((reshaping(forecast=young),))) if "forecast" in k]
 
 
 def test_pool_job_phase_and_finish():
     pool = PoolForecast("ok", eta=9000.0, low=8000.0, high=12000.0, phase=2, phases=3)
-    found = samples(BoxNow(pool=pool))
+    found = samples(Snapshot(pool=pool))
     assert found["mdboost_pool_phase"] == 2 and found["mdboost_pool_phases"] == 3
     assert found['mdboost_pool_forecast_finish_timestamp_seconds{bound="high"}'] == 12000
     waiting = PoolForecast("insufficient", "md2: 1 sample(s); need 6", phase=1, phases=2)
-    found = samples(BoxNow(pool=waiting))
+    found = samples(Snapshot(pool=waiting))
     assert found["mdboost_pool_phase"] == 1
     assert not [k for k in found if k.startswith("mdboost_pool_forecast")]
-    assert not [k for k in samples(BoxNow()) if k.startswith("mdboost_pool")]
+    assert not [k for k in samples(Snapshot()) if k.startswith("mdboost_pool")]
 
 
 def test_tuning_preset_knobs_in_base_units_and_drift():
@@ -167,7 +167,7 @@ def test_tuning_preset_knobs_in_base_units_and_drift():
         KnobNow("read_ahead_kb", "md2", "KiB", "32768", None, False),
         KnobNow("speed_limit_min", None, "KiB/s", "50000", "50000", False),
     )
-    found = samples(BoxNow(preset="boost", session_started=1234.5, knobs=knobs))
+    found = samples(Snapshot(preset="boost", session_started=1234.5, knobs=knobs))
     assert found["mdboost_tuning_active"] == 1
     assert found['mdboost_tuning_preset_info{preset="boost"}'] == 1
     assert found["mdboost_tuning_session_start_timestamp_seconds"] == 1234.5
@@ -190,41 +190,43 @@ def test_tuning_preset_knobs_in_base_units_and_drift():
         'mdboost_tuning_knob_drift{knob="read_ahead_kb",target="md2"}': 0,
         'mdboost_tuning_knob_drift{knob="speed_limit_min",target=""}': 0,
     }
-    idle = samples(BoxNow())
+    idle = samples(Snapshot())
     assert idle["mdboost_tuning_active"] == 0
     assert not [k for k in idle if k.startswith(("mdboost_tuning_preset", "mdboost_tuning_knob"))]
 
 
 def test_member_io_when_the_sampler_has_it():
     members = (MemberIO("sda5", 0.92, 0.018), MemberIO("sdb5", 0.31, 0.004))
-    found = samples(BoxNow((reshaping(members=members),)))
+    found = samples(Snapshot((reshaping(members=members),)))
     assert found['mdboost_md_member_busy_ratio{device="md0",member="sda5"}'] == 0.92
     assert found['mdboost_md_member_wait_seconds{device="md0",member="sdb5"}'] == 0.004
 
 
 def test_a_vanished_array_leaves_no_series():
-    both = kernel_box("raid1-resync-and-delayed")
+    both = kernel_snapshot("raid1-resync-and-delayed")
     assert of_device(samples(both, node_compat=True), "md2")
-    only_md1 = BoxNow(tuple(a for a in both.arrays if a.array.name == "md1"))
+    only_md1 = Snapshot(tuple(a for a in both.arrays if a.array.name == "md1"))
     assert not of_device(samples(only_md1, node_compat=True), "md2")
 
 
 def test_sampler_timestamp_and_every_family_has_help():
-    text = render(BoxNow(last_success=1700000000.5), node_compat=True).decode()
+    text = render(Snapshot(last_success=1700000000.5), node_compat=True).decode()
     families = list(text_string_to_metric_families(text))
     assert all(f.documentation for f in families)
     assert (
-        samples(BoxNow(last_success=1700000000.5))["mdboost_sampler_last_success_timestamp_seconds"]
+        samples(Snapshot(last_success=1700000000.5))[
+            "mdboost_sampler_last_success_timestamp_seconds"
+        ]
         == 1700000000.5
     )
 
 
-def full_box() -> BoxNow:
+def full_snapshot() -> Snapshot:
     """Every family with samples: a reshape with a forecast and members, a pool, a boost."""
     ok = Forecast("ok", eta=2000.0, low=1500.0, high=3000.0, as_of=1000.0)
     members = (MemberIO("vda", 0.5, 0.01),)
-    return BoxNow(
-        (reshaping(forecast=ok, members=members), *kernel_box("raid5-degraded").arrays),
+    return Snapshot(
+        (reshaping(forecast=ok, members=members), *kernel_snapshot("raid5-degraded").arrays),
         last_success=1000.0,
         pool=PoolForecast("ok", eta=9000.0, low=8000.0, high=12000.0, phase=1, phases=2),
         preset="boost",
@@ -234,12 +236,12 @@ def full_box() -> BoxNow:
 
 
 def test_promtool_accepts_every_output(prometheus_tools):
-    boxes = [full_box(), BoxNow()]
-    boxes += [kernel_box(state) for state in KERNEL_STATES]
-    for box in boxes:
+    snapshots = [full_snapshot(), Snapshot()]
+    snapshots += [kernel_snapshot(state) for state in KERNEL_STATES]
+    for snapshot in snapshots:
         for node_compat in (True, False):
             output = prometheus_tools.check(
-                "check", "metrics", stdin=render(box, node_compat=node_compat)
+                "check", "metrics", stdin=render(snapshot, node_compat=node_compat)
             )
             assert output.strip() == "", output  # no lint complaint either
 
@@ -256,6 +258,6 @@ def test_failed_from_the_counts_while_sysfs_says_write_pending(tree: KernelTree)
     )
     tree.md("md0", array_state="write-pending", degraded="2")
     tree.md("md1", array_state="broken")
-    found = samples(box_of(tree))
+    found = samples(snapshot_of(tree))
     assert found['mdboost_md_failed{device="md0"}'] == 1
     assert found['mdboost_md_failed{device="md1"}'] == 1

@@ -9,19 +9,19 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
-from app.live.snapshot import ArrayNow, BoxNow
+from app.live.snapshot import ArrayNow, Snapshot
 from app.md import mdstat
 from app.metrics import node
 from app.metrics.exposition import render
-from tests.metrics.boxes import FIXTURES, KERNEL_STATES, kernel_box
+from tests.metrics.snapshots import FIXTURES, KERNEL_STATES, kernel_snapshot
 
 NODE_EXPORTER = FIXTURES / "node_exporter"
 SYSFS_SERIES = ("node_md_raid_disks", "node_md_degraded")
 
 
-def node_samples(box: BoxNow) -> dict[str, float]:
-    """{'name{label="v",...}': value} of the node_md_* samples /metrics prints for `box`."""
-    text = render(box, node_compat=True).decode()
+def node_samples(snapshot: Snapshot) -> dict[str, float]:
+    """{'name{label="v",...}': value} of the node_md_* samples /metrics prints for `snapshot`."""
+    text = render(snapshot, node_compat=True).decode()
     out = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
@@ -43,7 +43,7 @@ def expected_lines(path: Path, keep: Callable[[str], bool]) -> dict[str, float]:
 def test_mdstat_series_equal_node_exporters_end_to_end_output():
     parsed = mdstat_parse.parse((NODE_EXPORTER / "proc" / "mdstat").read_text())
     assert parsed.warnings == ()
-    ours = node_samples(BoxNow(tuple(ArrayNow(a, None) for a in parsed.arrays)))
+    ours = node_samples(Snapshot(tuple(ArrayNow(a, None) for a in parsed.arrays)))
     theirs = expected_lines(
         NODE_EXPORTER / "e2e-output-node_md.txt",
         lambda line: not line.startswith(SYSFS_SERIES),
@@ -63,7 +63,7 @@ def test_sysfs_series_equal_node_exporters_end_to_end_output():
         )
         arrays.append(ArrayNow(array, host.read_array_sysfs(md.name)))
     ours = {
-        k: v for k, v in node_samples(BoxNow(tuple(arrays))).items() if k.startswith(SYSFS_SERIES)
+        k: v for k, v in node_samples(Snapshot(tuple(arrays))).items() if k.startswith(SYSFS_SERIES)
     }
     theirs = expected_lines(
         NODE_EXPORTER / "e2e-output-node_md.txt", lambda line: line.startswith(SYSFS_SERIES)
@@ -179,12 +179,12 @@ HAND_DERIVED = {
 
 @pytest.mark.parametrize("state", sorted(HAND_DERIVED))
 def test_kernel_captures_give_what_node_exporter_would(state):
-    assert node_samples(kernel_box(state)) == HAND_DERIVED[state]
+    assert node_samples(kernel_snapshot(state)) == HAND_DERIVED[state]
 
 
 def test_every_kernel_capture_has_one_state_at_most_and_synced_within_size():
     for state in KERNEL_STATES:
-        for now in kernel_box(state).arrays:
+        for now in kernel_snapshot(state).arrays:
             array = now.array
             synced = node.blocks_synced(array)
             assert synced is not None and 0 <= synced <= (array.blocks or 0), state
@@ -200,7 +200,7 @@ def test_every_kernel_capture_has_one_state_at_most_and_synced_within_size():
 
 
 def test_off_leaves_out_every_node_series():
-    box = kernel_box("raid5-reshape")
-    text = render(box, node_compat=False).decode()
+    snapshot = kernel_snapshot("raid5-reshape")
+    text = render(snapshot, node_compat=False).decode()
     assert "node_md_" not in text
     assert "mdboost_md_sync_completed_sectors" in text

@@ -5,7 +5,7 @@ from pathlib import Path
 from app.config import Settings
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import array_view
-from app.live.present import Present
+from app.live.snapshot_builder import SnapshotBuilder
 from app.live.tick import Tick
 from app.store import db
 from app.tuning import view as tuning_view
@@ -60,6 +60,6 @@ def status(tuner: Tuner) -> dict:
         },
         global_limits=tuner.host.read_global_speed_limits(),
     )
-    present = Present(tuner.host, tuner.conn)
-    present.update(tick)
-    return tuning_view.status(tuner, tuner.conn, present.box)
+    snapshot_builder = SnapshotBuilder(tuner.host, tuner.conn)
+    snapshot_builder.update(tick)
+    return tuning_view.status(tuner, tuner.conn, snapshot_builder.snapshot)

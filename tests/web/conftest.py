@@ -72,8 +72,8 @@ def client(
             """The page shows the sampler's present: GET once a tick has read the tree as the
             test left it (issue 12)."""
             since = time.time()
-            present = test_client.app.state.present
-            wait_for(lambda: (present.box.ts or 0) > since, 10, "a sampler tick")
+            snapshot_builder = test_client.app.state.snapshot_builder
+            wait_for(lambda: (snapshot_builder.snapshot.ts or 0) > since, 10, "a sampler tick")
             return get(*args, **kwargs)
 
         test_client.get = get_after_a_tick  # type: ignore[method-assign]

@@ -29,7 +29,9 @@ def client(
         **getattr(request, "param", {}),
     )
     with TestClient(create_app(settings)) as test_client:
-        wait_for(lambda: test_client.app.state.present.box.arrays, 10, "the first tick")
+        wait_for(
+            lambda: test_client.app.state.snapshot_builder.snapshot.arrays, 10, "the first tick"
+        )
         yield test_client
 
 

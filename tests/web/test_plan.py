@@ -10,11 +10,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
-from app.live.snapshot import BoxNow
+from app.live.snapshot import Snapshot
 from app.main import create_app
+from app.shapes.plan import PlanBody
 from app.store import db
 from app.web import planning
-from app.web.schemas.plan import PlanBody
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree
 from tests.planner.test_change import SHR_1_1_2_2, pools_of
@@ -87,8 +87,8 @@ def planner(tree: KernelTree, tmp_path: Path) -> Iterator[TestClient]:
         proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite", demo=True, demo_open=True
     )
     with TestClient(create_app(settings)) as client:
-        present = client.app.state.present  # type: ignore[attr-defined]
-        wait_for(lambda: present.box.ts is not None, 10, "a sampler tick")
+        snapshot_builder = client.app.state.snapshot_builder  # type: ignore[attr-defined]
+        wait_for(lambda: snapshot_builder.snapshot.ts is not None, 10, "a sampler tick")
         yield client
 
 
@@ -178,14 +178,14 @@ def disks_tree(tree: KernelTree, files: dict[str, dict[str, str]]) -> None:
 
 def plan_on_fresh_box(
     tree: KernelTree, tmp_path: Path, change: dict[str, object]
-) -> tuple[PlanBody, BoxNow]:
+) -> tuple[PlanBody, Snapshot]:
     """POST /api/plan on an app with no history, once its sampler has ticked."""
     settings = Settings(proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite")
     with TestClient(create_app(settings)) as client:
-        present = client.app.state.present  # type: ignore[attr-defined]
-        wait_for(lambda: present.box.ts is not None, 10, "a sampler tick")
+        snapshot_builder = client.app.state.snapshot_builder  # type: ignore[attr-defined]
+        wait_for(lambda: snapshot_builder.snapshot.ts is not None, 10, "a sampler tick")
         response = client.post("/api/plan", json=change)
-        return PlanBody.model_validate(response.json()), present.box
+        return PlanBody.model_validate(response.json()), snapshot_builder.snapshot
 
 
 def test_a_disk_s_free_tail_comes_from_sysfs_through_the_sampler(tree: KernelTree, tmp_path: Path):
@@ -196,8 +196,8 @@ def test_a_disk_s_free_tail_comes_from_sysfs_through_the_sampler(tree: KernelTre
     sizes = {"sda": three_tb, "sdb": 1953525168, "sdc": 3907029168, "sdd": 3907029168}
     disks_tree(tree, {d: {"size": str(n)} for d, n in sizes.items()})
     change = {"change": "replace", "disk_bytes": three_tb * 512, "member": "sdd"}
-    body, box = plan_on_fresh_box(tree, tmp_path, change)
-    assert box.disk_kib["sda"] == three_tb // 2
+    body, snapshot = plan_on_fresh_box(tree, tmp_path, change)
+    assert snapshot.disk_kib["sda"] == three_tb // 2
     assert [(s.array, s.action, s.level_after, s.disks_after) for s in body.steps] == [
         ("md2", "rebuild", "raid5", 4),
         ("md3", "rebuild", "raid1", 2),
@@ -224,8 +224,8 @@ def test_a_replace_on_a_degraded_pool_gets_a_422(tree: KernelTree, tmp_path: Pat
     shr_tree(tree, SHR_1_1_2_2.replace("[4/4] [UUUU]\n\nmd1", "[4/3] [UUU_]\n\nmd1", 1))
     settings = Settings(proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite")
     with TestClient(create_app(settings)) as client:
-        present = client.app.state.present  # type: ignore[attr-defined]
-        wait_for(lambda: present.box.ts is not None, 10, "a sampler tick")
+        snapshot_builder = client.app.state.snapshot_builder  # type: ignore[attr-defined]
+        wait_for(lambda: snapshot_builder.snapshot.ts is not None, 10, "a sampler tick")
         response = client.post(
             "/api/plan", json={"change": "replace", "disk_bytes": 4 * 10**12, "member": "sda"}
         )
@@ -273,6 +273,6 @@ def test_an_interrupted_check_still_gives_its_pace(conn):
             "speed_max_kb_s) VALUES (?, 'md2', 1, 'check', ?, ?, 200000)",
             (ts, done, MD2_MEMBER),
         )
-    sync = planning.history(BoxNow(), conn, pool, now).sync
+    sync = planning.history(Snapshot(), conn, pool, now).sync
     assert sync is not None and sync.kib_s == pytest.approx(100_000)
     assert sync.what == "the check of md2" and not sync.held_by_max

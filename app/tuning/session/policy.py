@@ -10,7 +10,7 @@ import sqlite3
 
 from app.live import array_view
 from app.live.knobs import knob_states
-from app.live.snapshot import BoxNow
+from app.live.snapshot import Snapshot
 from app.live.tick import Tick
 from app.store import db, effects, history, journal
 from app.tuning.session.apply import Applier, Busy, JournalUnavailable, TuningFailed
@@ -53,9 +53,9 @@ class Policy:
                 return "the tuned arrays' operations finished"
         return None
 
-    def on_tick(self, tick: Tick | None = None, box: BoxNow | None = None) -> None:
+    def on_tick(self, tick: Tick | None = None, snapshot: Snapshot | None = None) -> None:
         """Sampler hook: auto-revert when due, store finished effects, note drift, from the
-        `tick`'s readings and the present (`box`) built from them.
+        `tick`'s readings and the present (`snapshot`) built from them.
 
         Skipped while an apply or revert holds the lock: the next tick does it.
         """
@@ -76,17 +76,17 @@ class Policy:
                 except JournalUnavailable as error:
                     log.warning("automatic revert: %s", error)
             elif open_session is not None:
-                self._note_drift(open_session, box)
+                self._note_drift(open_session, snapshot)
             effects.settle(applier.conn, applier.settings.effect_minutes * 60, applier.clock())
         finally:
             applier.lock.release()
 
-    def _note_drift(self, open_session: sqlite3.Row, box: BoxNow | None) -> None:
+    def _note_drift(self, open_session: sqlite3.Row, snapshot: Snapshot | None) -> None:
         """Log and record a knob someone else changed, once per value: from the knobs the
         present read this tick (the kernel is read here only without one)."""
         conn = self.applier.conn
-        if box is not None and box.session_id == open_session["id"]:
-            states = [k.__dict__ for k in box.knobs]
+        if snapshot is not None and snapshot.session_id == open_session["id"]:
+            states = [k.__dict__ for k in snapshot.knobs]
         else:
             states = knob_states(self.applier.host, conn, open_session)
         for knob in states:

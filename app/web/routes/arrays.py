@@ -7,45 +7,54 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
 
 from app.live import array_view
+from app.shapes import documents
+from app.shapes.arrays import ArrayList, ArrayView, Diagnosis, Samples
 from app.store import history
-from app.web.deps import BoxDep, DbDep
-from app.web.schemas import documents
-from app.web.schemas.arrays import ArrayList, ArrayView, Diagnosis, Samples
+from app.web.deps import DbDep, SnapshotDep
 
 router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 
 
 @router.get("")
-def list_arrays(box: BoxDep) -> ArrayList:
+def list_arrays(snapshot: SnapshotDep) -> ArrayList:
     """The arrays as the sampler's last tick read them (`as_of`, unix seconds)."""
-    views = [ArrayView.model_validate(array_view.array_view(state)) for state in box.arrays]
+    views = [ArrayView.model_validate(array_view.array_view(state)) for state in snapshot.arrays]
     return ArrayList(
-        as_of=box.ts,
-        personalities=list(box.mdstat.personalities) if box.mdstat.personalities else None,
+        as_of=snapshot.ts,
+        personalities=list(snapshot.mdstat.personalities)
+        if snapshot.mdstat.personalities
+        else None,
         arrays=views,
         failed=[view.name for view in views if view.failed],  # the most urgent news
-        warnings=list(box.mdstat.warnings),
+        warnings=list(snapshot.mdstat.warnings),
     )
 
 
 @router.get("/{name}/samples", responses=documents(Samples))
 def array_samples(
     name: str,
-    box: BoxDep,
+    snapshot: SnapshotDep,
     conn: DbDep,
     since: Annotated[float | None, Query(ge=0, description="unix seconds")] = None,
     until: Annotated[float | None, Query(ge=0, description="unix seconds")] = None,
     points: Annotated[int, Query(ge=2, le=5000)] = 500,
 ) -> Response:
     """Samples downsampled to at most `points`, keeping each bucket's slowest and fastest."""
-    if box.array(name) is None and not history.array_known(conn, name):
+    if snapshot.array(name) is None and not history.array_known(conn, name):
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     if since is not None and until is not None and since > until:
         raise HTTPException(status_code=422, detail="since must not be after until")
-    state = box.array(name)
-    if state is not None and state.run is None and box.ts is not None and (until or 1e18) >= box.ts:
+    state = snapshot.array(name)
+    if (
+        state is not None
+        and state.run is None
+        and snapshot.ts is not None
+        and (until or 1e18) >= snapshot.ts
+    ):
         # Idle: the last stored sample holds until now, one more point on the line.
-        rows = history.carried_to(history.samples(conn, name, since, until, points - 1), box.ts)
+        rows = history.carried_to(
+            history.samples(conn, name, since, until, points - 1), snapshot.ts
+        )
     else:
         rows = history.samples(conn, name, since, until, points)
     body = {"array": name, "samples": rows}
@@ -56,11 +65,11 @@ def array_samples(
 
 # An array that runs nothing answers only Diagnosis's first five fields, as the code sets them.
 @router.get("/{name}/diagnosis", response_model_exclude_unset=True)
-def array_diagnosis(name: str, box: BoxDep) -> Diagnosis:
+def array_diagnosis(name: str, snapshot: SnapshotDep) -> Diagnosis:
     """What holds the array's sync back, with the evidence, as of the sampler's last tick."""
-    state = box.array(name)
+    state = snapshot.array(name)
     if state is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     if state.diagnosis is not None:
         return Diagnosis.model_validate(state.diagnosis.to_json())
-    return Diagnosis(array=name, ts=box.ts, running=False, verdict=None, sentence=None)
+    return Diagnosis(array=name, ts=snapshot.ts, running=False, verdict=None, sentence=None)

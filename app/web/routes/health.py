@@ -2,8 +2,8 @@
 
 from fastapi import APIRouter
 
-from app.web.deps import BoxDep, ReconcileDep, SamplerDep, SettingsDep, TuningAccessDep
-from app.web.schemas import Health
+from app.shapes import Health
+from app.web.deps import ReconcileDep, SamplerDep, SettingsDep, SnapshotDep, TuningAccessDep
 
 router = APIRouter(tags=["health"])
 
@@ -11,13 +11,13 @@ router = APIRouter(tags=["health"])
 @router.get("/healthz")
 def healthz(
     settings: SettingsDep,
-    box: BoxDep,
+    snapshot: SnapshotDep,
     sampler: SamplerDep,
     access: TuningAccessDep,
     reconcile: ReconcileDep,
 ) -> Health:
     return Health(
-        mdstat=box.found_mdstat,
+        mdstat=snapshot.found_mdstat,
         simulated=settings.demo,
         last_sample_error=sampler.latest.error,
         tuning_writable=access.writable,

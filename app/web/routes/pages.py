@@ -7,14 +7,14 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app.live.snapshot import BoxNow
+from app.live.snapshot import Snapshot
 from app.web import plan_kept, planning, security, views
 from app.web.deps import (
-    BoxDep,
     ClockDep,
     DbDep,
-    PresentDep,
     RowId,
+    SnapshotBuilderDep,
+    SnapshotDep,
     TunerDep,
     get_moved_aside,
     get_sampler,
@@ -39,16 +39,20 @@ DONE = {
 
 
 def _page(
-    request: Request, box: BoxNow, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
+    request: Request,
+    snapshot: Snapshot,
+    conn: sqlite3.Connection,
+    now: float,
+    boost: dict[str, Any],
 ) -> Response:
     context = {
         "now": now,
         "demo": get_settings(request).demo,
-        "diagnoses": views.diagnoses(box),
-        "plan_section": planning.section(box, conn, now),
+        "diagnoses": views.diagnoses(snapshot),
+        "plan_section": planning.section(snapshot, conn, now),
         "store": views.store(get_settings(request), get_sampler(request), get_moved_aside(request)),
     }
-    regions = _regions(box, conn, now, boost)
+    regions = _regions(snapshot, conn, now, boost)
     for card in regions["cards"]:  # the no-JS picture: only whole pages carry the chart
         if card["running"] and card["array"]["run"]:
             card["picture"] = views.progress_picture(conn, card["array"]["run"])
@@ -56,7 +60,7 @@ def _page(
 
 
 def _regions(
-    box: BoxNow,
+    snapshot: Snapshot,
     conn: sqlite3.Connection,
     now: float,
     boost: dict[str, Any],
@@ -65,26 +69,30 @@ def _regions(
     """The cards, the pool, past runs, the boost panel and the sentence that sums them up.
     Without `all_runs` (a card's poll), past runs are read only when nothing runs: then the
     sentence names the last one."""
-    cards = views.cards(box, conn, now, views.summaries(boost), boost.get("boost_max_kb_s"))
+    cards = views.cards(snapshot, conn, now, views.summaries(boost), boost.get("boost_max_kb_s"))
     idle = not any(c["running"] for c in cards)
-    pool, runs = views.pool(box, now), views.past_runs(conn) if all_runs or idle else []
+    pool, runs = views.pool(snapshot, now), views.past_runs(conn) if all_runs or idle else []
     found = {"cards": cards, "pool": pool, "runs": runs, "boost": boost}
     return {**found, "headline": headline(cards, pool, boost, runs)}
 
 
 def _boost_fragment(
-    request: Request, box: BoxNow, conn: sqlite3.Connection, now: float, boost: dict[str, Any]
+    request: Request,
+    snapshot: Snapshot,
+    conn: sqlite3.Connection,
+    now: float,
+    boost: dict[str, Any],
 ) -> Response:
     """The panel, plus out-of-band the chart markers, past runs and the sentence that an apply
     or revert changes."""
-    regions = _regions(box, conn, now, boost)
+    regions = _regions(snapshot, conn, now, boost)
     cards = [c for c in regions.pop("cards") if c["array"]["run"]]
     return render_page(request, "_boost.html", {**regions, "oob_cards": cards})
 
 
 def _after_post(
     request: Request,
-    box: BoxNow,
+    snapshot: Snapshot,
     conn: sqlite3.Connection,
     now: float,
     boost: dict[str, Any],
@@ -96,9 +104,9 @@ def _after_post(
         boost["done"] = DONE[done]
     if request.headers.get("hx-request") != "true":
         if boost.get("plan") or boost.get("error"):
-            return _page(request, box, conn, now, boost)
+            return _page(request, snapshot, conn, now, boost)
         return RedirectResponse(f"/?done={done}#boost" if done else "/#boost", status_code=303)
-    return _boost_fragment(request, box, conn, now, boost)
+    return _boost_fragment(request, snapshot, conn, now, boost)
 
 
 def _attempt(action: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any] | None, str | None]:
@@ -110,63 +118,74 @@ def _attempt(action: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any] | Non
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep) -> Response:
-    boost = views.boost_panel(request, tuner, conn, box)
+def index(
+    request: Request, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+) -> Response:
+    boost = views.boost_panel(request, tuner, conn, snapshot)
     done = DONE.get(request.query_params.get("done") or "")
-    return _page(request, box, conn, clock(), boost | ({"done": done} if done else {}))
+    return _page(request, snapshot, conn, clock(), boost | ({"done": done} if done else {}))
 
 
 @router.get("/ui/arrays/{name}", response_class=HTMLResponse)
 def array_card(
-    name: str, request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    name: str,
+    request: Request,
+    snapshot: SnapshotDep,
+    conn: DbDep,
+    clock: ClockDep,
+    tuner: TunerDep,
 ) -> HTMLResponse:
     """The polled card of one array: it carries its own hx-trigger only while an operation runs."""
-    if box.array(name) is None:
+    if snapshot.array(name) is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
-    boost = views.boost_panel(request, tuner, conn, box)
-    regions = _regions(box, conn, clock(), boost, all_runs=False)
+    boost = views.boost_panel(request, tuner, conn, snapshot)
+    regions = _regions(snapshot, conn, clock(), boost, all_runs=False)
     card = next(c for c in regions["cards"] if c["array"]["name"] == name)
-    context = {"card": card, "diagnoses": views.diagnoses(box), "headline": regions["headline"]}
+    context = {
+        "card": card,
+        "diagnoses": views.diagnoses(snapshot),
+        "headline": regions["headline"],
+    }
     return render_page(request, "_array.html", context)
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def past_run(
-    run_id: RowId, request: Request, box: BoxDep, conn: DbDep, tuner: TunerDep
+    run_id: RowId, request: Request, snapshot: SnapshotDep, conn: DbDep, tuner: TunerDep
 ) -> HTMLResponse:
     """One run: how it ended, its chart and its tuning changes (issue 14 item 9)."""
-    summaries = views.summaries(views.boost_panel(request, tuner, conn, box))
+    summaries = views.summaries(views.boost_panel(request, tuner, conn, snapshot))
     found = views.past_run(conn, run_id, summaries)
     if found is None:
         raise HTTPException(status_code=404, detail=f"no run {run_id}")
-    found["plan"] = plan_kept.beside(box, conn, found["run"])
+    found["plan"] = plan_kept.beside(snapshot, conn, found["run"])
     found["card"]["picture"] = views.progress_picture(conn, found["run"])
     return render_page(request, "run.html", found)
 
 
 @router.get("/ui/boost", response_class=HTMLResponse)
 def boost_panel(
-    request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    request: Request, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
     """Polled while an apply or revert runs or an effect is still being measured."""
-    boost = views.boost_panel(request, tuner, conn, box)
-    return _boost_fragment(request, box, conn, clock(), boost)
+    boost = views.boost_panel(request, tuner, conn, snapshot)
+    return _boost_fragment(request, snapshot, conn, clock(), boost)
 
 
 @router.post("/ui/boost/plan", response_class=HTMLResponse, dependencies=CHANGES)
 def boost_plan(
-    request: Request, box: BoxDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    request: Request, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
     """What boost would change and its RAM cost, to confirm before anything is written."""
     plan, error = _attempt(lambda: tuner.plan("boost").to_json())
-    boost = views.boost_panel(request, tuner, conn, box, plan=plan, error=error)
-    return _after_post(request, box, conn, clock(), boost)
+    boost = views.boost_panel(request, tuner, conn, snapshot, plan=plan, error=error)
+    return _after_post(request, snapshot, conn, clock(), boost)
 
 
 @router.post("/ui/boost", response_class=HTMLResponse, dependencies=CHANGES)
 def boost_switch(
     request: Request,
-    present: PresentDep,
+    snapshot_builder: SnapshotBuilderDep,
     conn: DbDep,
     clock: ClockDep,
     tuner: TunerDep,
@@ -179,27 +198,35 @@ def boost_switch(
     _, error = _attempt(
         (lambda: tuner.apply("boost", None)) if on else (lambda: tuner.revert("boost switched off"))
     )
-    box = present.box
-    boost = views.boost_panel(request, tuner, conn, box, error=error)
-    return _after_post(request, box, conn, clock(), boost, "boost-on" if on else "boost-off")
+    snapshot = snapshot_builder.snapshot
+    boost = views.boost_panel(request, tuner, conn, snapshot, error=error)
+    return _after_post(request, snapshot, conn, clock(), boost, "boost-on" if on else "boost-off")
 
 
 @router.post("/ui/autotune", response_class=HTMLResponse, dependencies=CHANGES)
 def autotune(
-    request: Request, present: PresentDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    request: Request,
+    snapshot_builder: SnapshotBuilderDep,
+    conn: DbDep,
+    clock: ClockDep,
+    tuner: TunerDep,
 ) -> Response:
     """Start a sweep on the running sync; the panel then polls while it measures."""
     _, error = _attempt(lambda: tuner.autotune(None))
-    box = present.box
-    boost = views.boost_panel(request, tuner, conn, box, error=error)
-    return _after_post(request, box, conn, clock(), boost, "autotune")
+    snapshot = snapshot_builder.snapshot
+    boost = views.boost_panel(request, tuner, conn, snapshot, error=error)
+    return _after_post(request, snapshot, conn, clock(), boost, "autotune")
 
 
 @router.post("/ui/revert", response_class=HTMLResponse, dependencies=CHANGES)
 def revert(
-    request: Request, present: PresentDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
+    request: Request,
+    snapshot_builder: SnapshotBuilderDep,
+    conn: DbDep,
+    clock: ClockDep,
+    tuner: TunerDep,
 ) -> Response:
     _, error = _attempt(lambda: tuner.revert("requested"))
-    box = present.box
-    boost = views.boost_panel(request, tuner, conn, box, error=error)
-    return _after_post(request, box, conn, clock(), boost, "reverted")
+    snapshot = snapshot_builder.snapshot
+    boost = views.boost_panel(request, tuner, conn, snapshot, error=error)
+    return _after_post(request, snapshot, conn, clock(), boost, "reverted")

@@ -7,14 +7,14 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.shapes import Ok
+from app.shapes.tuning import ScheduleAdded, Schedules
 from app.tuning.schedule import scheduler
 from app.tuning.schedule.daily import ScheduleError, hhmm
 from app.tuning.tuner import Tuner
 from app.web import security, views
-from app.web.deps import ClockDep, DbDep, RowId, TunerDep, get_box
+from app.web.deps import ClockDep, DbDep, RowId, TunerDep, get_snapshot
 from app.web.errors import error_page, http_error, message_of
-from app.web.schemas import Ok
-from app.web.schemas.tuning import ScheduleAdded, Schedules
 from app.web.templating import render_page
 
 router = APIRouter(tags=["schedules"])
@@ -78,7 +78,7 @@ def _panel(request: Request, tuner: Tuner, conn: sqlite3.Connection, error: str 
         if error is not None:
             return error_page(422, error)
         return RedirectResponse("/#schedule", status_code=303)
-    boost = views.boost_panel(request, tuner, conn, get_box(request), schedule_error=error)
+    boost = views.boost_panel(request, tuner, conn, get_snapshot(request), schedule_error=error)
     return render_page(request, "_schedule.html", {"boost": boost})
 
 

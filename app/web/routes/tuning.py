@@ -5,10 +5,10 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.shapes.tuning import PresetPlan, Presets, Sweep, TuningDone, TuningStatus
 from app.tuning import view as tuning_view
-from app.web.deps import BoxDep, DbDep, TunerDep
+from app.web.deps import DbDep, SnapshotDep, TunerDep
 from app.web.errors import call_tuning
-from app.web.schemas.tuning import PresetPlan, Presets, Sweep, TuningDone, TuningStatus
 from app.web.security import TuningChangeDep
 
 router = APIRouter(prefix="/api", tags=["tuning"])
@@ -44,8 +44,8 @@ class BoostBody(BaseModel):
 
 
 @router.get("/tuning")
-def tuning_status(tuner: TunerDep, conn: DbDep, box: BoxDep) -> TuningStatus:
-    return TuningStatus.model_validate(tuning_view.status(tuner, conn, box))
+def tuning_status(tuner: TunerDep, conn: DbDep, snapshot: SnapshotDep) -> TuningStatus:
+    return TuningStatus.model_validate(tuning_view.status(tuner, conn, snapshot))
 
 
 @router.get("/presets")

@@ -1,8 +1,9 @@
-"""Present: the sampler owns the present (STYLE.md habit 13; issue 12). After each tick it builds
-one BoxNow from what the tick read (mdstat, sysfs, the limits, the diagnosis), each open run's
-forecast kept up incrementally (rebuilt once from SQLite, then one sample per tick), the pool, the
-tuning session's knobs as the kernel holds them, the stripe cache's RAM budget and which knobs
-this kernel has; then it replaces `box` in one assignment. Requests read `box`, never the kernel.
+"""SnapshotBuilder: the sampler owns the present (STYLE.md habit 13; issue 12). After each tick it
+builds one Snapshot from what the tick read (mdstat, sysfs, the limits, the diagnosis), each open
+run's forecast kept up incrementally (rebuilt once from SQLite, then one sample per tick), the
+pool, the tuning session's knobs as the kernel holds them, the stripe cache's RAM budget and
+which knobs this kernel has; then it replaces `snapshot` in one assignment. Requests read
+`snapshot`, never the kernel.
 """
 
 import sqlite3
@@ -16,15 +17,15 @@ from app.kernel.access import KnobAccess, knob_access
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import forecasts
 from app.live.knobs import knob_states
-from app.live.snapshot import ArrayNow, BoxNow, KnobNow, MemberIO
+from app.live.snapshot import ArrayNow, KnobNow, MemberIO, Snapshot
 from app.live.tick import Tick
 from app.md.attributes import ArraySysfs, effective_limits
 from app.md.mdstat import Array, MdStat
 from app.store import history, journal
 
 
-class Present:
-    """Holds the latest BoxNow; update() runs in the sampler's thread, requests read `box`."""
+class SnapshotBuilder:
+    """Holds the latest Snapshot: update() runs in the sampler's thread, requests read it."""
 
     def __init__(
         self, host: Host, conn: sqlite3.Connection, writes: "threading.Lock | None" = None
@@ -36,7 +37,7 @@ class Present:
         # read-back (after_write) and shows mdboost's own value as "changed outside mdboost".
         self.writes = writes or threading.Lock()
         self.kernel_release = host.read_kernel_release()  # fixed while the system runs
-        self.box = BoxNow(kernel_release=self.kernel_release)
+        self.snapshot = Snapshot(kernel_release=self.kernel_release)
         self.progress: dict[int, model.RunProgress] = {}  # open run id -> its progress so far
         # Which knobs the kernel has changes when arrays come or go: checked then, not each tick.
         self._access_cache: tuple[tuple[Any, ...], tuple[KnobAccess, ...]] = ((), ())
@@ -103,14 +104,14 @@ class Present:
         knob_access: tuple[KnobAccess, ...],
     ) -> None:
         assert tick.parsed is not None and tick.ts is not None
-        self.box = BoxNow(
+        self.snapshot = Snapshot(
             arrays=tuple(arrays),
             ts=tick.ts,
             mdstat=tick.parsed,
             found_mdstat=tick.found_mdstat,
             speed_limit_min_kb_s=tick.global_limits[0],
             speed_limit_max_kb_s=tick.global_limits[1],
-            last_success=tick.ts if tick.error is None else self.box.last_success,
+            last_success=tick.ts if tick.error is None else self.snapshot.last_success,
             pool=pool_model.pool_forecast(members) if len(members) > 1 else None,
             preset=open_session["preset"] if open_session else None,
             session_started=open_session["started"] if open_session else None,
@@ -129,22 +130,22 @@ class Present:
         """An apply, a revert or an auto-tune step has just written (the applier holds
         `writes`): the session and its knobs as the write read them back, at once (issue 25).
         A knob this write left alone keeps what the last tick read."""
-        box = self.box
-        same = open_session is not None and box.session_id == open_session["id"]
-        seen = {k.key: k.current for k in box.knobs} if same else {}
+        snapshot = self.snapshot
+        same = open_session is not None and snapshot.session_id == open_session["id"]
+        seen = {k.key: k.current for k in snapshot.knobs} if same else {}
         now = [
             k if k["current"] is not None else k | {"current": seen.get(k["key"])} for k in knobs
         ]
         for k in now:
             k["drift"] = k["current"] is not None and k["current"] != k["desired"]
-        arrays, members, pool = box.arrays, box.pool_members, box.pool
-        if box.session_id is not None and open_session is None:
+        arrays, members, pool = snapshot.arrays, snapshot.pool_members, snapshot.pool
+        if snapshot.session_id is not None and open_session is None:
             arrays = tuple(self._reverted(state) for state in arrays)
             by_name = {a.name: a.forecast for a in arrays}
             members = tuple(replace(m, forecast=by_name.get(m.name, m.forecast)) for m in members)
             pool = pool_model.pool_forecast(list(members)) if len(members) > 1 else None
-        self.box = replace(
-            box,
+        self.snapshot = replace(
+            snapshot,
             arrays=arrays,
             pool_members=members,
             pool=pool,

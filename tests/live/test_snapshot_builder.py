@@ -1,10 +1,10 @@
-"""Present: the box /metrics shows, rebuilt after each sampler tick from what the tick read."""
+"""SnapshotBuilder: the Snapshot /metrics shows, rebuilt after each sampler tick from what the tick read."""
 
 import pytest
 
 from app.kernel.host import Host
 from app.live import forecasts, sampler
-from app.live.present import Present
+from app.live.snapshot_builder import SnapshotBuilder
 from app.store import history
 from tests.kernel_tree import (
     RESHAPE_TOTAL,
@@ -39,41 +39,43 @@ def idle(tree: KernelTree) -> None:
     tree.md("md2", stripe_cache_size="256")
 
 
-def run_reshape(tree: KernelTree, conn, clock: Clock, present: Present, ticks: int):
+def run_reshape(
+    tree: KernelTree, conn, clock: Clock, snapshot_builder: SnapshotBuilder, ticks: int
+):
     """`ticks` more ticks of a steady reshape, the clock telling how far it got."""
     s = make_sampler(tree, conn, clock)
     for _ in range(ticks):
         elapsed = clock.now - START
         reshaping(tree, 100_000_000 + int(elapsed * SPEED_KB_S))
-        present.update(s.sample_once())
+        snapshot_builder.update(s.sample_once())
         clock.now += TICK_S
     return s
 
 
 def test_forecast_follows_the_ticks_and_equals_the_apis(tree, conn):
     clock = Clock()
-    present = Present(Host(tree.proc, tree.sys), conn)
-    run_reshape(tree, conn, clock, present, 2)
-    md2 = next(a for a in present.box.arrays if a.array.name == "md2")
+    snapshot_builder = SnapshotBuilder(Host(tree.proc, tree.sys), conn)
+    run_reshape(tree, conn, clock, snapshot_builder, 2)
+    md2 = next(a for a in snapshot_builder.snapshot.arrays if a.array.name == "md2")
     assert md2.forecast is not None and md2.forecast.status == "insufficient"
-    run_reshape(tree, conn, clock, present, 12)
-    md2 = next(a for a in present.box.arrays if a.array.name == "md2")
+    run_reshape(tree, conn, clock, snapshot_builder, 12)
+    md2 = next(a for a in snapshot_builder.snapshot.arrays if a.array.name == "md2")
     assert md2.forecast is not None and md2.forecast.status == "ok"
     assert md2.sysfs is not None and md2.sysfs.stripe_cache_size == 256
     run = history.open_run(conn, "md2")
     assert run is not None
     # The same samples as GET /api/arrays/md2/forecast reads from SQLite: the same numbers.
     assert md2.forecast == forecasts.rebuild(conn, run["id"], None).forecast()
-    assert present.box.last_success == clock.now - TICK_S
-    assert present.box.speed_limit_max_kb_s == 200000
+    assert snapshot_builder.snapshot.last_success == clock.now - TICK_S
+    assert snapshot_builder.snapshot.speed_limit_max_kb_s == 200000
 
 
 def test_a_restart_seeds_the_run_from_sqlite_once(tree, conn):
     clock = Clock()
-    run_reshape(tree, conn, clock, Present(Host(tree.proc, tree.sys), conn), 10)
-    again = Present(Host(tree.proc, tree.sys), conn)
+    run_reshape(tree, conn, clock, SnapshotBuilder(Host(tree.proc, tree.sys), conn), 10)
+    again = SnapshotBuilder(Host(tree.proc, tree.sys), conn)
     run_reshape(tree, conn, clock, again, 1)
-    md2 = next(a for a in again.box.arrays if a.array.name == "md2")
+    md2 = next(a for a in again.snapshot.arrays if a.array.name == "md2")
     assert md2.forecast is not None and md2.forecast.status == "ok"
     (run_progress,) = again.progress.values()
     assert run_progress.last is not None and run_progress.last.count == 10  # 11 samples, from 0
@@ -81,17 +83,19 @@ def test_a_restart_seeds_the_run_from_sqlite_once(tree, conn):
 
 def test_finished_runs_are_forgotten_and_an_unreadable_mdstat_keeps_the_last_box(tree, conn):
     clock = Clock()
-    present = Present(Host(tree.proc, tree.sys), conn)
-    s = run_reshape(tree, conn, clock, present, 4)
+    snapshot_builder = SnapshotBuilder(Host(tree.proc, tree.sys), conn)
+    s = run_reshape(tree, conn, clock, snapshot_builder, 4)
     idle(tree)
-    present.update(s.sample_once())
-    assert present.progress == {} and all(a.forecast is None for a in present.box.arrays)
-    before = present.box
+    snapshot_builder.update(s.sample_once())
+    assert snapshot_builder.progress == {} and all(
+        a.forecast is None for a in snapshot_builder.snapshot.arrays
+    )
+    before = snapshot_builder.snapshot
     (tree.proc / "mdstat").write_bytes(b"\x00\x01 not an mdstat")  # the tick parses nothing
     tick = s.sample_once()
     assert tick.error is not None
-    present.update(tick)
-    assert present.box is before
+    snapshot_builder.update(tick)
+    assert snapshot_builder.snapshot is before
 
 
 def test_the_tuning_session_and_drift(tree, tmp_path):
@@ -101,19 +105,19 @@ def test_the_tuning_session_and_drift(tree, tmp_path):
     tuner.apply("boost")
     act_like_md(tree, before)
     tree.write("sys/block/md2/md/stripe_cache_size", "1024")  # someone else changed it
-    present = Present(tuner.host, tuner.conn)
-    present.update(make_sampler(tree, tuner.conn, Clock()).sample_once())
-    assert present.box.preset == "boost"
-    cache = next(k for k in present.box.knobs if k.knob == "stripe_cache_size")
+    snapshot_builder = SnapshotBuilder(tuner.host, tuner.conn)
+    snapshot_builder.update(make_sampler(tree, tuner.conn, Clock()).sample_once())
+    assert snapshot_builder.snapshot.preset == "boost"
+    cache = next(k for k in snapshot_builder.snapshot.knobs if k.knob == "stripe_cache_size")
     assert (cache.target, cache.current, cache.drift) == ("md2", "1024", True)
     assert cache.desired != "1024"
 
 
 def test_the_pool_is_one_job_only_when_several_arrays_take_part(tree, conn):
     clock = Clock()
-    present = Present(Host(tree.proc, tree.sys), conn)
-    run_reshape(tree, conn, clock, present, 8)
-    assert present.box.pool is None  # md2 alone: its own forecast says it all
+    snapshot_builder = SnapshotBuilder(Host(tree.proc, tree.sys), conn)
+    run_reshape(tree, conn, clock, snapshot_builder, 8)
+    assert snapshot_builder.snapshot.pool is None  # md2 alone: its own forecast says it all
     # An SHR expansion: md3 waits its turn (resync=DELAYED) behind md2's reshape.
     s = make_sampler(tree, conn, clock)
     for _ in range(4):
@@ -122,11 +126,11 @@ def test_the_pool_is_one_job_only_when_several_arrays_take_part(tree, conn):
             tree.read("proc/mdstat").replace("md0 :", raid5("md3", "resync=DELAYED") + "md0 :")
         )
         tree.md("md3", sync_action="resync")
-        present.update(s.sample_once())
+        snapshot_builder.update(s.sample_once())
         clock.now += TICK_S
-    pool = present.box.pool
+    pool = snapshot_builder.snapshot.pool
     assert pool is not None and (pool.status, pool.phase, pool.phases) == ("ok", 1, 2)
-    md2 = next(a for a in present.box.arrays if a.array.name == "md2").forecast
+    md2 = next(a for a in snapshot_builder.snapshot.arrays if a.array.name == "md2").forecast
     assert md2 is not None and md2.eta is not None and pool.eta is not None and pool.eta > md2.eta
 
 
@@ -135,18 +139,20 @@ def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
     (tree.proc / "sys" / "kernel").mkdir(parents=True, exist_ok=True)
     (tree.proc / "sys" / "kernel" / "osrelease").write_text("5.10.0-32-amd64\n")
     clock = Clock()
-    present = Present(Host(tree.proc, tree.sys), conn)
-    run_reshape(tree, conn, clock, present, 6)
+    snapshot_builder = SnapshotBuilder(Host(tree.proc, tree.sys), conn)
+    run_reshape(tree, conn, clock, snapshot_builder, 6)
     (tree.proc / "sys" / "kernel" / "osrelease").write_text("6.1.0-56-amd64\n")
-    run_reshape(tree, conn, clock, present, 1)
-    assert present.box.kernel_release == "5.10.0-32-amd64"  # read at start, not per tick
-    view = forecasts.array_eta(present.box, conn, "md2", clock.now)
-    assert view["boost"] is not None, view
-    assert "Linux 5.10" in view["boost"]["why"], view["boost"]
+    run_reshape(tree, conn, clock, snapshot_builder, 1)
+    assert (
+        snapshot_builder.snapshot.kernel_release == "5.10.0-32-amd64"
+    )  # read at start, not per tick
+    view = forecasts.array_eta(snapshot_builder.snapshot, conn, "md2", clock.now)
+    assert view.boost is not None, view
+    assert "Linux 5.10" in view.boost.why, view.boost
 
 
 def test_no_osrelease_means_no_kernel_release(tree, conn):
-    assert Present(Host(tree.proc, tree.sys), conn).box.kernel_release is None
+    assert SnapshotBuilder(Host(tree.proc, tree.sys), conn).snapshot.kernel_release is None
 
 
 def test_the_instant_after_a_revert_the_finish_is_the_untuned_paces(tree, tmp_path):
@@ -156,8 +162,8 @@ def test_the_instant_after_a_revert_the_finish_is_the_untuned_paces(tree, tmp_pa
     syncing_box(tree)
     clock = Clock()
     tuner = make_tuner(tree, tmp_path, clock)
-    present = Present(tuner.host, tuner.conn, tuner.lock)
-    tuner.applier.on_write = present.after_write
+    snapshot_builder = SnapshotBuilder(tuner.host, tuner.conn, tuner.lock)
+    tuner.applier.on_write = snapshot_builder.after_write
     s = make_sampler(tree, tuner.conn, clock)
     done = 100_000_000
 
@@ -168,11 +174,11 @@ def test_the_instant_after_a_revert_the_finish_is_the_untuned_paces(tree, tmp_pa
             tree.mdstat(
                 mdstat_text(raid5(progress=progress("reshape", done, RESHAPE_TOTAL)), raid1())
             )
-            present.update(s.sample_once())
+            snapshot_builder.update(s.sample_once())
             clock.now += TICK_S
 
     def md2_forecast():
-        return next(a for a in present.box.arrays if a.array.name == "md2").forecast
+        return next(a for a in snapshot_builder.snapshot.arrays if a.array.name == "md2").forecast
 
     tick(6_000, 20)
     assert md2_forecast().status == "ok"

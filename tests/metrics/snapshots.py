@@ -2,7 +2,7 @@
 
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
-from app.live.snapshot import ArrayNow, BoxNow
+from app.live.snapshot import ArrayNow, Snapshot
 from tests import PROJECT_ROOT
 
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures"
@@ -10,9 +10,9 @@ KERNEL = FIXTURES / "kernel"
 KERNEL_STATES = sorted(p.name for p in KERNEL.iterdir() if p.is_dir())
 
 
-def kernel_box(state: str) -> BoxNow:
+def kernel_snapshot(state: str) -> Snapshot:
     """tests/fixtures/kernel/<state>: its mdstat, each array's sysfs and the global limits."""
     host = Host(KERNEL / state / "proc", KERNEL / state / "sys")
     parsed = mdstat_parse.parse(host.read_mdstat() or "")
     arrays = tuple(ArrayNow(a, host.read_array_sysfs(a.name)) for a in parsed.arrays)
-    return BoxNow(arrays, *host.read_global_speed_limits())
+    return Snapshot(arrays, *host.read_global_speed_limits())
