@@ -10,12 +10,40 @@ from app.forecast import boost, model, physics, pool
 from app.live import array_view
 from app.live.snapshot import Snapshot
 from app.md import mdstat
+from app.shapes import Body
 from app.store import effects, history, journal
 
 BOOST_PRESET = "boost"
 # An SHR pool's arrays reshape one after another: a run that completed this long before the
 # next one started still belongs to the same expansion.
 POOL_CHAIN_S = 3600.0
+
+
+# The bodies of GET /api/arrays/{name}/forecast and /api/pool/forecast. They sit beside their
+# builder, not in app/shapes/, because they hold the forecast model's own dataclasses (Forecast,
+# BoostEstimate, PoolForecast), and app/shapes/ sits below the models so that store may use it.
+class ArrayForecast(Body):
+    array: str
+    run_id: int | None
+    action: str | None
+    now: float
+    forecast: model.Forecast
+    eta_in_s: float | None
+    boost: boost.BoostEstimate | None  # the finish if boost were applied now
+    boost_active: bool | None = None  # a preset is applied; absent while nothing runs
+
+
+class PoolArray(Body):
+    name: str
+    state: str  # running | queued | done
+    forecast: model.Forecast | None
+
+
+class PoolForecastBody(Body):
+    now: float
+    pool: pool.PoolForecast
+    eta_in_s: float | None
+    arrays: list[PoolArray]
 
 
 def rebuild(conn: sqlite3.Connection, run_id: int, knee: float | None) -> model.RunProgress:
@@ -41,7 +69,7 @@ def array_eta(
     name: str,
     now: float,
     boost_max: float | None = None,
-) -> dict[str, Any]:
+) -> ArrayForecast:
     """The forecast of the array's running operation as of the sampler's last tick, with "what
     if I boost" while no preset is applied (the journal's open session says whether one is)."""
     state = snapshot.array(name)
@@ -66,7 +94,8 @@ def array_eta(
         # The pace before tuning is not known (tuned before it was measured): nothing to scale.
         estimate = None
     view = _view(name, run, fc, estimate, now)
-    view["boost_active"] = session is not None
+    # Set only here (the route leaves unset fields out): an idle array's answer has no such key.
+    view.boost_active = session is not None
     return view
 
 
@@ -110,18 +139,16 @@ def _boost_estimate(
     return dataclasses.replace(found, why=f"{found.why}; {note}")
 
 
-def pool_eta(snapshot: Snapshot, now: float) -> dict[str, Any]:
+def pool_eta(snapshot: Snapshot, now: float) -> PoolForecastBody:
     """The SHR pool as one job: arrays done, the one reshaping, those queued (resync=DELAYED)."""
     members = snapshot.pool_members
     job = pool.pool_forecast(members)
-    return {
-        "now": now,
-        "pool": job.to_json(),
-        "eta_in_s": job.eta - now if job.eta is not None else None,
-        "arrays": [
-            {"name": m.name, "state": m.state, "forecast": _json(m.forecast)} for m in members
-        ],
-    }
+    return PoolForecastBody(
+        now=now,
+        pool=job,
+        eta_in_s=job.eta - now if job.eta is not None else None,
+        arrays=[PoolArray(name=m.name, state=m.state, forecast=m.forecast) for m in members],
+    )
 
 
 def pool_members(
@@ -162,17 +189,13 @@ def _view(
     fc: model.Forecast,
     boost: boost.BoostEstimate | None,
     now: float,
-) -> dict[str, Any]:
-    return {
-        "array": name,
-        "run_id": run["id"] if run else None,
-        "action": run["action"] if run else None,
-        "now": now,
-        "forecast": fc.to_json(),
-        "eta_in_s": fc.eta - now if fc.eta is not None else None,
-        "boost": boost.to_json() if boost is not None else None,
-    }
-
-
-def _json(fc: model.Forecast | None) -> dict[str, Any] | None:
-    return fc.to_json() if fc is not None else None
+) -> ArrayForecast:
+    return ArrayForecast(
+        array=name,
+        run_id=run["id"] if run else None,
+        action=run["action"] if run else None,
+        now=now,
+        forecast=fc,
+        eta_in_s=fc.eta - now if fc.eta is not None else None,
+        boost=boost,
+    )

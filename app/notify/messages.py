@@ -6,12 +6,13 @@ from typing import Any
 
 from app.diagnosis.text import TITLES
 from app.formats import ACTION_LABELS, clock, duration
+from app.live.forecasts import ArrayForecast, PoolForecastBody
 from app.notify.observation import Event
 from app.notify.senders import Message, Priority
 
 # Forecast of an array's open run as live/forecasts.array_eta() shapes it, or None when it has none.
-EtaLookup = Callable[[str], dict[str, Any] | None]
-PoolLookup = Callable[[], dict[str, Any] | None]
+EtaLookup = Callable[[str], ArrayForecast | None]
+PoolLookup = Callable[[], PoolForecastBody | None]
 
 PRIORITY: dict[str, Priority] = {
     "broken": "urgent",
@@ -53,16 +54,16 @@ def page_link(page_url: str, array: str | None) -> str:
     return f"{base}#array-{array}" if array else base
 
 
-def eta_line(view: dict[str, Any] | None) -> str | None:
+def eta_line(view: ArrayForecast | None) -> str | None:
     """'ETA Tue 14 Oct 16:20 (15:50 – 17:05), in 3 h 10 min', or why there is none."""
     if view is None:
         return None
-    fc = view.get("forecast") or {}
-    if fc.get("eta") is None:
-        return f"ETA not known yet: {fc.get('reason') or fc.get('status') or 'no forecast'}."
-    low, high = fc.get("low") or fc["eta"], fc.get("high") or fc["eta"]
-    left = view.get("eta_in_s")
-    return f"ETA {clock(fc['eta'])} (between {clock(low)} and {clock(high)}), in {duration(left)}."
+    fc = view.forecast
+    if fc.eta is None:
+        return f"ETA not known yet: {fc.reason or fc.status or 'no forecast'}."
+    low, high = fc.low or fc.eta, fc.high or fc.eta
+    left = view.eta_in_s
+    return f"ETA {clock(fc.eta)} (between {clock(low)} and {clock(high)}), in {duration(left)}."
 
 
 def _action(detail: dict[str, Any]) -> str:
@@ -190,11 +191,11 @@ def _pool_line(ctx: Context) -> str | None:
     view = ctx.pool()
     if not view:
         return None
-    pool = view.get("pool") or {}
-    if pool.get("eta") is None:
+    pool = view.pool
+    if pool.eta is None:
         return None
-    low, high = pool.get("low") or pool["eta"], pool.get("high") or pool["eta"]
-    return f"Whole pool: ETA {clock(pool['eta'])} (between {clock(low)} and {clock(high)})."
+    low, high = pool.low or pool.eta, pool.high or pool.eta
+    return f"Whole pool: ETA {clock(pool.eta)} (between {clock(low)} and {clock(high)})."
 
 
 def probe_message(page_url: str, key: str) -> Message:

@@ -169,9 +169,9 @@ class Notifier:
             return messages.compose(event, no_eta)
 
     def _eta(self, now: float) -> messages.EtaLookup:
-        def lookup(name: str) -> dict[str, Any] | None:
+        def lookup(name: str) -> forecasts.ArrayForecast | None:
             view = forecasts.array_eta(self.snapshot_builder.snapshot, self.conn, name, now)
-            return view if view.get("run_id") is not None else None
+            return view if view.run_id is not None else None
 
         return lookup
 

@@ -3,6 +3,9 @@ finishes, whether the data is safe; then the boost it offers or the effect boost
 
 from typing import Any
 
+from app.forecast.model import Forecast
+from app.forecast.pool import PoolForecast
+from app.live.forecasts import PoolForecastBody
 from app.md.mdstat import PARITY_DISKS
 
 # What md is doing, in the owner's words (the kernel's names are on the card below).
@@ -16,7 +19,7 @@ DOING = {
 
 def headline(
     cards: list[dict[str, Any]],
-    pool: dict[str, Any] | None,
+    pool: PoolForecastBody | None,
     boost: dict[str, Any],
     runs: list[dict[str, Any]],
 ) -> dict[str, Any]:
@@ -33,11 +36,11 @@ def headline(
     }
     if focus is None:
         return found
-    fc = focus["eta"]["forecast"] if focus["eta"] else None
-    in_pool = pool is not None and focus["array"]["name"] in {m["name"] for m in pool["arrays"]}
+    fc: Forecast | PoolForecast | None = focus["eta"].forecast if focus["eta"] else None
+    in_pool = pool is not None and focus["array"]["name"] in {m.name for m in pool.arrays}
     if in_pool and pool is not None:
-        job = pool["pool"]
-        found.update(subject="Your storage pool", phase=(job["phase"], job["phases"]))
+        job = pool.pool
+        found.update(subject="Your storage pool", phase=(job.phase, job.phases))
         fc = job
     else:
         found.update(subject=focus["title"], phase=None)
@@ -47,17 +50,17 @@ def headline(
         percent=focus["sync"]["percent"],
         # A settling forecast (the pace before a change, scaled by it) is shown with its label:
         # right after boost the finish moves, it never turns into "no finish time" (issue 25).
-        forecast=fc if fc is not None and fc.get("status") in ("ok", "settling") else None,
-        no_forecast=(fc or {}).get("reason") or "measuring the pace",
+        forecast=fc if fc is not None and fc.status in ("ok", "settling") else None,
+        no_forecast=(fc.reason if fc is not None else None) or "measuring the pace",
     )
     return found
 
 
-def _focus(running: list[dict[str, Any]], pool: dict[str, Any] | None) -> dict[str, Any] | None:
+def _focus(running: list[dict[str, Any]], pool: PoolForecastBody | None) -> dict[str, Any] | None:
     """The job the owner cares about: the pool's running array, else the first running data
     array, else whatever runs (DSM's own arrays resync too)."""
     if pool is not None:
-        names = {m["name"] for m in pool["arrays"] if m["state"] == "running"}
+        names = {m.name for m in pool.arrays if m.state == "running"}
         for card in running:
             if card["array"]["name"] in names:
                 return card
@@ -103,11 +106,11 @@ def _boost(focus: dict[str, Any] | None, boost: dict[str, Any]) -> dict[str, Any
     name = focus["array"]["name"] if focus else None
     effects = [e for e in tuning["effects"] if e["preset"] == "boost"]
     effect = next((e for e in effects if e["array"] == name), effects[0] if effects else None)
-    estimate = focus["eta"]["boost"] if focus and focus["eta"] and not on else None
+    estimate = focus["eta"].boost if focus and focus["eta"] and not on else None
     return {
         "on": on,
         "state": state,
         "effect": effect if on else None,
-        "estimate": estimate if estimate and estimate.get("eta") else None,
-        "no_help": estimate if estimate and not estimate.get("helps", True) else None,
+        "estimate": estimate if estimate and estimate.eta else None,
+        "no_help": estimate if estimate and not estimate.helps else None,
     }

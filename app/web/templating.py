@@ -16,6 +16,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import heap
+from app.forecast.model import Forecast
+from app.forecast.pool import PoolForecast
 from app.formats import (
     ACTION_LABELS,
     DAY_FORMAT,
@@ -74,12 +76,12 @@ def _page_day(context: Context, ts: float | None) -> str:
 
 
 @pass_context
-def _page_between(context: Context, fc: dict[str, Any]) -> str:
+def _page_between(context: Context, fc: Forecast | PoolForecast) -> str:
     """The `between` filter: a forecast's range in words ("between Fri evening and Tue
     morning"), from the page's `now`, in the browser's zone."""
     request = context.get("request")
     zone = zone_of(request) if request is not None else None
-    return between(fc.get("low"), fc.get("high"), context["now"], zone)
+    return between(fc.low, fc.high, context["now"], zone)
 
 
 @pass_context

@@ -10,7 +10,7 @@ from app.forecast.boost import NO_GAIN
 from app.formats import FLAG_LABELS, ROLE_LABELS, array_title, drive_name, mb_s, ratio
 from app.kernel.access import HOW_TO_TUNE
 from app.live import array_view
-from app.live.forecasts import array_eta, pool_eta
+from app.live.forecasts import PoolForecastBody, array_eta, pool_eta
 from app.live.sampler import Sampler
 from app.live.snapshot import Snapshot
 from app.planner.change import tb
@@ -250,10 +250,10 @@ def summaries(boost: dict[str, Any]) -> dict[int, str]:
     return {e["op_id"]: e["summary"] for e in boost["tuning"]["effects"]}
 
 
-def pool(snapshot: Snapshot, now: float) -> dict[str, Any] | None:
+def pool(snapshot: Snapshot, now: float) -> PoolForecastBody | None:
     """The pool view, when one job spans several arrays (an SHR expansion); else None."""
     found = pool_eta(snapshot, now)
-    return found if len(found["arrays"]) > 1 else None
+    return found if len(found.arrays) > 1 else None
 
 
 PICTURE_W, PICTURE_H = 300.0, 100.0  # the no-JS picture's viewBox (templates/_chart.html)

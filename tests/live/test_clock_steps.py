@@ -98,8 +98,9 @@ class Nas:
         view = forecasts.array_eta(
             self.snapshot_builder.snapshot, self.conn, "md2", self.timeline()
         )
-        assert view["forecast"]["status"] == "ok", view["forecast"]
-        return float(view["eta_in_s"])
+        assert view.forecast.status == "ok", view.forecast
+        assert view.eta_in_s is not None
+        return view.eta_in_s
 
 
 @pytest.fixture

@@ -147,8 +147,8 @@ def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
         snapshot_builder.snapshot.kernel_release == "5.10.0-32-amd64"
     )  # read at start, not per tick
     view = forecasts.array_eta(snapshot_builder.snapshot, conn, "md2", clock.now)
-    assert view["boost"] is not None, view
-    assert "Linux 5.10" in view["boost"]["why"], view["boost"]
+    assert view.boost is not None, view
+    assert "Linux 5.10" in view.boost.why, view.boost
 
 
 def test_no_osrelease_means_no_kernel_release(tree, conn):

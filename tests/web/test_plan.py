@@ -12,9 +12,9 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.live.snapshot import Snapshot
 from app.main import create_app
+from app.shapes.plan import PlanBody
 from app.store import db
 from app.web import planning
-from app.web.schemas.plan import PlanBody
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree
 from tests.planner.test_change import SHR_1_1_2_2, pools_of

@@ -7,10 +7,10 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
 
 from app.live import array_view
+from app.shapes import documents
+from app.shapes.arrays import ArrayList, ArrayView, Diagnosis, Samples
 from app.store import history
 from app.web.deps import DbDep, SnapshotDep
-from app.web.schemas import documents
-from app.web.schemas.arrays import ArrayList, ArrayView, Diagnosis, Samples
 
 router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 

@@ -7,11 +7,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.config import MIN_PASSWORD_LENGTH
+from app.shapes import Ok
+from app.shapes.tuning import NewTokenAnswer, Tokens
 from app.web import auth
 from app.web.account import render_account
 from app.web.deps import ClockDep, DbDep, LoginThrottleDep, RowId, get_settings
-from app.web.schemas import Ok
-from app.web.schemas.tuning import NewTokenAnswer, Tokens
 from app.web.security import AdminDep, login_session, password_configured, same_origin
 from app.web.templating import render_page
 

@@ -3,9 +3,9 @@
 from fastapi import APIRouter, HTTPException
 
 from app.live import forecasts
+from app.live.forecasts import ArrayForecast, PoolForecastBody
 from app.store import history
 from app.web.deps import ClockDep, DbDep, SnapshotDep
-from app.web.schemas.forecast import ArrayForecast, PoolForecastBody
 
 router = APIRouter(prefix="/api", tags=["forecast"])
 
@@ -15,9 +15,9 @@ router = APIRouter(prefix="/api", tags=["forecast"])
 def array_forecast(name: str, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep) -> ArrayForecast:
     if snapshot.array(name) is None and not history.array_known(conn, name):
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
-    return ArrayForecast.model_validate(forecasts.array_eta(snapshot, conn, name, clock()))
+    return forecasts.array_eta(snapshot, conn, name, clock())
 
 
 @router.get("/pool/forecast")
 def pool_forecast(snapshot: SnapshotDep, clock: ClockDep) -> PoolForecastBody:
-    return PoolForecastBody.model_validate(forecasts.pool_eta(snapshot, clock()))
+    return forecasts.pool_eta(snapshot, clock())

@@ -2,8 +2,8 @@
 
 from fastapi import APIRouter
 
+from app.shapes import Health
 from app.web.deps import ReconcileDep, SamplerDep, SettingsDep, SnapshotDep, TuningAccessDep
-from app.web.schemas import Health
 
 router = APIRouter(tags=["health"])
 

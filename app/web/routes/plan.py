@@ -6,9 +6,9 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
 from app.planner.change import BadChange
+from app.shapes.plan import MAX_DISK_BYTES, PlanBody, PlanRequest
 from app.web import planning
 from app.web.deps import ClockDep, DbDep, SnapshotDep
-from app.web.schemas.plan import MAX_DISK_BYTES, PlanBody, PlanRequest
 from app.web.templating import render_page
 
 router = APIRouter(tags=["plan"])

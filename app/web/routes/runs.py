@@ -4,9 +4,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query
 
+from app.shapes.arrays import RunDetail, Runs
 from app.store import history
 from app.web.deps import DbDep, RowId
-from app.web.schemas.arrays import RunDetail, Runs
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
 

@@ -7,14 +7,14 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.shapes import Ok
+from app.shapes.tuning import ScheduleAdded, Schedules
 from app.tuning.schedule import scheduler
 from app.tuning.schedule.daily import ScheduleError, hhmm
 from app.tuning.tuner import Tuner
 from app.web import security, views
 from app.web.deps import ClockDep, DbDep, RowId, TunerDep, get_snapshot
 from app.web.errors import error_page, http_error, message_of
-from app.web.schemas import Ok
-from app.web.schemas.tuning import ScheduleAdded, Schedules
 from app.web.templating import render_page
 
 router = APIRouter(tags=["schedules"])

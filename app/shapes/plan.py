@@ -4,7 +4,7 @@ from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
-from app.web.schemas import Body
+from app.shapes import Body
 
 MAX_DISK_BYTES = 10**15  # 1 PB: no single disk is larger
 

@@ -5,7 +5,7 @@ from typing import Any
 from pydantic import Field
 
 from app.md.mdstat import Bitmap, Device, Sync
-from app.web.schemas import Body
+from app.shapes import Body
 
 
 class Run(Body):

@@ -1,6 +1,8 @@
 """The JSON API's response bodies as pydantic models: each shape written once.
 
-Routes return them (their return type is FastAPI's response_model), so an answer is validated
+They import nothing of the app but md's types (a contract in pyproject.toml), so every layer
+that builds an answer (store, diagnosis, live, tuning, web) constructs its model here and the
+route returns it as it is (its return type is FastAPI's response_model): an answer is validated
 and serialised by its model, unknown keys refused, and /docs and /openapi.json show the real
 bodies. Only GET /api/arrays/{name}/samples still sends plain json.dumps (500 rows of numbers,
 several times faster) and names its model with `documents()`.

@@ -4,7 +4,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from app.web.schemas import Body
+from app.shapes import Body
 
 
 class Session(Body):
