@@ -12,10 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
 from app import heap
-from app.config import Settings
+from app.config import BadSettings, Settings
 from app.forecast import replay
 from app.kernel import mdstat_parse
 from app.logs import LOG_CONFIG
@@ -69,16 +67,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "backup":
             return _backup(Settings().db, args.path)
         return _serve(Settings(), args.host, args.port)
-    except ValidationError as error:
+    except BadSettings as error:
         _print_bad_settings(error)
         return 2
 
 
-def _print_bad_settings(error: ValidationError) -> None:
+def _print_bad_settings(error: BadSettings) -> None:
     """Each bad MDBOOST_* setting with what is wrong, never its value (it may be a secret)."""
-    for problem in error.errors(include_input=False, include_url=False):
-        name = "MDBOOST_" + "_".join(str(part) for part in problem["loc"]).upper()
-        message = problem["msg"].removeprefix("Value error, ")
+    for name, message in error.problems:
         print(f"mdboost: cannot start: {name}: {message}", file=sys.stderr)
 
 
@@ -136,7 +132,7 @@ def _demo(args: argparse.Namespace) -> int:
         "demo": True,
     }
     defaults = Settings()
-    if "db" not in defaults.model_fields_set:
+    if "db" not in defaults.fields_set:
         overrides["db"] = state_dir / "mdboost.db"
     sample_s = defaults.sample_seconds or 0.0
     if defaults.sample_seconds is None and args.speedup > 1:
@@ -145,7 +141,7 @@ def _demo(args: argparse.Namespace) -> int:
         sample_s = overrides["sample_seconds"] = max(
             0.5, defaults.busy_sample_seconds / args.speedup
         )
-    if "effect_minutes" not in defaults.model_fields_set:
+    if "effect_minutes" not in defaults.fields_set:
         # Each before/after window must hold samples: at 300x a sample 0.5 s apart is 2.5
         # simulated minutes, and boost's effect read "not enough samples to measure".
         window_min = EFFECT_WINDOW_SAMPLES * sample_s * args.speedup / 60
@@ -155,7 +151,7 @@ def _demo(args: argparse.Namespace) -> int:
         # send requests, and a token outlives the visit: those need this password.
         password = secrets.token_urlsafe(12)
         overrides |= {"password": password, "demo_open": True}
-    settings = Settings.model_validate(overrides)
+    settings = Settings(**overrides)
     log = logging.getLogger("mdboost")
     if defaults.password is None:
         # In the one log format (app/logs.py), like every other line the demo writes; this is

@@ -100,6 +100,8 @@ def create_app(
         # The first tick before the first request, so that no request finds no present.
         first = await asyncio.to_thread(app.state.sampler.sample_once)
         await asyncio.to_thread(after_tick, first)
+        for reader in (conn, tuner.conn, notifier.conn, deliverer.conn):
+            db.release_memory(reader)  # start-up's one-time reads (store/db.py)
         stop = asyncio.Event()
         tasks = [
             asyncio.create_task(

@@ -10,7 +10,10 @@ mdadm's value). Then auto-tune on a fresh reshape of the same setup, pressed ove
 API once the sampler has seen the reshape; "boost" presses mdboost's boost toggle instead. `--rounds
 N` repeats the plan in a rotated order; `--merge FILE` (again for more files) adds the trials of
 earlier runs' bench.json (same flags) to the figures: one trial per boot, interleaved A B A B,
-lets other work on a shared machine take turns between trials.
+lets other work on a shared machine take turns between trials. One mdboost process runs in the
+guest in every trial, started and settled before the first grow (`--no-server`: none, the issue's
+own setup for defaults and fixed caches); each trial prints where the guest's CPU went (mdboost,
+md0's threads, the bench's polling), since under emulation md's raid5 thread is CPU-bound.
 Prints figures: each candidate's speed (whole run, and before the grow's knee, where auto-tune
 measures), auto-tune's choice against the sweep's best, the auto-tuned run against the
 defaults, and this machine's load meanwhile. Asserts nothing. Needs root (or a cached VM image).
@@ -74,6 +77,14 @@ def main() -> int:
         "--no-boot", action="store_true", help="report the --merge files' trials; boot nothing"
     )
     parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="no mdboost in the guest (defaults and fixed caches only): the issue's own setup",
+    )
+    parser.add_argument(
+        "--sample-s", default="1", help="mdboost's tick in the guest, s (the box's default: 5)"
+    )
+    parser.add_argument(
         "--steps", default="5 40 60", help="auto-tune's settle, min and max measure (s)"
     )
     parser.add_argument(
@@ -88,6 +99,8 @@ def main() -> int:
         merged = [t for path in args.merge for t in json.loads(path.read_text())]
         report(merged, args, None, [], 0.0)
         return 0
+    if args.no_server and {"autotune", "boost"} & set(args.plan.split()):
+        parser.error("--no-server runs defaults and fixed caches only")
     vmharness.check_repo_venv()
     image = vmharness.build_image(args.kernel)
     throttle = f"throttling.bps-total={args.mb_s * 1_000_000},throttling.iops-total={args.iops}"
@@ -97,6 +110,7 @@ def main() -> int:
         f"export CHUNK_KB={args.chunk_kb} LEVEL={args.level} MEMBERS={args.members} "
         f"GROW_TO={args.grow_to}\n"
         f"export SETTLE={settle} MEASURE={measure} MAX_MEASURE={max_measure}\n"
+        f"export SERVER={int(not args.no_server)} SAMPLE_S={args.sample_s}\n"
     )
     trials = len(args.plan.split()) * args.rounds
     load = LoadWatch()
@@ -160,6 +174,8 @@ def report(
             f"{t['trial']:>5} {setting:<16} {t['seconds']:>7.1f} {knee} "
             f"{t['reshape_mb_s']:>6.2f} {before}{requests(t)}"
         )
+        if t.get("cpu"):
+            print("      " + cpu_line(t))
         if t.get("not_reverted"):
             print(f"      NOT REVERTED (before the press, after the revert): {t['not_reverted']}")
         elif "not_reverted" in t:
@@ -227,6 +243,22 @@ def report(
                 f"(mean of {len(defaults)}): {ratio:.2f}x faster "
                 f"({'meets' if ratio >= 1.3 else 'MISSES'} >= 1.3x)"
             )
+
+
+def cpu_line(trial: dict) -> str:
+    """Where the guest's CPU went over a trial: mdboost's process (or none), md0's threads, the
+    bench's own polling, and the share of both vCPUs busy."""
+    cpu = trial["cpu"]
+    threads = ", ".join(f"{k} {v:.0%}" for k, v in cpu["md_threads_cpu_share"].items())
+    server = (
+        f"mdboost {cpu['mdboost_cpu_s']:.1f} CPU s ({cpu['mdboost_cpu_s'] / trial['seconds']:.1%})"
+        if trial.get("mdboost") and cpu.get("mdboost_cpu_s") is not None
+        else "no mdboost"
+    )
+    return (
+        f"guest CPU: {server}; {threads} of a core; bench {cpu['bench_cpu_s']:.1f} s; "
+        f"vCPUs {cpu['guest_busy_share']:.0%} busy"
+    )
 
 
 def kernels(trials: list[dict]) -> list[str]:

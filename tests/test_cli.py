@@ -143,3 +143,34 @@ def test_a_short_mdboost_password_stops_start_up_saying_the_minimum(box, tmp_pat
         assert "MDBOOST_PASSWORD: at least 8 characters" in done.stderr
         assert "short12" not in done.stderr + done.stdout  # the value itself is never shown
         assert not (tmp_path / command).exists()  # stopped before touching anything
+
+
+def test_bad_settings_stop_start_up_each_on_its_own_line(box, tmp_path):
+    """Issue 27 replaced pydantic-settings with app/config.py's reader: `mdboost serve` still
+    names every bad setting with what is wrong, one line each, and exits 2 before listening."""
+    port = free_port()
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        env={
+            **os.environ,
+            "MDBOOST_PROC_ROOT": str(box.proc),
+            "MDBOOST_SYS_ROOT": str(box.sys),
+            "MDBOOST_DB": str(tmp_path / "mdboost.db"),
+            "MDBOOST_KEEP_DAYS": "-1",
+            "MDBOOST_REVERT_ON_EXIT": "perhaps",
+            "MDBOOST_MAX_BODY_BYTES": "64k",
+        },
+        timeout=30,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "mdboost: cannot start: MDBOOST_KEEP_DAYS: Input should be greater than or equal to 0",
+        "mdboost: cannot start: MDBOOST_REVERT_ON_EXIT: Input should be a valid boolean, "
+        "unable to interpret input",
+        "mdboost: cannot start: MDBOOST_MAX_BODY_BYTES: Input should be a valid integer, "
+        "unable to parse string as an integer",
+    ]
+    assert not (tmp_path / "mdboost.db").exists()

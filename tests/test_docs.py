@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.config import Settings
+from app.config import env_names
 from tests import PROJECT_ROOT
 
 DOCS = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
@@ -32,17 +32,6 @@ def anchors(markdown: Path) -> set[str]:
 def links(doc: Path) -> list[str]:
     text = re.sub(r"```.*?```", "", doc.read_text(), flags=re.S)
     return [a or b for a, b in LINK.findall(text)]
-
-
-def env_names() -> dict[str, str]:
-    """Each setting's environment variable (its alias where it has one, as TZ)."""
-    names = {}
-    for field, info in Settings.model_fields.items():
-        alias = info.validation_alias
-        choices = getattr(alias, "choices", [])
-        upper = [c for c in choices if isinstance(c, str) and c.isupper()]
-        names[field] = upper[0] if upper else f"MDBOOST_{field.upper()}"
-    return names
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=relative)

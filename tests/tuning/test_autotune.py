@@ -294,6 +294,33 @@ def test_a_sweep_keeps_the_best_stripe_cache_and_leaves_read_ahead_that_does_not
     assert nas.at_originals()
 
 
+def test_an_array_nobody_reads_keeps_its_read_ahead_without_measuring_it(box, tmp_path):
+    # md's sync reads its members directly: the md device's read-ahead serves only the array's
+    # users. Where md2's own line in /proc/diskstats shows no reads during the ladder, the
+    # read-ahead phase would time noise (issue 29: 10 of 13 steps of a real 5.10 grow).
+    nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), own_io=lambda now: 0.0)
+    nas.tuner.autotune()
+    view = nas.sweep()
+    assert view["state"] == "done", view["reason"]
+    assert {s["knob"] for s in view["steps"]} == {"stripe_cache_size"}
+    assert view["chosen"] == {"stripe_cache_size": 16384, "read_ahead_kb": 384}
+    assert nas.knob(READ_AHEAD) == 384
+    assert view["reason"] == (
+        "kept stripe cache 16384, read-ahead 384 KiB; read-ahead kept as found, not measured: "
+        "nothing read md2 during the sweep (0 KiB/s), and md's reshape does not go through it"
+    )
+
+
+def test_an_array_its_users_read_gets_its_read_ahead_measured(box, tmp_path):
+    nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), own_io=lambda now: 4000.0)
+    nas.tuner.autotune()
+    view = nas.sweep()
+    assert view["state"] == "done", view["reason"]
+    read_ahead = [(s["value"], s["role"]) for s in view["steps"] if s["knob"] == "read_ahead_kb"]
+    assert read_ahead[:2] == [(384, "reference"), (4096, "candidate")]
+    assert "not measured" not in view["reason"]
+
+
 def test_a_cheaper_cache_within_5_percent_of_the_best_wins(box, tmp_path):
     nas = Nas(box, tmp_path, by_cache({256: 1.0, 1024: 1.5, 4096: 1.9, 16384: 1.95, 32768: 1.9}))
     nas.tuner.autotune()
@@ -512,6 +539,25 @@ def test_a_grow_minutes_from_its_knee_gets_shorter_steps_and_a_sweep_that_ends_b
         "steps shortened to 5 s settle and 20-40 s measure: the reshape was about 450 s from its"
         " knee" in view.reason
     )
+
+
+def test_a_grow_nobody_reads_fits_its_steps_to_the_ladder_alone(box, tmp_path):
+    # The same grow 450 s from its knee, its md device unread: the read-ahead phase will be
+    # skipped, so the ladder's three steps get the time, not eight (longer steps, less noise).
+    box.write("sys/block/md2/md/raid_disks", "4 (3)")
+    nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), own_io=lambda now: 0.0,
+              autotune_measure_seconds=60, autotune_max_measure_seconds=120)  # fmt: skip
+    speed = 20000 * REAL_KERNEL[513]
+    nas.done = RESHAPE_TOTAL * 2 / 3 - speed * 510
+    nas.run(60)  # a diagnosis window over md2's own diskstats line
+    nas.tuner.autotune()
+    times = nas.tuner.autotuner.running.times
+    scale = 0.4 * 450 / (3 * (10 + 120))
+    assert times.min_s == pytest.approx(60 * scale, rel=0.01) and times.min_s > 20
+    view = nas.sweep()
+    assert view["state"] == "done", view["reason"]
+    assert nas.done < RESHAPE_TOTAL * 2 / 3
+    assert {s["knob"] for s in view["steps"]} == {"stripe_cache_size"}
 
 
 def test_a_restart_mid_sweep_puts_back_the_values_found(nas: Nas, tmp_path):

@@ -27,8 +27,8 @@ def make_tuner(
     tree: KernelTree, tmp_path: Path, clock: Clock | None = None, **settings: object
 ) -> Tuner:
     """Presets from presets/ plus any *.toml in tmp_path (the data directory)."""
-    config = Settings.model_validate(
-        {
+    config = Settings(
+        **{
             "proc_root": tree.proc,
             "sys_root": tree.sys,
             "db": tmp_path / "mdboost.db",

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from app.config import Settings
 from app.diagnosis.rules import competing_io
+from app.diagnosis.thresholds import threshold
 from app.kernel.sysfs import SECTOR_KIB, DiskStat, waited_ms_per_request
 from app.live.tick import Tick
 
@@ -107,3 +108,36 @@ class OwnIo:
                 f"{now - self.since:.0f} s: its I/O is starving"
             )
         return None
+
+
+@dataclass
+class ArrayReads:
+    """Reads on the array's own device (its users', not md's sync) since the sweep began: md's
+    sync reads the members directly, so the md device's read-ahead serves only these."""
+
+    first: tuple[float, int] | None = None  # (ts, sectors read)
+    latest: tuple[float, int] | None = None
+
+    def add(self, tick: Tick, array: str) -> None:
+        io = tick.diskstats.get(array)
+        if io is None or tick.ts is None:
+            return
+        if self.first is None:
+            self.first = (tick.ts, io.sectors_read)
+        self.latest = (tick.ts, io.sectors_read)
+
+    def shift(self, delta: float) -> None:
+        if self.first is not None:
+            self.first = (self.first[0] + delta, self.first[1])
+        if self.latest is not None:
+            self.latest = (self.latest[0] + delta, self.latest[1])
+
+    def nobody_reads(self) -> float | None:
+        """KiB/s read from the array since the sweep began, when under the diagnosis's floor for
+        other I/O (half a MiB/s: a disk's housekeeping); None when someone reads, or it cannot
+        be told (no diskstats line, or a single tick)."""
+        if self.first is None or self.latest is None or self.latest[0] <= self.first[0]:
+            return None
+        kib_s = max(self.latest[1] - self.first[1], 0) * SECTOR_KIB
+        kib_s /= self.latest[0] - self.first[0]
+        return kib_s if kib_s < threshold("other_io_kib_s") else None

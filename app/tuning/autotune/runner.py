@@ -17,6 +17,7 @@ import math
 import sqlite3
 
 from app.config import Settings
+from app.diagnosis.thresholds import threshold
 from app.forecast import physics
 from app.live.tick import Tick
 from app.shapes.tuning import Sweep
@@ -31,6 +32,12 @@ from app.tuning.session.apply import Applier, JournalUnavailable, TuningFailed
 log = logging.getLogger(__name__)
 
 KNEE_PASSED = "not counted: the grow passed its knee during this step"
+
+
+def read_now(tick: Tick, array: str) -> float | None:
+    """KiB/s the array's users read from it over the tick's diagnosis window; None unknown."""
+    diagnosis = tick.diagnoses.get(array)
+    return diagnosis.observation.array_read_kib_s if diagnosis is not None else None
 
 
 class AutoTuner:
@@ -63,7 +70,7 @@ class AutoTuner:
         knee = physics.grow_knee(array.level, raid_disks)
         done, total = array.sync.done_blocks, array.sync.total_blocks
         left_s = sweep.time_left_s(done, total, array.sync.speed_kb_s, knee)
-        times = self._step_times(phases, left_s)
+        times = self._step_times(phases, left_s, read_now(tick, array.name))
         self.running = Running(
             id=sweep_id,
             array=array.name,
@@ -88,13 +95,22 @@ class AutoTuner:
         assert started is not None
         return started
 
-    def _step_times(self, phases: list[sweep.Phase], left_s: float | None) -> sweep.StepTimes:
-        """The configured step lengths, shortened when the sweep would not end in time."""
+    def _step_times(
+        self, phases: list[sweep.Phase], left_s: float | None, read_kib_s: float | None
+    ) -> sweep.StepTimes:
+        """The configured step lengths, shortened when the sweep would not end in time. A
+        read-ahead phase is not counted when nothing reads the array now: it will most likely
+        be skipped (_nothing_to_read_ahead), and counting it would shorten the ladder's steps."""
         s = self.settings
         configured = sweep.StepTimes(
             s.autotune_settle_seconds, s.autotune_measure_seconds, s.autotune_max_measure_seconds
         )
-        steps = sum(len(phase.steps()) for phase in phases)
+        unread = read_kib_s is not None and read_kib_s < threshold("other_io_kib_s")
+        steps = sum(
+            len(phase.steps())
+            for phase in phases
+            if not (unread and phase.knob == "read_ahead_kb" and phase is not phases[0])
+        )
         tick_s = s.sample_seconds or s.busy_sample_seconds
         return sweep.fit_steps(configured, steps, left_s, tick_s)
 
@@ -120,6 +136,7 @@ class AutoTuner:
         if why is not None:
             self._abort(why)
             return
+        r.reads.add(tick, r.array)
         window = r.window
         assert window is not None
         try:
@@ -247,12 +264,33 @@ class AutoTuner:
         r = self.running
         assert r is not None
         r.phase += 1
+        while r.phase < len(r.phases) and self._nothing_to_read_ahead(r):
+            r.phase += 1
         if r.phase < len(r.phases):
             self._begin_phase(now)
             return
         kept = ", ".join(setting_label(k, v) for k, v in r.chosen.items())
         self._write(r.chosen, f"auto-tune kept {kept}")
         self._finish("done", "; ".join([f"kept {kept}", *r.remarks]))
+
+    def _nothing_to_read_ahead(self, r: Running) -> bool:
+        """Whether the read-ahead phase would measure nothing: md's sync reads its members
+        directly, so the md device's read-ahead serves only the array's users, and none read it
+        during the sweep so far. Its steps would time noise (on the real 5.10 grow they were 10
+        of 13); the value found is kept, and the phase is said to be skipped."""
+        phase = r.phases[r.phase]
+        if phase.knob != "read_ahead_kb":
+            return False
+        kib_s = r.reads.nobody_reads()
+        if kib_s is None:
+            return False
+        r.chosen[phase.knob] = phase.reference
+        r.remarks.append(
+            f"read-ahead kept as found, not measured: nothing read {r.array} during the sweep "
+            f"({kib_s:.0f} KiB/s), and md's {r.action} does not go through it"
+        )
+        log.info("auto-tune on %s: no reads on the array, read-ahead not swept", r.array)
+        return True
 
     def _write(self, wanted: dict[str, int], label: str) -> bool:
         """One journaled apply of the knobs that differ; True when anything was written."""

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from app.shapes.tuning import SweepStepNow
 from app.tuning.autotune import sweep
-from app.tuning.autotune.guard import OwnIo, OwnOps
+from app.tuning.autotune.guard import ArrayReads, OwnIo, OwnOps
 from app.tuning.autotune.record import setting_label
 
 
@@ -33,6 +33,7 @@ class Running:
     seq: int = 0
     session_id: int | None = None
     io: OwnIo = field(default_factory=OwnIo)
+    reads: ArrayReads = field(default_factory=ArrayReads)  # the array's users' reads, whole sweep
     held_since: float | None = None  # this step has been held at the min limit since then
     retries: dict[int, int] = field(default_factory=dict)  # value -> times measured again
     ladder_top: sweep.Measured | None = None  # the climb's last step, re-checked after it
@@ -48,6 +49,7 @@ class Running:
         if self.held_since is not None:
             self.held_since += delta
         self.io.shift(delta)
+        self.reads.shift(delta)
 
     def step_now(self) -> SweepStepNow | None:
         """The step being measured, as the page shows it; None between the last phase's end and

@@ -15,6 +15,9 @@ references either side of it, so a slow drift (inner tracks, other I/O coming an
 out; and its first reference, measured with the stripe cache the ladder ended on, re-checks the
 ladder's last step: when the two disagree the load moved during the ladder, and the sweep says so.
 
+Read-ahead serves only the array's users: md's sync reads its members directly. When nothing read
+the array during the ladder its phase is skipped (runner.py) and the value found kept.
+
 Scores are shares of the best; the setting kept is the smallest within WITHIN_BEST of it: more
 stripe cache costs RAM for nothing when it buys less than the noise (seeds: 16384 fastest, 32768
 slower).

@@ -59,16 +59,17 @@ TOKEN = "realkernel-test-token"  # MDBOOST_API_TOKEN: changes need an admin  # K
 class Server:
     """`mdboost serve` as a child process, as a user (or the container) would run it."""
 
-    def __init__(self) -> None:
+    def __init__(self, sample_s: str = "1") -> None:
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
+        self.sample_s = sample_s  # the sampler's tick, s
 
     def start(self) -> None:
         self.starts += 1
         env = dict(
             os.environ,
             MDBOOST_DB=str(DB),
-            MDBOOST_SAMPLE_SECONDS="1",
+            MDBOOST_SAMPLE_SECONDS=self.sample_s,
             MDBOOST_EFFECT_MINUTES="0.25",
             MDBOOST_API_TOKEN=TOKEN,
             # a destination nobody listens on: the outbox row is the notification's proof
