@@ -301,11 +301,11 @@ def test_an_array_nobody_reads_keeps_its_read_ahead_without_measuring_it(box, tm
     nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), own_io=lambda now: 0.0)
     nas.tuner.autotune()
     view = nas.sweep()
-    assert view["state"] == "done", view["reason"]
-    assert {s["knob"] for s in view["steps"]} == {"stripe_cache_size"}
-    assert view["chosen"] == {"stripe_cache_size": 16384, "read_ahead_kb": 384}
+    assert view.state == "done", view.reason
+    assert {s.knob for s in view.steps} == {"stripe_cache_size"}
+    assert view.chosen == {"stripe_cache_size": 16384, "read_ahead_kb": 384}
     assert nas.knob(READ_AHEAD) == 384
-    assert view["reason"] == (
+    assert view.reason == (
         "kept stripe cache 16384, read-ahead 384 KiB; read-ahead kept as found, not measured: "
         "nothing read md2 during the sweep (0 KiB/s), and md's reshape does not go through it"
     )
@@ -315,10 +315,10 @@ def test_an_array_its_users_read_gets_its_read_ahead_measured(box, tmp_path):
     nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), own_io=lambda now: 4000.0)
     nas.tuner.autotune()
     view = nas.sweep()
-    assert view["state"] == "done", view["reason"]
-    read_ahead = [(s["value"], s["role"]) for s in view["steps"] if s["knob"] == "read_ahead_kb"]
+    assert view.state == "done", view.reason
+    read_ahead = [(s.value, s.role) for s in view.steps if s.knob == "read_ahead_kb"]
     assert read_ahead[:2] == [(384, "reference"), (4096, "candidate")]
-    assert "not measured" not in view["reason"]
+    assert "not measured" not in view.reason
 
 
 def test_a_cheaper_cache_within_5_percent_of_the_best_wins(box, tmp_path):
@@ -555,9 +555,9 @@ def test_a_grow_nobody_reads_fits_its_steps_to_the_ladder_alone(box, tmp_path):
     scale = 0.4 * 450 / (3 * (10 + 120))
     assert times.min_s == pytest.approx(60 * scale, rel=0.01) and times.min_s > 20
     view = nas.sweep()
-    assert view["state"] == "done", view["reason"]
+    assert view.state == "done", view.reason
     assert nas.done < RESHAPE_TOTAL * 2 / 3
-    assert {s["knob"] for s in view["steps"]} == {"stripe_cache_size"}
+    assert {s.knob for s in view.steps} == {"stripe_cache_size"}
 
 
 def test_a_restart_mid_sweep_puts_back_the_values_found(nas: Nas, tmp_path):
