@@ -2,7 +2,7 @@
 
 import sqlite3
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -110,7 +110,10 @@ def _after_post(
     return _boost_fragment(request, snapshot, conn, now, boost)
 
 
-def _attempt(action: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any] | None, str | None]:
+T = TypeVar("T")
+
+
+def _attempt(action: Callable[[], T]) -> tuple[T | None, str | None]:
     """Run one tuning action: (its result, None) or (None, its error: busy, refused, invalid)."""
     try:
         return call_tuning(action), None
@@ -178,7 +181,7 @@ def boost_plan(
     request: Request, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
     """What boost would change and its RAM cost, to confirm before anything is written."""
-    plan, error = _attempt(lambda: tuner.plan("boost").to_json())
+    plan, error = _attempt(lambda: tuner.plan("boost").shape())
     boost = views.boost_panel(request, tuner, conn, snapshot, plan=plan, error=error)
     return _after_post(request, snapshot, conn, clock(), boost)
 
