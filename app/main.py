@@ -100,6 +100,8 @@ def create_app(
         # The first tick before the first request, so that no request finds no present.
         first = await asyncio.to_thread(app.state.sampler.sample_once)
         await asyncio.to_thread(after_tick, first)
+        for reader in (conn, tuner.conn, notifier.conn, deliverer.conn):
+            db.release_memory(reader)  # start-up's one-time reads (store/db.py)
         stop = asyncio.Event()
         tasks = [
             asyncio.create_task(
@@ -142,10 +144,11 @@ def create_app(
     )
     app.add_middleware(ForwardedMiddleware, proxies=TrustedProxies(settings.forwarded_allow_ips))
     errors.install(app)
+    # Each route built once, on the app (routes/__init__.py says why not include_router).
     for module in (health, auth, notify):
-        app.include_router(module.router)
+        module.router.add_to(app)
     for module in (arrays, runs, tuning, schedules, pages, plan, forecast, docs, metrics):
-        app.include_router(module.router, dependencies=[Depends(require_reader)])
+        module.router.add_to(app, dependencies=[Depends(require_reader)])
     return app
 
 

@@ -99,6 +99,16 @@ def array_eta(
     return view
 
 
+def _cpu_bound(snapshot: Snapshot, name: str) -> tuple[str, float] | None:
+    """The md thread near a full core, with its cores, when the last tick's diagnosis shows it."""
+    state = snapshot.array(name)
+    diagnosis = state.diagnosis if state is not None else None
+    for verdict in diagnosis.verdicts if diagnosis is not None else ():
+        if verdict.verdict == "cpu_bound" and not verdict.fading:
+            return str(verdict.numbers["thread"]), float(verdict.numbers["cores"])
+    return None
+
+
 def _boost_estimate(
     snapshot: Snapshot,
     conn: sqlite3.Connection,
@@ -125,6 +135,7 @@ def _boost_estimate(
         untuned_speed=untuned,
         disks=disks,
         kernel_release=snapshot.kernel_release,
+        cpu_bound=_cpu_bound(snapshot, name),
     )
     elsewhere = effects.latest_measured(conn, BOOST_PRESET)
     if found is None or elsewhere is None:

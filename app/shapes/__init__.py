@@ -14,7 +14,9 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: a model's validator and serializer are built at its first use, not at import
+    # (issue 27: the server's RSS); bodies only a rare request sends cost nothing until then.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Ok(Body):

@@ -194,7 +194,9 @@ class PlanChange(Body):
     knob: str
     target: str | None  # the array or disk; None: the whole system
     unit: str
-    from_: str = Field(alias="from")  # as the kernel shows it now ("system": the global limit)
+    # "from" on the wire (a Python keyword): built as from_=, read and written as "from".
+    from_: str = Field(validation_alias="from", serialization_alias="from")  # as the kernel
+    # shows it now ("system": the global limit)
     to: str
     reason: str
     cost_mib: float | None  # RAM the change takes (the stripe cache)
@@ -227,7 +229,7 @@ class Restored(Body):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     key: str
-    from_: str = Field(alias="from")
+    from_: str = Field(validation_alias="from", serialization_alias="from")
     to: str
 
 

@@ -7,6 +7,7 @@ from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
 from app.live.forecasts import PoolForecastBody
 from app.md.mdstat import PARITY_DISKS
+from app.shapes.tuning import TuningStatus
 
 # What md is doing, in the owner's words (the kernel's names are on the card below).
 DOING = {
@@ -100,12 +101,12 @@ def _boost(focus: dict[str, Any] | None, boost: dict[str, Any]) -> dict[str, Any
     """Boost as the sentence says it: on, with its measured effect; otherwise the tuning state
     (auto-tuned, a preset, a schedule's window) and what boost would give from there, or that it
     would not help."""
-    tuning = boost["tuning"]
-    state = tuning["state"]
-    on = state["kind"] == "boost"
+    tuning: TuningStatus = boost["tuning"]
+    state = tuning.state
+    on = state.kind == "boost"
     name = focus["array"]["name"] if focus else None
-    effects = [e for e in tuning["effects"] if e["preset"] == "boost"]
-    effect = next((e for e in effects if e["array"] == name), effects[0] if effects else None)
+    effects = [e for e in tuning.effects if e.preset == "boost"]
+    effect = next((e for e in effects if e.array == name), effects[0] if effects else None)
     estimate = focus["eta"].boost if focus and focus["eta"] and not on else None
     return {
         "on": on,

@@ -14,6 +14,7 @@ from app.live.forecasts import PoolForecastBody, array_eta, pool_eta
 from app.live.sampler import Sampler
 from app.live.snapshot import Snapshot
 from app.planner.change import tb
+from app.shapes.tuning import Sweep
 from app.store import history
 from app.store.opening import MovedAside
 from app.tuning import view as tuning_view
@@ -199,7 +200,7 @@ def boost_panel(
     tuning = tuning_view.status(tuner, conn, snapshot)
     return {
         "tuning": tuning,
-        "autotune_said": autotune_said(tuning["autotune"]),
+        "autotune_said": autotune_said(tuning.autotune),
         "running": any(state.array.syncing for state in snapshot.arrays),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
@@ -213,27 +214,29 @@ def boost_panel(
     }
 
 
-def autotune_said(sweep: dict[str, Any] | None) -> str | None:
+def autotune_said(sweep: Sweep | None) -> str | None:
     """The auto-tune panel's one sentence (issue 25): what it kept and what that gained over
     the speed it found, in words; its table and remarks go under Details."""
-    if sweep is None or sweep["state"] == "running":
+    if sweep is None or sweep.state == "running":
         return None
-    if sweep["state"] != "done":
-        why = (sweep["reason"] or "no reason given").split("; ")[0]
-        return f"Auto-tune {sweep['state']}: {why}."
-    chosen = sweep["chosen"] or {}
-    steps = [s for s in sweep["steps"] if s["speed_kb_s"]]
-    found = next((s for s in steps if s["role"] == "start"), None)
-    kept = [s for s in steps if chosen.get(s["knob"]) == s["value"] and s["score"] is not None]
+    if sweep.state != "done":
+        why = (sweep.reason or "no reason given").split("; ")[0]
+        return f"Auto-tune {sweep.state}: {why}."
+    chosen = sweep.chosen or {}
+    steps = [s for s in sweep.steps if s.speed_kb_s]
+    found = next((s for s in steps if s.role == "start"), None)
+    kept = [s for s in steps if chosen.get(s.knob) == s.value and s.score is not None]
     if not kept or found is None:
-        return f"Auto-tune {(sweep['reason'] or 'is done').split('; ')[0]}."
-    best = kept[-1]["speed_kb_s"] / found["speed_kb_s"]
+        return f"Auto-tune {(sweep.reason or 'is done').split('; ')[0]}."
+    before, after = found.speed_kb_s, kept[-1].speed_kb_s
+    assert before and after  # `steps` holds measured steps only
+    best = after / before
     what = ", ".join(setting_label(knob, value) for knob, value in chosen.items())
     if best < NO_GAIN:
         return f"Auto-tune found nothing faster than the settings it found; it kept {what}."
     return (
-        f"Auto-tune made the job ×{ratio(best)} faster ({mb_s(found['speed_kb_s'])} → "
-        f"{mb_s(kept[-1]['speed_kb_s'])}) and kept {what}."
+        f"Auto-tune made the job ×{ratio(best)} faster ({mb_s(before)} → {mb_s(after)}) "
+        f"and kept {what}."
     )
 
 
@@ -247,7 +250,7 @@ def _boost_max(tuner: Tuner) -> float | None:
 
 def summaries(boost: dict[str, Any]) -> dict[int, str]:
     """Each apply's measured effect by its operation id, for the chart markers."""
-    return {e["op_id"]: e["summary"] for e in boost["tuning"]["effects"]}
+    return {e.op_id: e.summary for e in boost["tuning"].effects}
 
 
 def pool(snapshot: Snapshot, now: float) -> PoolForecastBody | None:

@@ -1,7 +1,11 @@
 """SnapshotBuilder: the Snapshot /metrics shows, rebuilt after each sampler tick from what the tick read."""
 
+import dataclasses
+
 import pytest
 
+from app.diagnosis.rules import Observation
+from app.diagnosis.verdicts import Diagnosis, Verdict
 from app.kernel.host import Host
 from app.live import forecasts, sampler
 from app.live.snapshot_builder import SnapshotBuilder
@@ -149,6 +153,28 @@ def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
     view = forecasts.array_eta(snapshot_builder.snapshot, conn, "md2", clock.now)
     assert view.boost is not None, view
     assert "Linux 5.10" in view.boost.why, view.boost
+
+
+def test_a_grow_the_diagnosis_finds_cpu_bound_gets_no_boost_promise(tree, conn):
+    """Issue 29: where the last tick's diagnosis shows md's raid5 thread near a full core, the
+    estimate says a larger cache would not help, whatever the kernel's disk-bound figure."""
+    clock = Clock()
+    snapshot_builder = SnapshotBuilder(Host(tree.proc, tree.sys), conn)
+    run_reshape(tree, conn, clock, snapshot_builder, 6)
+    snapshot = snapshot_builder.snapshot
+    before = forecasts.array_eta(snapshot, conn, "md2", clock.now)
+    assert before.boost is not None and before.boost.helps, before.boost
+    numbers = {"thread": "md2_raid5", "cores": 0.96, "group_thread_cnt": 0, "parity": True}
+    verdict = Verdict("cpu_bound", "Limited by the CPU", "", "", clock.now, numbers, False)
+    observation = Observation(clock.now, "md2", "raid5", "reshape", 6000, 10000, 200000)
+    diagnosis = Diagnosis("md2", clock.now, (verdict,), {}, observation)
+    arrays = tuple(
+        dataclasses.replace(a, diagnosis=diagnosis) if a.name == "md2" else a
+        for a in snapshot.arrays
+    )
+    held = forecasts.array_eta(dataclasses.replace(snapshot, arrays=arrays), conn, "md2", clock.now)
+    assert held.boost is not None and not held.boost.helps, held.boost
+    assert held.boost.why.startswith("md2_raid5 uses 96% of a CPU core: the CPU sets the pace")
 
 
 def test_no_osrelease_means_no_kernel_release(tree, conn):

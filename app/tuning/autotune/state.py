@@ -3,6 +3,7 @@ the steps measured say about drift (its row and steps are in SQLite: record.py).
 
 from dataclasses import dataclass, field
 
+from app.shapes.tuning import SweepStepNow
 from app.tuning.autotune import sweep
 from app.tuning.autotune.guard import ArrayReads, OwnIo, OwnOps
 from app.tuning.autotune.record import setting_label
@@ -50,14 +51,14 @@ class Running:
         self.io.shift(delta)
         self.reads.shift(delta)
 
-    def step_now(self) -> dict[str, object] | None:
+    def step_now(self) -> SweepStepNow | None:
         """The step being measured, as the page shows it; None between the last phase's end and
         the sweep's (a request reads this without the lock the tick holds)."""
         if self.phase >= len(self.phases):
             return None
         knob = self.phases[self.phase].knob
         label = setting_label(knob, self.value)
-        return {"knob": knob, "label": label, "value": self.value, "role": self.role}
+        return SweepStepNow(knob=knob, label=label, value=self.value, role=self.role)
 
     def forget_counted(self) -> list[int]:
         """Start the phase's comparison afresh (the steps before say nothing about those after):

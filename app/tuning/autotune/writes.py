@@ -30,7 +30,8 @@ def write(applier: Applier, array: str, wanted: dict[str, int], label: str) -> i
     if not changes:
         return None
     plan = Plan(PRESET, (array,), tuple(changes), (), (), 0.0, 0.0, ())
-    op_id: int = applier.apply(PRESET, plan, step=label)["op_id"]
+    op_id = applier.apply(PRESET, plan, step=label).op_id
+    assert op_id is not None  # a step always changes a knob
     return op_id
 
 

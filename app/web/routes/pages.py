@@ -2,9 +2,9 @@
 
 import sqlite3
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi import Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.live.snapshot import Snapshot
@@ -22,9 +22,10 @@ from app.web.deps import (
 )
 from app.web.errors import call_tuning, message_of
 from app.web.headline import headline
+from app.web.routes import Routes
 from app.web.templating import Static, render_page
 
-router = APIRouter(tags=["pages"], include_in_schema=False)
+router = Routes(tags=["pages"], include_in_schema=False)
 router.mount("/static", Static(), name="static")
 
 CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]
@@ -109,7 +110,10 @@ def _after_post(
     return _boost_fragment(request, snapshot, conn, now, boost)
 
 
-def _attempt(action: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any] | None, str | None]:
+T = TypeVar("T")
+
+
+def _attempt(action: Callable[[], T]) -> tuple[T | None, str | None]:
     """Run one tuning action: (its result, None) or (None, its error: busy, refused, invalid)."""
     try:
         return call_tuning(action), None
@@ -177,7 +181,7 @@ def boost_plan(
     request: Request, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
     """What boost would change and its RAM cost, to confirm before anything is written."""
-    plan, error = _attempt(lambda: tuner.plan("boost").to_json())
+    plan, error = _attempt(lambda: tuner.plan("boost").shape())
     boost = views.boost_panel(request, tuner, conn, snapshot, plan=plan, error=error)
     return _after_post(request, snapshot, conn, clock(), boost)
 

@@ -2,16 +2,17 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Path
+from fastapi import Body, Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.shapes.tuning import PresetPlan, Presets, Sweep, TuningDone, TuningStatus
 from app.tuning import view as tuning_view
 from app.web.deps import DbDep, SnapshotDep, TunerDep
 from app.web.errors import call_tuning
+from app.web.routes import Routes
 from app.web.security import TuningChangeDep
 
-router = APIRouter(prefix="/api", tags=["tuning"])
+router = Routes(prefix="/api", tags=["tuning"])
 
 PresetName = Annotated[str, Path(pattern=r"^[a-z][a-z0-9_-]{0,39}$")]
 
@@ -45,34 +46,19 @@ class BoostBody(BaseModel):
 
 @router.get("/tuning")
 def tuning_status(tuner: TunerDep, conn: DbDep, snapshot: SnapshotDep) -> TuningStatus:
-    return TuningStatus.model_validate(tuning_view.status(tuner, conn, snapshot))
+    return tuning_view.status(tuner, conn, snapshot)
 
 
 @router.get("/presets")
 def list_presets(tuner: TunerDep) -> Presets:
-    return Presets.model_validate(
-        {
-            "presets": [
-                {
-                    "name": p.name,
-                    "summary": p.summary,
-                    "source": p.source,
-                    "restore_originals": p.restore_originals,
-                    "knobs": [s.__dict__ for s in p.settings],
-                }
-                for p in tuner.presets.values()
-            ],
-            "errors": [e.__dict__ for e in tuner.preset_errors],
-        }
-    )
+    return tuning_view.presets(tuner)
 
 
 @router.post("/presets/{name}/plan")
 def plan_preset(
     name: PresetName, tuner: TunerDep, body: Annotated[ArraysBody | None, Body()] = None
 ) -> PresetPlan:
-    plan = call_tuning(lambda: tuner.plan(name, body.arrays if body else None).to_json())
-    return PresetPlan.model_validate(plan)
+    return call_tuning(lambda: tuner.plan(name, body.arrays if body else None).shape())
 
 
 # An apply and a revert answer different fields: each answer only those the code sets
@@ -86,19 +72,19 @@ def apply_preset(
     who: TuningChangeDep,
     body: Annotated[ArraysBody | None, Body()] = None,
 ) -> TuningDone:
-    return TuningDone.model_validate(call_tuning(tuner.apply, name, body.arrays if body else None))
+    return call_tuning(tuner.apply, name, body.arrays if body else None)
 
 
 @router.post("/revert", response_model_exclude_unset=True)
 def revert(tuner: TunerDep, who: TuningChangeDep) -> TuningDone:
-    return TuningDone.model_validate(call_tuning(tuner.revert, "requested"))
+    return call_tuning(tuner.revert, "requested")
 
 
 @router.post("/boost", response_model_exclude_unset=True)
 def boost(body: BoostBody, tuner: TunerDep, who: TuningChangeDep) -> TuningDone:
     if body.on:
-        return TuningDone.model_validate(call_tuning(tuner.apply, "boost", None))
-    return TuningDone.model_validate(call_tuning(tuner.revert, "boost switched off"))
+        return call_tuning(tuner.apply, "boost", None)
+    return call_tuning(tuner.revert, "boost switched off")
 
 
 class AutoTuneBody(BaseModel):
@@ -114,4 +100,4 @@ def autotune(
     tuner: TunerDep, who: TuningChangeDep, body: Annotated[AutoTuneBody | None, Body()] = None
 ) -> Sweep:
     """Start a sweep on the running sync; GET /api/tuning shows it as it measures."""
-    return Sweep.model_validate(call_tuning(tuner.autotune, body.array if body else None))
+    return call_tuning(tuner.autotune, body.array if body else None)
