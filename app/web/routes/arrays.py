@@ -8,7 +8,7 @@ from fastapi.responses import Response
 
 from app.live import array_view
 from app.shapes import documents
-from app.shapes.arrays import ArrayList, ArrayView, Diagnosis, Samples
+from app.shapes.arrays import ArrayList, Diagnosis, Samples
 from app.store import history
 from app.web.deps import DbDep, SnapshotDep
 
@@ -18,7 +18,7 @@ router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 @router.get("")
 def list_arrays(snapshot: SnapshotDep) -> ArrayList:
     """The arrays as the sampler's last tick read them (`as_of`, unix seconds)."""
-    views = [ArrayView.model_validate(array_view.array_view(state)) for state in snapshot.arrays]
+    views = [array_view.array_view(state) for state in snapshot.arrays]
     return ArrayList(
         as_of=snapshot.ts,
         personalities=list(snapshot.mdstat.personalities)
