@@ -3,7 +3,7 @@
 import json
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import HTTPException, Query
 from fastapi.responses import Response
 
 from app.live import array_view
@@ -11,8 +11,9 @@ from app.shapes import documents
 from app.shapes.arrays import ArrayList, Diagnosis, Samples
 from app.store import history
 from app.web.deps import DbDep, SnapshotDep
+from app.web.routes import Routes
 
-router = APIRouter(prefix="/api/arrays", tags=["arrays"])
+router = Routes(prefix="/api/arrays", tags=["arrays"])
 
 
 @router.get("")

@@ -2,13 +2,14 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import HTTPException, Query
 
 from app.shapes.arrays import RunDetail, Runs
 from app.store import history
 from app.web.deps import DbDep, RowId
+from app.web.routes import Routes
 
-router = APIRouter(prefix="/api/runs", tags=["runs"])
+router = Routes(prefix="/api/runs", tags=["runs"])
 
 
 @router.get("")
