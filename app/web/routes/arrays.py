@@ -72,5 +72,5 @@ def array_diagnosis(name: str, snapshot: SnapshotDep) -> Diagnosis:
     if state is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     if state.diagnosis is not None:
-        return Diagnosis.model_validate(state.diagnosis.to_json())
+        return state.diagnosis.shape()
     return Diagnosis(array=name, ts=snapshot.ts, running=False, verdict=None, sentence=None)
