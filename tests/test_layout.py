@@ -185,3 +185,15 @@ def test_app_state_is_reached_only_through_deps() -> None:
         and relative(path) not in {"app/web/deps.py", "app/main.py"}
     ]
     assert readers == []
+
+
+def test_routes_return_the_models_their_builders_made() -> None:
+    """Issue 24: each API shape is written once, as a model in app/shapes/ (or beside its
+    builder) that the builder constructs; a route that re-validates a dict the builder made
+    (`Model.model_validate(builder(...))`) writes the shape a second time, as dict keys."""
+    revalidating = [
+        relative(path)
+        for path in sorted(ROUTES.glob("*.py"))
+        if ".model_validate(" in path.read_text()
+    ]
+    assert revalidating == []

@@ -10,7 +10,9 @@ from app.forecast.physics import AT_MAX, KNEE_SPEEDUP, KNEE_SPEEDUP_RANGE, grow_
 from app.live.array_view import role_of
 from app.live.snapshot import Snapshot
 from app.planner import layout, paces, timing
+from app.planner.capacity import Capacity
 from app.planner.change import BadChange, Change, Plan, member_disk, plan_change, tb
+from app.shapes.plan import PlanBody, PlanCapacity, PlanDuration, PlanStep
 from app.store import plan_history
 
 KIB = 1024
@@ -179,58 +181,56 @@ def _boosts(
     return sync, grow
 
 
-def to_json(plan: Plan) -> dict[str, Any]:
-    """The API's body (PlanBody): sizes in bytes, durations in seconds."""
-    return {
-        "change": plan.change.kind,
-        "disk_bytes": plan.change.disk_kib * KIB,
-        "member": plan.change.member,
-        "pool": plan.pool,
-        "arrays": list(plan.arrays),
-        "possible": plan.possible,
-        "refusals": list(plan.refusals),
-        "steps": [_step(i + 1, s) for i, s in enumerate(plan.steps)],
-        "total": _duration(plan.total),
-        "boost_total": _duration(plan.boosted_total),
-        "capacity_before": _capacity(plan.before),
-        "capacity_after": _capacity(plan.after),
-        "notes": list(plan.notes),
-        "summary": summary(plan),
-    }
+def shape(plan: Plan) -> PlanBody:
+    """The API's body: sizes in bytes, durations in seconds."""
+    return PlanBody(
+        change=plan.change.kind,
+        disk_bytes=plan.change.disk_kib * KIB,
+        member=plan.change.member,
+        pool=plan.pool,
+        arrays=list(plan.arrays),
+        possible=plan.possible,
+        refusals=list(plan.refusals),
+        steps=[_step(i + 1, s) for i, s in enumerate(plan.steps)],
+        total=_duration(plan.total) if plan.total is not None else None,
+        boost_total=_duration(plan.boosted_total) if plan.boosted_total is not None else None,
+        capacity_before=_capacity(plan.before),
+        capacity_after=_capacity(plan.after) if plan.after is not None else None,
+        notes=list(plan.notes),
+        summary=summary(plan),
+    )
 
 
-def _step(order: int, step: timing.Step) -> dict[str, Any]:
-    return {
-        "order": order,
-        "array": step.array,
-        "action": step.action,
-        "what": step.what,
-        "level_before": step.level_before,
-        "level_after": step.level_after,
-        "disks_before": step.disks_before,
-        "disks_after": step.disks_after,
-        "work_bytes": step.work_kib * KIB,
-        "knee": step.knee,
-        "duration": _duration(step.duration),
-        "boost_duration": _duration(step.boosted),
-        "source": step.source,
-        "why": step.why,
-        "boost_why": step.boost_why,
-    }
+def _step(order: int, step: timing.Step) -> PlanStep:
+    return PlanStep(
+        order=order,
+        array=step.array,
+        action=step.action,
+        what=step.what,
+        level_before=step.level_before,
+        level_after=step.level_after,
+        disks_before=step.disks_before,
+        disks_after=step.disks_after,
+        work_bytes=step.work_kib * KIB,
+        knee=step.knee,
+        duration=_duration(step.duration),
+        boost_duration=_duration(step.boosted),
+        source=step.source,
+        why=step.why,
+        boost_why=step.boost_why,
+    )
 
 
-def _duration(d: timing.Duration | None) -> dict[str, float] | None:
-    return None if d is None else {"seconds": d.seconds, "low_s": d.low, "high_s": d.high}
+def _duration(d: timing.Duration) -> PlanDuration:
+    return PlanDuration(seconds=d.seconds, low_s=d.low, high_s=d.high)
 
 
-def _capacity(c: Any) -> dict[str, int] | None:
-    if c is None:
-        return None
-    return {
-        "usable_bytes": c.usable * KIB,
-        "protection_bytes": c.protection * KIB,
-        "unused_bytes": c.unused * KIB,
-    }
+def _capacity(c: Capacity) -> PlanCapacity:
+    return PlanCapacity(
+        usable_bytes=c.usable * KIB,
+        protection_bytes=c.protection * KIB,
+        unused_bytes=c.unused * KIB,
+    )
 
 
 def summary(plan: Plan) -> str:
@@ -285,7 +285,7 @@ def section(
         return out
     asked = Request(change, int(disk_tb * 1e12), member if change == "replace" else None)
     try:
-        out["plan"] = to_json(make_plan(snapshot, conn, asked, now))
+        out["plan"] = shape(make_plan(snapshot, conn, asked, now))
     except BadChange as error:
         out["error"] = str(error)
     return out

@@ -8,7 +8,7 @@ from fastapi.responses import Response
 
 from app.live import array_view
 from app.shapes import documents
-from app.shapes.arrays import ArrayList, ArrayView, Diagnosis, Samples
+from app.shapes.arrays import ArrayList, Diagnosis, Samples
 from app.store import history
 from app.web.deps import DbDep, SnapshotDep
 from app.web.routes import Routes
@@ -19,7 +19,7 @@ router = Routes(prefix="/api/arrays", tags=["arrays"])
 @router.get("")
 def list_arrays(snapshot: SnapshotDep) -> ArrayList:
     """The arrays as the sampler's last tick read them (`as_of`, unix seconds)."""
-    views = [ArrayView.model_validate(array_view.array_view(state)) for state in snapshot.arrays]
+    views = [array_view.array_view(state) for state in snapshot.arrays]
     return ArrayList(
         as_of=snapshot.ts,
         personalities=list(snapshot.mdstat.personalities)
@@ -72,5 +72,5 @@ def array_diagnosis(name: str, snapshot: SnapshotDep) -> Diagnosis:
     if state is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     if state.diagnosis is not None:
-        return Diagnosis.model_validate(state.diagnosis.to_json())
+        return state.diagnosis.shape()
     return Diagnosis(array=name, ts=snapshot.ts, running=False, verdict=None, sentence=None)

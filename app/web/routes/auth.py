@@ -194,7 +194,7 @@ class NewToken(BaseModel):
 
 @router.get("/api/tokens")
 def list_tokens(conn: DbDep, admin: AdminDep) -> Tokens:
-    return Tokens.model_validate({"tokens": auth.list_api_tokens(conn)})
+    return Tokens(tokens=auth.list_api_tokens(conn))
 
 
 @router.post("/api/tokens")

@@ -55,8 +55,9 @@ def _page(
     }
     regions = _regions(snapshot, conn, now, boost)
     for card in regions["cards"]:  # the no-JS picture: only whole pages carry the chart
-        if card["running"] and card["array"]["run"]:
-            card["picture"] = views.progress_picture(conn, card["array"]["run"])
+        if card["running"] and card["array"].run:
+            run = card["array"].run
+            card["picture"] = views.progress_picture(conn, run.array, run.started, run.finished)
     return render_page(request, "index.html", {**context, **regions})
 
 
@@ -87,7 +88,7 @@ def _boost_fragment(
     """The panel, plus out-of-band the chart markers, past runs and the sentence that an apply
     or revert changes."""
     regions = _regions(snapshot, conn, now, boost)
-    cards = [c for c in regions.pop("cards") if c["array"]["run"]]
+    cards = [c for c in regions.pop("cards") if c["array"].run]
     return render_page(request, "_boost.html", {**regions, "oob_cards": cards})
 
 
@@ -144,7 +145,7 @@ def array_card(
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     boost = views.boost_panel(request, tuner, conn, snapshot)
     regions = _regions(snapshot, conn, clock(), boost, all_runs=False)
-    card = next(c for c in regions["cards"] if c["array"]["name"] == name)
+    card = next(c for c in regions["cards"] if c["array"].name == name)
     context = {
         "card": card,
         "diagnoses": views.diagnoses(snapshot),
@@ -163,7 +164,10 @@ def past_run(
     if found is None:
         raise HTTPException(status_code=404, detail=f"no run {run_id}")
     found["plan"] = plan_kept.beside(snapshot, conn, found["run"])
-    found["card"]["picture"] = views.progress_picture(conn, found["run"])
+    run = found["run"]
+    found["card"]["picture"] = views.progress_picture(
+        conn, run["array"], run["started"], run["finished"]
+    )
     return render_page(request, "run.html", found)
 
 

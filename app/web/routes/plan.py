@@ -24,7 +24,7 @@ def plan_change(body: PlanRequest, snapshot: SnapshotDep, conn: DbDep, clock: Cl
         plan = planning.make_plan(snapshot, conn, asked, clock())
     except BadChange as error:
         raise HTTPException(status_code=422, detail=str(error)) from error
-    return PlanBody.model_validate(planning.to_json(plan))
+    return planning.shape(plan)
 
 
 @router.get("/ui/plan", response_class=HTMLResponse, include_in_schema=False)

@@ -53,7 +53,7 @@ def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody)
 @router.get("/api/schedules")
 def list_schedules(tuner: TunerDep, conn: DbDep, clock: ClockDep) -> Schedules:
     """Every schedule, whether its window is open, and the next change in the box's time zone."""
-    return Schedules.model_validate(tuner.scheduler.view(conn, clock()))
+    return tuner.scheduler.view(conn, clock())
 
 
 @router.post("/api/schedules", status_code=201)
