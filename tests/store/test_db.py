@@ -54,3 +54,9 @@ def test_release_memory_gives_back_the_pages_a_big_read_cached(tmp_path: Path):
     released = sqlite_memory_used()
     assert full - released >= 400 * 1024  # most of the 512 KiB cache
     assert conn.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 2000
+
+
+def test_the_page_cache_is_bounded(tmp_path: Path):
+    """512 KiB of pages by default (SQLite's own is 2 MiB); less when asked (issue 27)."""
+    assert db.connect(tmp_path / "m.db").execute("PRAGMA cache_size").fetchone()[0] == -512
+    assert db.connect(tmp_path / "m.db", 64).execute("PRAGMA cache_size").fetchone()[0] == -64
