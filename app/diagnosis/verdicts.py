@@ -21,8 +21,8 @@ class Verdict:
     numbers: dict[str, Any]  # the evidence
     fading: bool  # stopped holding; leaves after hold_s unless it comes back
 
-    def shape(self, now: float) -> shapes.Verdict:
-        return shapes.Verdict(
+    def shape(self, now: float) -> shapes.VerdictBody:
+        return shapes.VerdictBody(
             verdict=self.verdict,
             title=self.title,
             sentence=self.sentence,
@@ -53,10 +53,10 @@ class Diagnosis:
     def primary(self) -> Verdict | None:
         return self.verdicts[0] if self.verdicts else None
 
-    def shape(self) -> shapes.Diagnosis:
+    def shape(self) -> shapes.DiagnosisBody:
         """GET /api/arrays/{name}/diagnosis of a running array."""
         primary = self.primary
-        return shapes.Diagnosis(
+        return shapes.DiagnosisBody(
             array=self.array,
             ts=self.ts,
             running=True,

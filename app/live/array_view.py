@@ -154,8 +154,8 @@ def array_view(state: "ArrayNow") -> shapes.ArrayView:
     )
 
 
-def _sysfs(sysfs: ArraySysfs) -> shapes.ArraySysfs:
-    return shapes.ArraySysfs(
+def _sysfs(sysfs: ArraySysfs) -> shapes.ArraySysfsBody:
+    return shapes.ArraySysfsBody(
         array_state=sysfs.array_state,
         sync_action=sysfs.sync_action,
         sync_speed_kb_s=sysfs.sync_speed_kb_s,

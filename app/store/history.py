@@ -5,7 +5,7 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
-from app.shapes.arrays import Event, Run, RunDetail, Sample
+from app.shapes.arrays import EventBody, Run, RunDetail, Sample
 
 SAMPLE_FIELDS = (
     "ts",
@@ -219,7 +219,7 @@ def run(conn: sqlite3.Connection, run_id: int) -> RunDetail | None:
     ).fetchone()
     return RunDetail(
         **run_row(row),
-        events=[Event(**e) for e in events(conn, run_id)],
+        events=[EventBody(**e) for e in events(conn, run_id)],
         latest_sample=Sample(**dict(latest)) if latest else None,
     )
 

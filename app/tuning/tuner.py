@@ -12,7 +12,7 @@ from app.shapes.tuning import Sweep, TuningDone
 from app.store import db
 from app.tuning.autotune.runner import AutoTuner
 from app.tuning.planning import presets
-from app.tuning.planning.plan import Plan, make_plan
+from app.tuning.planning.plan import KnobPlan, make_plan
 from app.tuning.planning.presets import Preset, PresetError, UnknownPreset
 from app.tuning.planning.targets import PlanError
 from app.tuning.schedule.daily import local_zone
@@ -60,7 +60,7 @@ class Tuner:
             raise UnknownPreset(f"no preset named {name[:40]!r} (known: {', '.join(self.presets)})")
         return preset
 
-    def plan(self, name: str, array_names: list[str] | None = None) -> Plan:
+    def plan(self, name: str, array_names: list[str] | None = None) -> KnobPlan:
         preset = self.preset(name)
         if preset.restore_originals:
             raise PlanError(f"{name} puts back the originals: use revert")

@@ -7,9 +7,9 @@ from app.kernel.knobs import budget_from_available, stripe_cache_mib
 from app.live.knobs import journaled_knobs
 from app.live.snapshot import Snapshot
 from app.shapes.tuning import (
-    KnobAccess,
-    Preset,
-    PresetError,
+    KnobAccessBody,
+    PresetBody,
+    PresetErrorBody,
     PresetKnob,
     Presets,
     Ram,
@@ -24,7 +24,7 @@ from app.store import effects, journal
 from app.tuning.autotune.record import setting_label
 from app.tuning.autotune.writes import PRESET as AUTOTUNE_PRESET
 from app.tuning.planning.plan import member_disks
-from app.tuning.planning.presets import PresetError as PresetErrorFound
+from app.tuning.planning.presets import PresetError
 from app.tuning.tuner import Tuner
 
 
@@ -68,7 +68,7 @@ def status(tuner: Tuner, conn: sqlite3.Connection, snapshot: Snapshot) -> Tuning
         effects=effects.recent(conn, tuner.settings.effect_minutes * 60, tuner.clock()),
         ram=Ram(budget_mib=round(budget, 1), cost_mib=round(cost, 1)),
         capabilities=[
-            KnobAccess(knob=c.knob, target=c.target, supported=c.supported, writable=c.writable)
+            KnobAccessBody(knob=c.knob, target=c.target, supported=c.supported, writable=c.writable)
             for c in snapshot.knob_access
         ],
         preset_errors=[preset_error(e) for e in tuner.preset_errors],
@@ -80,7 +80,7 @@ def presets(tuner: Tuner) -> Presets:
     """GET /api/presets: the presets loaded, and the errors of the files that were not."""
     return Presets(
         presets=[
-            Preset(
+            PresetBody(
                 name=p.name,
                 summary=p.summary,
                 source=p.source,
@@ -104,8 +104,8 @@ def _session(row: sqlite3.Row) -> Session:
     )
 
 
-def preset_error(error: PresetErrorFound) -> PresetError:
-    return PresetError(file=error.file, key=error.key, message=error.message)
+def preset_error(error: PresetError) -> PresetErrorBody:
+    return PresetErrorBody(file=error.file, key=error.key, message=error.message)
 
 
 def tuning_state(

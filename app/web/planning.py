@@ -11,7 +11,7 @@ from app.live.array_view import role_of
 from app.live.snapshot import Snapshot
 from app.planner import layout, paces, timing
 from app.planner.capacity import Capacity
-from app.planner.change import BadChange, Change, Plan, member_disk, plan_change, tb
+from app.planner.change import BadChange, Change, ChangePlan, member_disk, plan_change, tb
 from app.shapes.plan import PlanBody, PlanCapacity, PlanDuration, PlanStep
 from app.store import plan_history
 
@@ -38,7 +38,9 @@ def pools(snapshot: Snapshot) -> list[layout.Pool]:
     return layout.pools(data, system, old) if data else []
 
 
-def make_plan(snapshot: Snapshot, conn: sqlite3.Connection, request: Request, now: float) -> Plan:
+def make_plan(
+    snapshot: Snapshot, conn: sqlite3.Connection, request: Request, now: float
+) -> ChangePlan:
     """Plan the change on the pool it concerns; BadChange when it cannot be planned as asked."""
     found = pools(snapshot)
     if not found:
@@ -90,7 +92,7 @@ def _rotational(snapshot: Snapshot, pool: layout.Pool) -> bool | None:
     return any(known) if known else None
 
 
-def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.Measured | None:
+def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.MeasuredPace | None:
     """The newest sync's pace a disk: from its samples' progress when it has two, else (a
     completed run) its total over its duration."""
     run = plan_history.last_sync(conn, arrays, before)
@@ -102,7 +104,7 @@ def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.M
     measured = _pace(first, last, 1.0, what, run["finished"]) if last is not None else None
     if measured is None and run["outcome"] == "completed":
         kib_s = run["total_blocks"] / (run["finished"] - run["started"])
-        measured = paces.Measured(kib_s, what, run["finished"], run["total_blocks"])
+        measured = paces.MeasuredPace(kib_s, what, run["finished"], run["total_blocks"])
     if measured is None:
         return None
     limit = run["speed_max_kb_s"]
@@ -112,7 +114,7 @@ def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.M
 
 def _grow(
     snapshot: Snapshot, conn: sqlite3.Connection, pool: layout.Pool, now: float, before: float
-) -> tuple[paces.Measured | None, paces.Measured | None]:
+) -> tuple[paces.MeasuredPace | None, paces.MeasuredPace | None]:
     """The newest grow's pace before its knee and after it (the part it has run so far), per
     member: its progress share times the member's size (md counts a reshape per device; the
     simulator counts the old array's data)."""
@@ -139,11 +141,11 @@ def _grow(
 
 def _pace(
     start: tuple[float, int] | None, end: tuple[float, int], scale: float, what: str, when: float
-) -> paces.Measured | None:
+) -> paces.MeasuredPace | None:
     if start is None or end[0] <= start[0] or end[1] <= start[1]:
         return None
     done = (end[1] - start[1]) * scale
-    return paces.Measured(done / (end[0] - start[0]), what, when, int(done))
+    return paces.MeasuredPace(done / (end[0] - start[0]), what, when, int(done))
 
 
 def _knee(snapshot: Snapshot, run: dict[str, Any]) -> float | None:
@@ -181,7 +183,7 @@ def _boosts(
     return sync, grow
 
 
-def shape(plan: Plan) -> PlanBody:
+def shape(plan: ChangePlan) -> PlanBody:
     """The API's body: sizes in bytes, durations in seconds."""
     return PlanBody(
         change=plan.change.kind,
@@ -233,7 +235,7 @@ def _capacity(c: Capacity) -> PlanCapacity:
     )
 
 
-def summary(plan: Plan) -> str:
+def summary(plan: ChangePlan) -> str:
     """One sentence: "Adding a 8.0 TB disk: about 3 days, 2 with boost; 21.8 TB → 29.1 TB"."""
     size = tb(plan.change.disk_kib)
     what = (

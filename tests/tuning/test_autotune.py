@@ -172,20 +172,20 @@ def test_candidates_stay_within_the_ram_budget_and_above_md_floor():
 
 def test_the_smallest_setting_within_5_percent_of_the_best_is_kept():
     around_a_reference = [
-        sweep.Measured(384, "reference", 100.0),
-        sweep.Measured(4096, "candidate", 96.0),
-        sweep.Measured(384, "reference", 100.0),
-        sweep.Measured(32768, "candidate", 101.0),
-        sweep.Measured(384, "reference", 100.0),
+        sweep.MeasuredStep(384, "reference", 100.0),
+        sweep.MeasuredStep(4096, "candidate", 96.0),
+        sweep.MeasuredStep(384, "reference", 100.0),
+        sweep.MeasuredStep(32768, "candidate", 101.0),
+        sweep.MeasuredStep(384, "reference", 100.0),
     ]
     scored = sweep.scores(around_a_reference, climbs=False)
     assert scored == pytest.approx({384: 1 / 1.01, 4096: 0.96 / 1.01, 32768: 1.0})
     assert sweep.choose(scored) == 384
     ladder = [
-        sweep.Measured(513, "start", 50.0),
-        sweep.Measured(4096, "candidate", 96.0),
-        sweep.Measured(16384, "candidate", 100.0),
-        sweep.Measured(32768, "candidate", 98.0),
+        sweep.MeasuredStep(513, "start", 50.0),
+        sweep.MeasuredStep(4096, "candidate", 96.0),
+        sweep.MeasuredStep(16384, "candidate", 100.0),
+        sweep.MeasuredStep(32768, "candidate", 98.0),
     ]
     scored = sweep.scores(ladder, climbs=True)
     assert scored == {513: 0.5, 4096: 0.96, 16384: 1.0, 32768: 0.98}
@@ -193,9 +193,11 @@ def test_the_smallest_setting_within_5_percent_of_the_best_is_kept():
 
 
 def test_references_that_disagree_around_a_candidate_say_by_how_much():
-    def steps(*speeds: float) -> list[sweep.Measured]:
+    def steps(*speeds: float) -> list[sweep.MeasuredStep]:
         roles = ("reference", "candidate", "reference")
-        return [sweep.Measured(1, role, speed) for role, speed in zip(roles, speeds, strict=False)]
+        return [
+            sweep.MeasuredStep(1, role, speed) for role, speed in zip(roles, speeds, strict=False)
+        ]
 
     assert sweep.reference_moved(steps(100, 50, 109)) is None
     assert sweep.reference_moved(steps(100, 50, 125)) == pytest.approx(25 / 112.5)

@@ -230,7 +230,7 @@ class AutoTuner:
             self._forget("measured under another load")
             notes.append(f"{change} for good: compared only with the steps after it")
         r.own_kb_s = own
-        r.measured.append(sweep.Measured(r.value, r.role, speed))
+        r.measured.append(sweep.MeasuredStep(r.value, r.role, speed))
         r.counted.append(r.seq)
         self._store_step(r, window, "; ".join(notes) or None)
         if at_limit:

@@ -27,7 +27,7 @@ class Running:
     role: str = "reference"
     value: int = 0  # the value of the phase's knob held in this step
     window: sweep.Window | None = None
-    measured: list[sweep.Measured] = field(default_factory=list)  # this phase's counted steps
+    measured: list[sweep.MeasuredStep] = field(default_factory=list)  # this phase's counted steps
     counted: list[int] = field(default_factory=list)  # their seq numbers in autotune_steps
     chosen: dict[str, int] = field(default_factory=dict)
     seq: int = 0
@@ -36,7 +36,7 @@ class Running:
     reads: ArrayReads = field(default_factory=ArrayReads)  # the array's users' reads, whole sweep
     held_since: float | None = None  # this step has been held at the min limit since then
     retries: dict[int, int] = field(default_factory=dict)  # value -> times measured again
-    ladder_top: sweep.Measured | None = None  # the climb's last step, re-checked after it
+    ladder_top: sweep.MeasuredStep | None = None  # the climb's last step, re-checked after it
     own_kb_s: float | None = None  # the box's own I/O on the array in the last counted step
     remarks: list[str] = field(default_factory=list)  # said with the result
 
@@ -80,7 +80,7 @@ class Running:
             f"{own_kb_s / 1024:.1f} MiB/s"
         )
 
-    def ladder_ended(self, chosen: int) -> sweep.Measured:
+    def ladder_ended(self, chosen: int) -> sweep.MeasuredStep:
         """The ladder's last step, re-checked after it. Keeping less than the ladder reached
         frees no stripes while the sync keeps them busy (the value is a floor): say so."""
         if chosen < self.value:

@@ -59,7 +59,9 @@ class Skipped:
 
 
 @dataclass(frozen=True)
-class Plan:
+class KnobPlan:
+    """A preset's plan of knob writes on the chosen arrays, and what it skips and costs."""
+
     preset: str
     arrays: tuple[str, ...]
     changes: tuple[KnobChange, ...]
@@ -105,7 +107,7 @@ def make_plan(
     md: mdstat.MdStat,
     requested_arrays: list[str] | None = None,
     max_cache_mb: float | None = None,
-) -> Plan:
+) -> KnobPlan:
     failed_arrays = failed_names(md, host)
     arrays = target_arrays(md, requested_arrays, failed_arrays)
     syncing = {a.name for a in arrays if a.syncing}
@@ -140,7 +142,7 @@ def make_plan(
         changes.append(
             KnobChange(key, knob.name, target, knob.unit, current, desired, reason, cost_mib)
         )
-    return Plan(
+    return KnobPlan(
         preset=preset.name,
         arrays=tuple(a.name for a in arrays),
         changes=tuple(changes),

@@ -17,7 +17,7 @@ from datetime import datetime, tzinfo
 
 from app.shapes import tuning as shapes
 from app.store import db, journal
-from app.tuning.planning.plan import Plan
+from app.tuning.planning.plan import KnobPlan
 from app.tuning.planning.presets import UnknownPreset
 from app.tuning.planning.targets import ArrayFailed, PlanError
 from app.tuning.schedule.daily import (
@@ -153,7 +153,7 @@ class Scheduler:
     """Applies a window's preset when it starts (once a sync runs) and reverts when it ends."""
 
     def __init__(
-        self, applier: Applier, plan: Callable[[str], Plan], zone: tzinfo, zone_name: str
+        self, applier: Applier, plan: Callable[[str], KnobPlan], zone: tzinfo, zone_name: str
     ) -> None:
         self.applier = applier
         self.plan = plan
@@ -255,13 +255,13 @@ class Scheduler:
 
     def view(self, conn: sqlite3.Connection, now: float) -> shapes.Schedules:
         """The schedules, which one holds a window now, and the next change, for page and API."""
-        entries: list[shapes.Schedule] = []
+        entries: list[shapes.ScheduleBody] = []
         changes: list[tuple[float, str]] = []
         for schedule in in_use(conn):
             window = window_at(schedule.start_minute, schedule.end_minute, now, self.zone)
             acting = window is not None and schedule.window_start == window[0]
             entries.append(
-                shapes.Schedule(
+                shapes.ScheduleBody(
                     id=schedule.id,
                     preset=schedule.preset,
                     start=hhmm(schedule.start_minute),

@@ -21,7 +21,7 @@ from app.live.knobs import journaled_knobs
 from app.shapes.tuning import Restored, TuningDone
 from app.store import journal
 from app.tuning.errors import TuningError
-from app.tuning.planning.plan import KnobChange, Plan
+from app.tuning.planning.plan import KnobChange, KnobPlan
 from app.tuning.session.revert import (
     UnrecordedRevert,
     record_revert,
@@ -144,7 +144,7 @@ class Applier:
         )
 
     # ---- apply
-    def apply(self, name: str, plan: Plan, step: str | None = None) -> TuningDone:
+    def apply(self, name: str, plan: KnobPlan, step: str | None = None) -> TuningDone:
         """Write a plan of preset `name`; the caller holds exclusive() (or `lock`, in a tick).
         `step` labels one step of an auto-tune sweep in the journal's events."""
         changes = write_order(list(plan.changes))

@@ -8,7 +8,7 @@ from fastapi.responses import Response
 
 from app.live import array_view
 from app.shapes import documents
-from app.shapes.arrays import ArrayList, Diagnosis, Samples
+from app.shapes.arrays import ArrayList, DiagnosisBody, Samples
 from app.store import history
 from app.web.deps import DbDep, SnapshotDep
 from app.web.routes import Routes
@@ -64,13 +64,13 @@ def array_samples(
     return Response(json.dumps(body), media_type="application/json")
 
 
-# An array that runs nothing answers only Diagnosis's first five fields, as the code sets them.
+# An array that runs nothing answers only DiagnosisBody's first five fields, as the code sets them.
 @router.get("/{name}/diagnosis", response_model_exclude_unset=True)
-def array_diagnosis(name: str, snapshot: SnapshotDep) -> Diagnosis:
+def array_diagnosis(name: str, snapshot: SnapshotDep) -> DiagnosisBody:
     """What holds the array's sync back, with the evidence, as of the sampler's last tick."""
     state = snapshot.array(name)
     if state is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     if state.diagnosis is not None:
         return state.diagnosis.shape()
-    return Diagnosis(array=name, ts=snapshot.ts, running=False, verdict=None, sentence=None)
+    return DiagnosisBody(array=name, ts=snapshot.ts, running=False, verdict=None, sentence=None)

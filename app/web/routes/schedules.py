@@ -26,7 +26,7 @@ TIME_OF_DAY = r"^[0-9]{1,2}:[0-9]{2}$"
 CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]
 
 
-class ScheduleBody(BaseModel):
+class ScheduleRequest(BaseModel):
     """A daily window in the box's time zone: `preset` from `start` to `end` (HH:MM)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -36,7 +36,9 @@ class ScheduleBody(BaseModel):
     end: str = Field(pattern=TIME_OF_DAY)
 
 
-def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody) -> ScheduleAdded:
+def _add(
+    tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleRequest
+) -> ScheduleAdded:
     found = tuner.presets.get(body.preset)
     if found is None or found.restore_originals:
         usable = ", ".join(n for n, p in tuner.presets.items() if not p.restore_originals)
@@ -58,7 +60,11 @@ def list_schedules(tuner: TunerDep, conn: DbDep, clock: ClockDep) -> Schedules:
 
 @router.post("/api/schedules", status_code=201)
 def add_schedule(
-    body: ScheduleBody, tuner: TunerDep, conn: DbDep, clock: ClockDep, who: security.TuningChangeDep
+    body: ScheduleRequest,
+    tuner: TunerDep,
+    conn: DbDep,
+    clock: ClockDep,
+    who: security.TuningChangeDep,
 ) -> ScheduleAdded:
     return _add(tuner, conn, clock(), body)
 
@@ -94,7 +100,7 @@ def add_schedule_form(
     end: Annotated[str, Form(pattern=TIME_OF_DAY)],
 ) -> Response:
     try:
-        _add(tuner, conn, clock(), ScheduleBody(preset=preset, start=start, end=end))
+        _add(tuner, conn, clock(), ScheduleRequest(preset=preset, start=start, end=end))
         error = None
     except HTTPException as refused:
         error = message_of(refused.detail)

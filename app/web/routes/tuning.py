@@ -17,7 +17,7 @@ router = Routes(prefix="/api", tags=["tuning"])
 PresetName = Annotated[str, Path(pattern=r"^[a-z][a-z0-9_-]{0,39}$")]
 
 
-class ArraysBody(BaseModel):
+class ArraysRequest(BaseModel):
     """Which arrays to tune; left out: those syncing now, else the data arrays. An empty list is
     refused rather than read as "all" (issue 13)."""
 
@@ -36,7 +36,7 @@ class ArraysBody(BaseModel):
         return names
 
 
-class BoostBody(BaseModel):
+class BoostRequest(BaseModel):
     """Strict: "yes", 0 or 1 are not a boolean (issue 26)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -56,7 +56,7 @@ def list_presets(tuner: TunerDep) -> Presets:
 
 @router.post("/presets/{name}/plan")
 def plan_preset(
-    name: PresetName, tuner: TunerDep, body: Annotated[ArraysBody | None, Body()] = None
+    name: PresetName, tuner: TunerDep, body: Annotated[ArraysRequest | None, Body()] = None
 ) -> PresetPlan:
     return call_tuning(lambda: tuner.plan(name, body.arrays if body else None).shape())
 
@@ -70,7 +70,7 @@ def apply_preset(
     name: PresetName,
     tuner: TunerDep,
     who: TuningChangeDep,
-    body: Annotated[ArraysBody | None, Body()] = None,
+    body: Annotated[ArraysRequest | None, Body()] = None,
 ) -> TuningDone:
     return call_tuning(tuner.apply, name, body.arrays if body else None)
 
@@ -81,13 +81,13 @@ def revert(tuner: TunerDep, who: TuningChangeDep) -> TuningDone:
 
 
 @router.post("/boost", response_model_exclude_unset=True)
-def boost(body: BoostBody, tuner: TunerDep, who: TuningChangeDep) -> TuningDone:
+def boost(body: BoostRequest, tuner: TunerDep, who: TuningChangeDep) -> TuningDone:
     if body.on:
         return call_tuning(tuner.apply, "boost", None)
     return call_tuning(tuner.revert, "boost switched off")
 
 
-class AutoTuneBody(BaseModel):
+class AutoTuneRequest(BaseModel):
     """The array to sweep; left out: the one array syncing now."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -97,7 +97,7 @@ class AutoTuneBody(BaseModel):
 
 @router.post("/autotune")
 def autotune(
-    tuner: TunerDep, who: TuningChangeDep, body: Annotated[AutoTuneBody | None, Body()] = None
+    tuner: TunerDep, who: TuningChangeDep, body: Annotated[AutoTuneRequest | None, Body()] = None
 ) -> Sweep:
     """Start a sweep on the running sync; GET /api/tuning shows it as it measures."""
     return call_tuning(tuner.autotune, body.array if body else None)
