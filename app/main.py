@@ -24,7 +24,7 @@ from app.resources import require_dirs
 from app.store import db, opening
 from app.store.history import add_event
 from app.tuning.tuner import Tuner
-from app.web import errors
+from app.web import errors, templating
 from app.web.auth import LoginThrottle, note_env_password
 from app.web.hosts import HostAllowList, HostGuard
 from app.web.load import LoadLimit
@@ -100,6 +100,9 @@ def create_app(
         # The first tick before the first request, so that no request finds no present.
         first = await asyncio.to_thread(app.state.sampler.sample_once)
         await asyncio.to_thread(after_tick, first)
+        for reader in (conn, tuner.conn, notifier.conn, deliverer.conn):
+            db.release_memory(reader)  # start-up's one-time reads (store/db.py)
+        await asyncio.to_thread(templating.compile_all, settings.templates_dir)
         stop = asyncio.Event()
         tasks = [
             asyncio.create_task(
@@ -142,10 +145,11 @@ def create_app(
     )
     app.add_middleware(ForwardedMiddleware, proxies=TrustedProxies(settings.forwarded_allow_ips))
     errors.install(app)
+    # Each route built once, on the app (routes/__init__.py says why not include_router).
     for module in (health, auth, notify):
-        app.include_router(module.router)
+        module.router.add_to(app)
     for module in (arrays, runs, tuning, schedules, pages, plan, forecast, docs, metrics):
-        app.include_router(module.router, dependencies=[Depends(require_reader)])
+        module.router.add_to(app, dependencies=[Depends(require_reader)])
     return app
 
 

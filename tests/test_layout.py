@@ -92,7 +92,7 @@ def test_the_cycle_check_finds_a_cycle(tmp_path: Path) -> None:
     """The check above can fail: two packages that import each other, and a longer ring."""
     for package, imports in {
         "kernel": "from app.live import tick",
-        "live": "from app.tuning.planning.plan import Plan",
+        "live": "from app.tuning.planning.plan import KnobPlan",
         "tuning": "import app.kernel.host",
         "store": "from . import db",
     }.items():
@@ -185,3 +185,46 @@ def test_app_state_is_reached_only_through_deps() -> None:
         and relative(path) not in {"app/web/deps.py", "app/main.py"}
     ]
     assert readers == []
+
+
+def test_routes_return_the_models_their_builders_made() -> None:
+    """Issue 24: each API shape is written once, as a model in app/shapes/ (or beside its
+    builder) that the builder constructs; a route that re-validates a dict the builder made
+    (`Model.model_validate(builder(...))`) writes the shape a second time, as dict keys."""
+    revalidating = [
+        relative(path)
+        for path in sorted(ROUTES.glob("*.py"))
+        if ".model_validate(" in path.read_text()
+    ]
+    assert revalidating == []
+
+
+def classes_defined_twice(app: Path = APP) -> dict[str, list[str]]:
+    """Each class name a module under `app` defines at its top level more than once, with the
+    modules that define it."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(app.rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(path.relative_to(app.parent).as_posix())
+    return {name: paths for name, paths in where.items() if len(paths) > 1}
+
+
+def test_no_class_name_is_defined_twice() -> None:
+    """Issue 24, names that say one thing each: a name defined twice (a domain type and its API
+    shape, or two planners' `Plan`) makes a reader, a grep and /docs guess which one is meant.
+    An API shape that mirrors a domain type is the type's name plus `Body` (PlanBody)."""
+    assert classes_defined_twice() == {}
+
+
+def test_the_name_check_finds_a_name_defined_twice(tmp_path: Path) -> None:
+    """The check above can fail: the same class in two packages; a nested class is not counted."""
+    for package, source in {
+        "planner": "class Plan:\n    class Step:\n        pass\n",
+        "tuning": "class Plan:\n    pass\n\n\nclass Step:\n    pass\n",
+    }.items():
+        (tmp_path / "app" / package).mkdir(parents=True)
+        (tmp_path / "app" / package / "mod.py").write_text(source)
+    assert classes_defined_twice(tmp_path / "app") == {
+        "Plan": ["app/planner/mod.py", "app/tuning/mod.py"]
+    }

@@ -7,6 +7,7 @@ from typing import Any
 
 from app.diagnosis.thresholds import threshold
 from app.md.mdstat import PARITY_DISKS
+from app.shapes.arrays import Member
 
 # Most specific first: the first verdict shown is the one thing to do.
 VERDICTS = (
@@ -181,13 +182,19 @@ def _slow_member(members: tuple[MemberIo, ...]) -> dict[str, Any] | None:
     return None
 
 
+def member_shape(member: MemberIo) -> Member:
+    """A member's I/O over the window, rounded, as the diagnosis's readings show it."""
+    return Member(
+        member=member.member,
+        disk=member.disk,
+        busy=round(member.busy, 3),
+        read_kib_s=round(member.read_kib_s),
+        write_kib_s=round(member.write_kib_s),
+        ios_s=round(member.ios_s, 1),
+        wait_ms=None if member.wait_ms is None else round(member.wait_ms, 1),
+    )
+
+
 def member_json(member: MemberIo) -> dict[str, Any]:
-    return {
-        "member": member.member,
-        "disk": member.disk,
-        "busy": round(member.busy, 3),
-        "read_kib_s": round(member.read_kib_s),
-        "write_kib_s": round(member.write_kib_s),
-        "ios_s": round(member.ios_s, 1),
-        "wait_ms": None if member.wait_ms is None else round(member.wait_ms, 1),
-    }
+    """The same in a verdict's evidence (`numbers`, a plain dict stored with its event)."""
+    return member_shape(member).model_dump()

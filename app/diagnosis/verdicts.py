@@ -7,7 +7,8 @@ from typing import Any
 
 from app.diagnosis import text
 from app.diagnosis.hysteresis import Shown
-from app.diagnosis.rules import Observation, member_json
+from app.diagnosis.rules import Observation, member_shape
+from app.shapes import arrays as shapes
 
 
 @dataclass(frozen=True)
@@ -20,17 +21,17 @@ class Verdict:
     numbers: dict[str, Any]  # the evidence
     fading: bool  # stopped holding; leaves after hold_s unless it comes back
 
-    def to_json(self, now: float) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "title": self.title,
-            "sentence": self.sentence,
-            "finding": self.finding,
-            "since": self.since,
-            "held_s": round(now - self.since, 1),
-            "fading": self.fading,
-            "numbers": self.numbers,
-        }
+    def shape(self, now: float) -> shapes.VerdictBody:
+        return shapes.VerdictBody(
+            verdict=self.verdict,
+            title=self.title,
+            sentence=self.sentence,
+            finding=self.finding,
+            since=self.since,
+            held_s=round(now - self.since, 1),
+            fading=self.fading,
+            numbers=self.numbers,
+        )
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Diagnosis:
     observation: Observation  # the window's numbers, whatever the verdicts
 
     @functools.cached_property
-    def readings(self) -> dict[str, Any]:
+    def readings(self) -> shapes.Readings:
         """The observation as plain numbers; built when asked for, not every tick."""
         return readings(self.observation)
 
@@ -52,18 +53,19 @@ class Diagnosis:
     def primary(self) -> Verdict | None:
         return self.verdicts[0] if self.verdicts else None
 
-    def to_json(self) -> dict[str, Any]:
+    def shape(self) -> shapes.DiagnosisBody:
+        """GET /api/arrays/{name}/diagnosis of a running array."""
         primary = self.primary
-        return {
-            "array": self.array,
-            "ts": self.ts,
-            "running": True,
-            "verdict": primary.verdict if primary else None,
-            "sentence": primary.sentence if primary else None,
-            "verdicts": [v.to_json(self.ts) for v in self.verdicts],
-            "pending": {k: round(v, 1) for k, v in self.pending.items()},
-            "readings": self.readings,
-        }
+        return shapes.DiagnosisBody(
+            array=self.array,
+            ts=self.ts,
+            running=True,
+            verdict=primary.verdict if primary else None,
+            sentence=primary.sentence if primary else None,
+            verdicts=[v.shape(self.ts) for v in self.verdicts],
+            pending={k: round(v, 1) for k, v in self.pending.items()},
+            readings=self.readings,
+        )
 
 
 @dataclass(frozen=True)
@@ -98,21 +100,19 @@ def shown_verdict(shown: Shown) -> Verdict:
     )
 
 
-def readings(obs: Observation) -> dict[str, Any]:
+def readings(obs: Observation) -> shapes.Readings:
     """The observation as plain, rounded numbers for JSON."""
-    return {
-        "speed_kb_s": obs.speed_kb_s,
-        "min_kb_s": obs.min_kb_s,
-        "max_kb_s": obs.max_kb_s,
-        "stripe_cache_size": obs.stripe_cache_size,
-        "stripe_cache_active": obs.stripe_cache_active,
-        "threads_cpu": {k: round(v, 3) for k, v in obs.threads_cpu.items()},
-        "mem_available_kib": obs.mem_available_kib,
-        "window_s": None if obs.window_s is None else round(obs.window_s, 1),
-        "members": [member_json(m) for m in obs.members],
-        "array_read_kib_s": None if obs.array_read_kib_s is None else round(obs.array_read_kib_s),
-        "array_write_kib_s": None
-        if obs.array_write_kib_s is None
-        else round(obs.array_write_kib_s),
-        "other_partitions_kib_s": {k: round(v) for k, v in obs.other_partitions_kib_s.items()},
-    }
+    return shapes.Readings(
+        speed_kb_s=obs.speed_kb_s,
+        min_kb_s=obs.min_kb_s,
+        max_kb_s=obs.max_kb_s,
+        stripe_cache_size=obs.stripe_cache_size,
+        stripe_cache_active=obs.stripe_cache_active,
+        threads_cpu={k: round(v, 3) for k, v in obs.threads_cpu.items()},
+        mem_available_kib=obs.mem_available_kib,
+        window_s=None if obs.window_s is None else round(obs.window_s, 1),
+        members=[member_shape(m) for m in obs.members],
+        array_read_kib_s=None if obs.array_read_kib_s is None else round(obs.array_read_kib_s),
+        array_write_kib_s=None if obs.array_write_kib_s is None else round(obs.array_write_kib_s),
+        other_partitions_kib_s={k: round(v) for k, v in obs.other_partitions_kib_s.items()},
+    )

@@ -1,11 +1,13 @@
 """The per-array view the API and the page share: parse fields, role, sysfs extras, current run."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
 from app.live.tick import Tick
 from app.md import mdstat
+from app.md.attributes import ArraySysfs
+from app.shapes import arrays as shapes
 
 if TYPE_CHECKING:  # the snapshot imports the diagnosis, which imports tuning.plan, which this
     from app.live.snapshot import ArrayNow
@@ -119,33 +121,50 @@ def severity(array: mdstat.Array, failed: bool, degraded: bool) -> str:
     return "ok"
 
 
-def array_view(state: "ArrayNow") -> dict[str, Any]:
+def array_view(state: "ArrayNow") -> shapes.ArrayView:
     """The API's and the page's view of one array, from the sampler's present (no kernel read)."""
     array, sysfs = state.array, state.sysfs
-    view = mdstat.array_to_json(array)
-    view["role"] = role_of(array)
-    view["degraded"] = array.degraded
-    view["failed"] = is_failed(
+    failed = is_failed(
         array, sysfs.array_state if sysfs else None, sysfs.degraded if sysfs else None
     )
-    view["sysfs"] = (
-        {
-            "array_state": sysfs.array_state,
-            "sync_action": sysfs.sync_action,
-            "sync_speed_kb_s": sysfs.sync_speed_kb_s,
-            "degraded": sysfs.degraded,
-            "mismatch_cnt": sysfs.mismatch_cnt,
-            "stripe_cache_size": sysfs.stripe_cache_size,
-            "sync_speed_min_kb_s": sysfs.sync_speed_min.kb_s if sysfs.sync_speed_min else None,
-            "sync_speed_max_kb_s": sysfs.sync_speed_max.kb_s if sysfs.sync_speed_max else None,
-        }
-        if sysfs is not None
-        else None
-    )
     sysfs_degraded = bool(sysfs is not None and sysfs.degraded)
-    view["severity"] = severity(array, view["failed"], array.degraded or sysfs_degraded)
-    view["run"] = state.run
-    return view
+    return shapes.ArrayView(
+        name=array.name,
+        state=array.state,
+        read_only=array.read_only,
+        auto_read_only=array.auto_read_only,
+        level=array.level,
+        super=array.super,
+        blocks=array.blocks,
+        chunk_kb=array.chunk_kb,
+        devices=list(array.devices),
+        raid_disks=array.raid_disks,
+        active_disks=array.active_disks,
+        status=array.status,
+        bitmap=array.bitmap,
+        # A queued job (delayed, pending) has only its action (as in `mdboost parse`).
+        sync=mdstat.Sync(array.sync.action) if array.sync and array.queued else array.sync,
+        role=role_of(array),
+        degraded=array.degraded,
+        failed=failed,
+        sysfs=_sysfs(sysfs) if sysfs is not None else None,
+        severity=severity(array, failed, array.degraded or sysfs_degraded),
+        # The open run as the tick keeps it (history.run_row): the columns of the API's Run.
+        run=shapes.Run(**state.run) if state.run is not None else None,
+    )
+
+
+def _sysfs(sysfs: ArraySysfs) -> shapes.ArraySysfsBody:
+    return shapes.ArraySysfsBody(
+        array_state=sysfs.array_state,
+        sync_action=sysfs.sync_action,
+        sync_speed_kb_s=sysfs.sync_speed_kb_s,
+        degraded=sysfs.degraded,
+        mismatch_cnt=sysfs.mismatch_cnt,
+        stripe_cache_size=sysfs.stripe_cache_size,
+        sync_speed_min_kb_s=sysfs.sync_speed_min.kb_s if sysfs.sync_speed_min else None,
+        sync_speed_max_kb_s=sysfs.sync_speed_max.kb_s if sysfs.sync_speed_max else None,
+    )
 
 
 def current(host: Host) -> mdstat.MdStat:

@@ -185,6 +185,7 @@ class Sampler:
         except sqlite3.Error as error:
             log.warning("downsampling failed, will retry: %s", error)
         self.measure(now)
+        db.release_memory(self.conn)  # the pages it read to thin and delete
 
     def measure(self, now: float) -> None:
         """What the file takes, for the page's footer."""

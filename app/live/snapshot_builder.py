@@ -219,7 +219,7 @@ def _members(tick: Tick, array: str) -> tuple[MemberIO, ...]:
     if diagnosis is None:
         return ()
     return tuple(
-        MemberIO(m["member"], m["busy"], m["wait_ms"] / 1000)
-        for m in diagnosis.readings["members"]
-        if m["wait_ms"] is not None
+        MemberIO(m.member, m.busy, m.wait_ms / 1000)
+        for m in diagnosis.readings.members
+        if m.wait_ms is not None
     )

@@ -20,7 +20,9 @@ CLASSIC_PARITY = {"raid5": 1, "raid6": 2}
 
 
 @dataclass(frozen=True)
-class Tier:
+class SizeTier:
+    """A tier as disk sizes cut it: a height on each disk, and how many disks reach its top."""
+
     bottom: int  # where the tier starts on each of its disks
     top: int  # where it ends
     disks: int  # how many disks reach the top
@@ -41,12 +43,12 @@ class Capacity:
         return self.usable + self.protection + self.unused
 
 
-def tiers(sizes: Sequence[int]) -> list[Tier]:
+def tiers(sizes: Sequence[int]) -> list[SizeTier]:
     """SHR's tiers: one per distinct size, each as high as the step from the size below."""
     out, bottom = [], 0
     for size in sorted(set(sizes)):
         if size > bottom:
-            out.append(Tier(bottom, size, sum(1 for s in sizes if s >= size)))
+            out.append(SizeTier(bottom, size, sum(1 for s in sizes if s >= size)))
             bottom = size
     return out
 

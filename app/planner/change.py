@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.planner import capacity, paces, timing
-from app.planner.layout import LEVELS, Pool, Tier, split_member
+from app.planner.layout import LEVELS, Pool, TierArray, split_member
 from app.planner.timing import Duration, Step
 
 # mdboost reads partitions, not disks: a disk within this share of a size is taken as that size
@@ -34,7 +34,9 @@ class Change:
 
 
 @dataclass(frozen=True)
-class Plan:
+class ChangePlan:
+    """The plan of a disk change on a pool: possible or why not, its steps and how long."""
+
     change: Change
     pool: str  # "SHR-1", "RAID5" ...
     arrays: tuple[str, ...]
@@ -64,7 +66,7 @@ def plan_change(
     history: paces.History,
     now: float,
     disk_kib: Mapping[str, int] | None = None,
-) -> Plan:
+) -> ChangePlan:
     """Plan `change` on `pool`. `disk_kib` gives whole-disk sizes where known: a tail above the
     pool's arrays is otherwise invisible (mdstat shows partitions only)."""
     _check(pool, change)
@@ -72,7 +74,9 @@ def plan_change(
     arrays = tuple(t.array for t in pool.tiers)
     refusal = _refusal(pool, change)
     if refusal:
-        return Plan(change, pool.name, arrays, False, (refusal,), (), None, None, before, None)
+        return ChangePlan(
+            change, pool.name, arrays, False, (refusal,), (), None, None, before, None
+        )
     new_kib = change.disk_kib - pool.overhead_kib
     after: list[_Tier] = []
     steps: list[Step] = []
@@ -106,7 +110,7 @@ def plan_change(
         total = timing.total([s.duration for s in steps])
         boosted = timing.total([s.boosted for s in steps])
     capacity_after = _capacity(after, unused)
-    return Plan(
+    return ChangePlan(
         change, pool.name, arrays, True, (), tuple(steps), total, boosted, before, capacity_after,
         tuple(notes),
     )  # fmt: skip
@@ -155,7 +159,7 @@ def _fits(new_kib: int, top_kib: int) -> bool:
     return new_kib >= top_kib * (1 - SAME_SIZE)
 
 
-def _grown_level(pool: Pool, tier: Tier) -> str:
+def _grown_level(pool: Pool, tier: TierArray) -> str:
     """SHR turns a two-disk mirror into RAID5 (SHR-2: a three-disk one into RAID6) on a third
     (fourth) disk; a classic RAID1 gains a mirror; RAID5/6 stay what they are."""
     if tier.level == "raid1" and pool.kind == "shr":

@@ -32,7 +32,7 @@ def split_member(name: str) -> tuple[str, int | None]:
 
 
 @dataclass(frozen=True)
-class Tier:
+class TierArray:
     """One data md array of a pool: an SHR tier, or the whole of a classic RAID volume."""
 
     array: str  # "md2"
@@ -56,7 +56,7 @@ class Pool:
 
     kind: Literal["shr", "classic"]
     redundancy: int  # disks that may fail: 1 (SHR-1, RAID5, RAID1 pair) or 2 (SHR-2, RAID6)
-    tiers: tuple[Tier, ...]
+    tiers: tuple[TierArray, ...]
     overhead_kib: int  # DSM's system and swap partitions plus slack, on every disk
 
     @property
@@ -134,7 +134,7 @@ def _pool(arrays: list[Array], old: Mapping[str, int], overhead: int) -> Pool:
         size = member_kib(array, old.get(array.name)) or 0
         partition = split_member(devices[0].name)[1] if devices else None
         tiers.append(
-            Tier(
+            TierArray(
                 array=array.name,
                 level=array.level or "unknown",
                 disks=tuple(split_member(d.name)[0] for d in devices),

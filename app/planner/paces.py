@@ -40,7 +40,7 @@ DAY_S = 86400.0
 
 
 @dataclass(frozen=True)
-class Measured:
+class MeasuredPace:
     """A pace this box showed, and what it rests on."""
 
     kib_s: float  # per member disk
@@ -65,9 +65,9 @@ class Boost:
 class History:
     """Everything the plan takes from this box's past: paces, boost's effect, the max limit."""
 
-    sync: Measured | None = None  # the newest check, resync or recovery that completed
-    grow_before: Measured | None = None  # the newest grow's pace before its knee
-    grow_after: Measured | None = None  # ... and after it
+    sync: MeasuredPace | None = None  # the newest check, resync or recovery that completed
+    grow_before: MeasuredPace | None = None  # the newest grow's pace before its knee
+    grow_after: MeasuredPace | None = None  # ... and after it
     boost_sync: Boost = Boost(1.0, 1.0, 1.2, "physics", "a disk-bound sync gains little")
     boost_grow: Boost = Boost(1.4, 1.0, 2.0, "physics", "a larger stripe cache, on HDDs")
     # How much faster a disk-bound grow runs past its knee (ratio, low, high), for a grow
@@ -108,7 +108,7 @@ class Pace:
     why: str  # "from the check of md2 on 1 Nov: 152 MB/s a disk"
 
 
-def spread(measured: Measured, work_kib: float, now: float) -> float:
+def spread(measured: MeasuredPace, work_kib: float, now: float) -> float:
     """How far a measured pace may be off for this work: wider when old or thin."""
     age_days = max(now - measured.when, 0.0) / DAY_S
     out = MEASURED_SPREAD + min(AGE_SPREAD_PER_30_DAYS * age_days / 30, AGE_SPREAD_MAX)
@@ -117,7 +117,7 @@ def spread(measured: Measured, work_kib: float, now: float) -> float:
     return out
 
 
-def from_measured(measured: Measured, work_kib: float, now: float, unit: str) -> Pace:
+def from_measured(measured: MeasuredPace, work_kib: float, now: float, unit: str) -> Pace:
     s = spread(measured, work_kib, now)
     why = f"from {measured.what} on {_day(measured.when)}: {_mb_s(measured.kib_s)} {unit}"
     return Pace(measured.kib_s, measured.kib_s / (1 + s), measured.kib_s * (1 + s), "measured", why)

@@ -7,7 +7,7 @@ from typing import Literal
 
 from app.md.mdstat import PARITY_DISKS
 from app.planner import paces
-from app.planner.layout import Tier
+from app.planner.layout import TierArray
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def data_disks(level: str, disks: int) -> int:
     return max(disks - PARITY_DISKS.get(level, 1), 0)
 
 
-def rebuild(tier: Tier, history: paces.History, now: float, disks_after: int = 0) -> Step:
+def rebuild(tier: TierArray, history: paces.History, now: float, disks_after: int = 0) -> Step:
     """The new disk's member of `tier` written from the others (or a classic RAID1's new
     mirror, `disks_after` members then)."""
     pace = paces.capped(paces.sync_pace(history, tier.member_kib, now), history.speed_max_kib_s)
@@ -79,7 +79,7 @@ def create(
     )  # fmt: skip
 
 
-def grow(tier: Tier, level: str, history: paces.History, now: float) -> Step:
+def grow(tier: TierArray, level: str, history: paces.History, now: float) -> Step:
     """`tier` reshaped onto one more disk, as `level`."""
     n = len(tier.disks)
     if level == "raid1":  # a classic RAID1 gains a mirror: a rebuild, at the sync's pace

@@ -6,6 +6,12 @@ route returns it as it is (its return type is FastAPI's response_model): an answ
 and serialised by its model, unknown keys refused, and /docs and /openapi.json show the real
 bodies. Only GET /api/arrays/{name}/samples still sends plain json.dumps (500 rows of numbers,
 several times faster) and names its model with `documents()`.
+
+Names (issue 24): a class name is defined once under app/ (tests/test_layout.py). A shape that
+is the API's form of a domain type is that type's name plus `Body` (PlanBody for the planner's
+plan, DiagnosisBody for diagnosis.verdicts.Diagnosis, PresetBody, ScheduleBody ...); one with
+no domain twin names what it answers (ArrayView, TuningStatus, Presets). What a client sends is
+`...Request` (PlanRequest here; the routes' ArraysRequest, ScheduleRequest ...).
 """
 
 from typing import Any, Literal
@@ -14,7 +20,9 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: a model's validator and serializer are built at its first use, not at import
+    # (issue 27: the server's RSS); bodies only a rare request sends cost nothing until then.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Ok(Body):

@@ -21,7 +21,7 @@ class Run(Body):
     duration_s: float | None
 
 
-class ArraySysfs(Body):
+class ArraySysfsBody(Body):
     array_state: str | None
     sync_action: str | None
     sync_speed_kb_s: int | None
@@ -52,7 +52,7 @@ class ArrayView(Body):
     role: str  # data | system | swap
     degraded: bool
     failed: bool
-    sysfs: ArraySysfs | None
+    sysfs: ArraySysfsBody | None
     severity: str  # ok | warning | critical
     run: Run | None
 
@@ -111,7 +111,7 @@ class Readings(Body):
     other_partitions_kib_s: dict[str, int]
 
 
-class Verdict(Body):
+class VerdictBody(Body):
     verdict: str
     title: str
     sentence: str
@@ -122,7 +122,7 @@ class Verdict(Body):
     numbers: dict[str, Any]  # the evidence, per verdict
 
 
-class Diagnosis(Body):
+class DiagnosisBody(Body):
     """What holds a sync back; an array that runs nothing has only the first five fields."""
 
     array: str
@@ -130,7 +130,7 @@ class Diagnosis(Body):
     running: bool
     verdict: str | None
     sentence: str | None
-    verdicts: list[Verdict] = Field(default_factory=list)
+    verdicts: list[VerdictBody] = Field(default_factory=list)
     pending: dict[str, float] = Field(default_factory=dict)  # verdict -> seconds until it shows
     readings: Readings | None = None
 
@@ -139,7 +139,7 @@ class Runs(Body):
     runs: list[Run]
 
 
-class Event(Body):
+class EventBody(Body):
     id: int
     ts: float
     array: str | None
@@ -149,5 +149,5 @@ class Event(Body):
 
 
 class RunDetail(Run):
-    events: list[Event]
+    events: list[EventBody]
     latest_sample: Sample | None

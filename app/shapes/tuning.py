@@ -46,14 +46,14 @@ class Ram(Body):
     cost_mib: float
 
 
-class KnobAccess(Body):
+class KnobAccessBody(Body):
     knob: str
     target: str | None
     supported: bool
     writable: bool
 
 
-class PresetError(Body):
+class PresetErrorBody(Body):
     file: str
     key: str
     message: str
@@ -113,8 +113,8 @@ class TuningStatus(Body):
     knobs: list[SessionKnob]
     effects: list[Effect]
     ram: Ram
-    capabilities: list[KnobAccess]  # each knob: on this kernel? writable? (kernel/access.py)
-    preset_errors: list[PresetError]
+    capabilities: list[KnobAccessBody]  # each knob: on this kernel? writable? (kernel/access.py)
+    preset_errors: list[PresetErrorBody]
     autotune: Sweep | None  # the latest sweep and its steps (app/tuning/autotune/)
 
 
@@ -124,7 +124,7 @@ class PresetKnob(Body):
     reason: str
 
 
-class Preset(Body):
+class PresetBody(Body):
     name: str
     summary: str
     source: str  # built-in, or the preset file
@@ -133,11 +133,11 @@ class Preset(Body):
 
 
 class Presets(Body):
-    presets: list[Preset]
-    errors: list[PresetError]
+    presets: list[PresetBody]
+    errors: list[PresetErrorBody]
 
 
-class Schedule(Body):
+class ScheduleBody(Body):
     id: int
     preset: str
     start: str  # HH:MM in the box's zone
@@ -164,7 +164,7 @@ class ScheduleAdded(Body):
 
 class Schedules(Body):
     zone: str
-    schedules: list[Schedule]
+    schedules: list[ScheduleBody]
     next: NextChange | None
 
 
@@ -194,7 +194,9 @@ class PlanChange(Body):
     knob: str
     target: str | None  # the array or disk; None: the whole system
     unit: str
-    from_: str = Field(alias="from")  # as the kernel shows it now ("system": the global limit)
+    # "from" on the wire (a Python keyword): built as from_=, read and written as "from".
+    from_: str = Field(validation_alias="from", serialization_alias="from")  # as the kernel
+    # shows it now ("system": the global limit)
     to: str
     reason: str
     cost_mib: float | None  # RAM the change takes (the stripe cache)
@@ -227,7 +229,7 @@ class Restored(Body):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     key: str
-    from_: str = Field(alias="from")
+    from_: str = Field(validation_alias="from", serialization_alias="from")
     to: str
 
 

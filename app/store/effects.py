@@ -8,6 +8,7 @@ apply or revert on that array, so each figure describes one regime.
 import sqlite3
 from typing import Any
 
+from app.shapes.tuning import Effect
 from app.store import db
 from app.store.history import FROM_UNTUNED
 
@@ -48,39 +49,36 @@ def _neighbour_event(conn: sqlite3.Connection, array: str, ts: float, after: boo
     return float(row[0]) if row else None
 
 
-def measure(
-    conn: sqlite3.Connection, effect: sqlite3.Row, window_s: float, now: float
-) -> dict[str, Any]:
+def measure(conn: sqlite3.Connection, effect: sqlite3.Row, window_s: float, now: float) -> Effect:
     """The effect as far as it can be measured now; `complete` once the after-window is over."""
     applied = effect["applied_at"]
-    out: dict[str, Any] = {
-        "op_id": effect["op_id"],
-        "array": effect["array"],
-        "run_id": effect["run_id"],
-        "preset": effect["preset"],
-        "applied_at": applied,
-        "before_kb_s": effect["before_kb_s"],
-        "after_kb_s": effect["after_kb_s"],
-        "ratio": effect["ratio"],
-        "complete": effect["measured_at"] is not None,
-        "over": tuned_before(conn, effect["op_id"]),
-    }
-    if not out["complete"] and effect["run_id"] is not None:
+    before, after = effect["before_kb_s"], effect["after_kb_s"]
+    complete = effect["measured_at"] is not None
+    over = tuned_before(conn, effect["op_id"])
+    if not complete and effect["run_id"] is not None:
         previous = _neighbour_event(conn, effect["array"], applied, after=False)
         following = _neighbour_event(conn, effect["array"], applied, after=True)
         before_start = max(applied - window_s, previous or 0.0)
         after_start = applied + SETTLE_S
         after_end = min(after_start + window_s, following or float("inf"))
-        out["before_kb_s"] = mean_speed_kb_s(conn, effect["run_id"], before_start, applied)
-        out["after_kb_s"] = mean_speed_kb_s(
-            conn, effect["run_id"], after_start, min(after_end, now)
-        )
-        out["complete"] = now >= after_end
-    before, after = out["before_kb_s"], out["after_kb_s"]
-    out["ratio"] = round(after / before, 2) if before and after is not None else None
-    name = out["preset"] + (f" over {out['over']}" if out["over"] else "")
-    out["summary"] = summary(name, before, after, out["ratio"], out["complete"])
-    return out
+        before = mean_speed_kb_s(conn, effect["run_id"], before_start, applied)
+        after = mean_speed_kb_s(conn, effect["run_id"], after_start, min(after_end, now))
+        complete = now >= after_end
+    ratio = round(after / before, 2) if before and after is not None else None
+    name = effect["preset"] + (f" over {over}" if over else "")
+    return Effect(
+        op_id=effect["op_id"],
+        array=effect["array"],
+        run_id=effect["run_id"],
+        preset=effect["preset"],
+        applied_at=applied,
+        before_kb_s=before,
+        after_kb_s=after,
+        ratio=ratio,
+        complete=complete,
+        over=over,
+        summary=summary(name, before, after, ratio, complete),
+    )
 
 
 def tuned_before(conn: sqlite3.Connection, op_id: int) -> str | None:
@@ -110,22 +108,22 @@ def summary(
     return text if complete else text + " (measuring)"
 
 
-def settle(conn: sqlite3.Connection, window_s: float, now: float) -> list[dict[str, Any]]:
+def settle(conn: sqlite3.Connection, window_s: float, now: float) -> list[Effect]:
     """Store every effect whose after-window is over; returns them."""
     pending = conn.execute("SELECT * FROM tuning_effects WHERE measured_at IS NULL").fetchall()
     stored = []
     for effect in pending:
         measured = measure(conn, effect, window_s, now)
-        if not measured["complete"]:
+        if not measured.complete:
             continue
         with db.write_transaction(conn):
             conn.execute(
                 "UPDATE tuning_effects SET before_kb_s = ?, after_kb_s = ?, ratio = ?, "
                 "measured_at = ? WHERE op_id = ? AND array = ?",
                 (
-                    measured["before_kb_s"],
-                    measured["after_kb_s"],
-                    measured["ratio"],
+                    measured.before_kb_s,
+                    measured.after_kb_s,
+                    measured.ratio,
                     now,
                     effect["op_id"],
                     effect["array"],
@@ -135,9 +133,7 @@ def settle(conn: sqlite3.Connection, window_s: float, now: float) -> list[dict[s
     return stored
 
 
-def recent(
-    conn: sqlite3.Connection, window_s: float, now: float, limit: int = 20
-) -> list[dict[str, Any]]:
+def recent(conn: sqlite3.Connection, window_s: float, now: float, limit: int = 20) -> list[Effect]:
     rows = conn.execute(
         "SELECT * FROM tuning_effects ORDER BY applied_at DESC LIMIT ?", (limit,)
     ).fetchall()

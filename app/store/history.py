@@ -5,6 +5,8 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+from app.shapes.arrays import EventBody, Run, RunDetail, Sample
+
 SAMPLE_FIELDS = (
     "ts",
     "run_id",
@@ -190,34 +192,36 @@ RUN_COLUMNS = (
 
 
 def run_row(row: sqlite3.Row) -> dict[str, Any]:
+    """A run as the tick and the forecasts keep it (a dict of its columns, RUN_COLUMNS), and
+    the fields of the API's Run."""
     run = dict(row)
     end = run["finished"]
     run["duration_s"] = (end - run["started"]) if end is not None else None
     return run
 
 
-def runs(
-    conn: sqlite3.Connection, array: str | None = None, limit: int = 100
-) -> list[dict[str, Any]]:
+def runs(conn: sqlite3.Connection, array: str | None = None, limit: int = 100) -> list[Run]:
     """Runs newest first, each with its average speed: one row per run, whatever its length."""
     query = f"""
         SELECT {RUN_COLUMNS} FROM runs
         WHERE (:array IS NULL OR array = :array) ORDER BY started DESC LIMIT :limit
     """
-    return [run_row(r) for r in conn.execute(query, {"array": array, "limit": limit})]
+    return [Run(**run_row(r)) for r in conn.execute(query, {"array": array, "limit": limit})]
 
 
-def run(conn: sqlite3.Connection, run_id: int) -> dict[str, Any] | None:
+def run(conn: sqlite3.Connection, run_id: int) -> RunDetail | None:
+    """GET /api/runs/{id}: the run, its events, its newest sample (the rows, as the API's)."""
     row = conn.execute(f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
     if row is None:
         return None
-    detail = run_row(row)
-    detail["events"] = events(conn, run_id)
     latest = conn.execute(
         f"SELECT {_COLUMNS} FROM samples WHERE run_id = ? ORDER BY ts DESC LIMIT 1", (run_id,)
     ).fetchone()
-    detail["latest_sample"] = dict(latest) if latest else None
-    return detail
+    return RunDetail(
+        **run_row(row),
+        events=[EventBody(**e) for e in events(conn, run_id)],
+        latest_sample=Sample(**dict(latest)) if latest else None,
+    )
 
 
 # A tuning effect measured against the kernel's own settings: its apply opened its session. One

@@ -2,17 +2,17 @@
 
 import sqlite3
 from collections.abc import Callable
-from typing import Any
 
 from app.config import Settings
 from app.kernel.host import Host
 from app.live import array_view
 from app.live.snapshot import Snapshot
 from app.live.tick import Tick
+from app.shapes.tuning import Sweep, TuningDone
 from app.store import db
 from app.tuning.autotune.runner import AutoTuner
 from app.tuning.planning import presets
-from app.tuning.planning.plan import Plan, make_plan
+from app.tuning.planning.plan import KnobPlan, make_plan
 from app.tuning.planning.presets import Preset, PresetError, UnknownPreset
 from app.tuning.planning.targets import PlanError
 from app.tuning.schedule.daily import local_zone
@@ -60,7 +60,7 @@ class Tuner:
             raise UnknownPreset(f"no preset named {name[:40]!r} (known: {', '.join(self.presets)})")
         return preset
 
-    def plan(self, name: str, array_names: list[str] | None = None) -> Plan:
+    def plan(self, name: str, array_names: list[str] | None = None) -> KnobPlan:
         preset = self.preset(name)
         if preset.restore_originals:
             raise PlanError(f"{name} puts back the originals: use revert")
@@ -72,7 +72,7 @@ class Tuner:
             self.settings.max_cache_mb,
         )
 
-    def apply(self, name: str, array_names: list[str] | None = None) -> dict[str, Any]:
+    def apply(self, name: str, array_names: list[str] | None = None) -> TuningDone:
         """A person's apply: it wins over a schedule's window until that window ends."""
         if self.preset(name).restore_originals:
             return self.revert(f"{name} preset")
@@ -82,7 +82,7 @@ class Tuner:
             self.scheduler.note_manual()
             return result
 
-    def revert(self, reason: str = "requested", wait: bool = False) -> dict[str, Any]:
+    def revert(self, reason: str = "requested", wait: bool = False) -> TuningDone:
         """A person's revert: it wins over a schedule's window until that window ends."""
         with self.applier.exclusive(wait):
             self.autotuner.cancel(f"reverted by hand during the sweep ({reason})")
@@ -90,7 +90,7 @@ class Tuner:
             self.scheduler.note_manual()
             return result
 
-    def autotune(self, array_name: str | None = None) -> dict[str, Any]:
+    def autotune(self, array_name: str | None = None) -> Sweep:
         """A person starts a sweep on the running sync (from the sampler's last tick)."""
         with self.applier.exclusive(wait=False):
             result = self.autotuner.start(self.latest, array_name)

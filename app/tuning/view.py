@@ -2,19 +2,33 @@
 
 import json
 import sqlite3
-from typing import Any
 
 from app.kernel.knobs import budget_from_available, stripe_cache_mib
 from app.live.knobs import journaled_knobs
 from app.live.snapshot import Snapshot
+from app.shapes.tuning import (
+    KnobAccessBody,
+    PresetBody,
+    PresetErrorBody,
+    PresetKnob,
+    Presets,
+    Ram,
+    Schedules,
+    Session,
+    SessionKnob,
+    Sweep,
+    TuningState,
+    TuningStatus,
+)
 from app.store import effects, journal
 from app.tuning.autotune.record import setting_label
 from app.tuning.autotune.writes import PRESET as AUTOTUNE_PRESET
 from app.tuning.planning.plan import member_disks
+from app.tuning.planning.presets import PresetError
 from app.tuning.tuner import Tuner
 
 
-def status(tuner: Tuner, conn: sqlite3.Connection, snapshot: Snapshot) -> dict[str, Any]:
+def status(tuner: Tuner, conn: sqlite3.Connection, snapshot: Snapshot) -> TuningStatus:
     """Whether a preset is on comes from the journal's open session (its one source); what the
     kernel holds, the RAM and each knob's access from the sampler's last tick (`snapshot`)."""
     session = journal.open_session(conn)
@@ -41,73 +55,108 @@ def status(tuner: Tuner, conn: sqlite3.Connection, snapshot: Snapshot) -> dict[s
         if state.sysfs is not None and state.sysfs.stripe_cache_size is not None
     )
     sweep = tuner.autotuner.view(conn)
-    return {
-        "state": tuning_state(session, sweep, tuner.scheduler.view(conn, tuner.clock())),
-        "active": session is not None,
-        "preset": session["preset"] if session else None,
-        "session": dict(session) | {"arrays": json.loads(session["arrays"])} if session else None,
-        "busy": tuner.operation.locked(),
+    return TuningStatus(
+        state=tuning_state(session, sweep, tuner.scheduler.view(conn, tuner.clock())),
+        active=session is not None,
+        preset=session["preset"] if session else None,
+        session=_session(session) if session else None,
+        busy=tuner.operation.locked(),
         # A revert done in the kernel that the journal could not record yet (disk full).
-        "unrecorded_revert": unrecorded,
-        "knobs": _knobs(conn, session, snapshot) if session else [],
-        "effects": effects.recent(conn, tuner.settings.effect_minutes * 60, tuner.clock()),
-        "ram": {"budget_mib": round(budget, 1), "cost_mib": round(cost, 1)},
-        "capabilities": [c.__dict__ for c in snapshot.knob_access],
-        "preset_errors": [e.__dict__ for e in tuner.preset_errors],
-        "autotune": sweep,
-    }
+        unrecorded_revert=unrecorded,
+        knobs=_knobs(conn, session, snapshot) if session else [],
+        # Effect rows as app/store/effects.py measures them (validated into Effect here).
+        effects=effects.recent(conn, tuner.settings.effect_minutes * 60, tuner.clock()),
+        ram=Ram(budget_mib=round(budget, 1), cost_mib=round(cost, 1)),
+        capabilities=[
+            KnobAccessBody(knob=c.knob, target=c.target, supported=c.supported, writable=c.writable)
+            for c in snapshot.knob_access
+        ],
+        preset_errors=[preset_error(e) for e in tuner.preset_errors],
+        autotune=sweep,
+    )
+
+
+def presets(tuner: Tuner) -> Presets:
+    """GET /api/presets: the presets loaded, and the errors of the files that were not."""
+    return Presets(
+        presets=[
+            PresetBody(
+                name=p.name,
+                summary=p.summary,
+                source=p.source,
+                restore_originals=p.restore_originals,
+                knobs=[PresetKnob(knob=s.knob, value=s.value, reason=s.reason) for s in p.settings],
+            )
+            for p in tuner.presets.values()
+        ],
+        errors=[preset_error(e) for e in tuner.preset_errors],
+    )
+
+
+def _session(row: sqlite3.Row) -> Session:
+    return Session(
+        id=row["id"],
+        started=row["started"],
+        preset=row["preset"],
+        arrays=json.loads(row["arrays"]),
+        ended=row["ended"],
+        end_reason=row["end_reason"],
+    )
+
+
+def preset_error(error: PresetError) -> PresetErrorBody:
+    return PresetErrorBody(file=error.file, key=error.key, message=error.message)
 
 
 def tuning_state(
-    session: sqlite3.Row | None, sweep: dict[str, Any] | None, schedule: dict[str, Any]
-) -> dict[str, Any]:
+    session: sqlite3.Row | None, sweep: Sweep | None, schedule: Schedules
+) -> TuningState:
     """What is tuned now, the one notion the switch, the headline, the run list, /metrics and
     the API show (issue 25): "off", "boost", "auto-tuning" (a sweep measures), "auto-tuned" (what
     a sweep kept), "schedule" (a schedule's window applied its preset) or "preset" (one applied
     by hand), from the journal's open session, the latest sweep and the schedules."""
     if session is None:
-        return {"kind": "off", "preset": None, "label": "Not tuned", "detail": None}
+        return TuningState(kind="off", preset=None, label="Not tuned", detail=None)
     preset = session["preset"]
     if preset == "boost":
-        return {"kind": "boost", "preset": preset, "label": "Boosted", "detail": None}
+        return TuningState(kind="boost", preset=preset, label="Boosted", detail=None)
     if preset == AUTOTUNE_PRESET and sweep is not None:
-        if sweep["state"] == "running":
-            label = f"Auto-tune is measuring {sweep['array']}"
-            return {"kind": "auto-tuning", "preset": preset, "label": label, "detail": None}
-        kept = sweep.get("chosen") or {}
+        if sweep.state == "running":
+            label = f"Auto-tune is measuring {sweep.array}"
+            return TuningState(kind="auto-tuning", preset=preset, label=label, detail=None)
+        kept = sweep.chosen or {}
         detail = ", ".join(setting_label(k, int(v)) for k, v in kept.items()) or None
-        return {"kind": "auto-tuned", "preset": preset, "label": "Auto-tuned", "detail": detail}
-    windows = [e for e in schedule["schedules"] if e["applied"] and e["preset"] == preset]
+        return TuningState(kind="auto-tuned", preset=preset, label="Auto-tuned", detail=detail)
+    windows = [e for e in schedule.schedules if e.applied and e.preset == preset]
     if windows:
-        detail = f"{windows[0]['start']}–{windows[0]['end']}"
-        return {
-            "kind": "schedule",
-            "preset": preset,
-            "label": f"Schedule: {preset}",
-            "detail": detail,
-        }
-    return {"kind": "preset", "preset": preset, "label": f"Preset {preset}", "detail": None}
+        detail = f"{windows[0].start}–{windows[0].end}"
+        return TuningState(
+            kind="schedule", preset=preset, label=f"Schedule: {preset}", detail=detail
+        )
+    return TuningState(kind="preset", preset=preset, label=f"Preset {preset}", detail=None)
 
 
-def _knobs(
-    conn: sqlite3.Connection, session: sqlite3.Row, snapshot: Snapshot
-) -> list[dict[str, Any]]:
+def _knobs(conn: sqlite3.Connection, session: sqlite3.Row, snapshot: Snapshot) -> list[SessionKnob]:
     """The session's knobs as the present holds them: what mdboost last wrote and what the
     kernel held, from one reading (a tick's, or a write's own read-back), so that drift is
     never judged between a new write and an older reading (issue 25). A session newer than the
     present (its write is still being published): the journal's, current unknown."""
     if snapshot.session_id == session["id"]:
         return [
-            {
-                "key": k.key,
-                "knob": k.knob,
-                "target": k.target,
-                "unit": k.unit,
-                "original": k.original,
-                "desired": k.desired,
-                "current": k.current,
-                "drift": k.drift,
-            }
+            SessionKnob(
+                key=k.key,
+                knob=k.knob,
+                target=k.target,
+                unit=k.unit,
+                original=k.original,
+                desired=k.desired,
+                current=k.current,
+                drift=k.drift,
+            )
             for k in snapshot.knobs
         ]
-    return journaled_knobs(conn, session, lambda key, knob, target: None)
+    # The journal's knobs as app/live/knobs.py lists them (validated into SessionKnob here).
+    return [
+        SessionKnob.model_validate(k)
+        for k in journaled_knobs(conn, session, lambda key, knob, target: None)
+    ]

@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Literal
 
+from app.shapes.tuning import Token
 from app.store import db
 
 SESSION_COOKIE = "mdboost_session"
@@ -199,11 +200,21 @@ def revoke_api_token(conn: sqlite3.Connection, token_id: int, now: float) -> boo
     return True
 
 
-def list_api_tokens(conn: sqlite3.Connection) -> list[dict[str, object]]:
+def list_api_tokens(conn: sqlite3.Connection) -> list[Token]:
     rows = conn.execute(
         "SELECT id, name, scope, created, revoked, parent_id FROM api_tokens ORDER BY id DESC"
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [
+        Token(
+            id=r["id"],
+            name=r["name"],
+            scope=r["scope"],
+            created=r["created"],
+            revoked=r["revoked"],
+            parent_id=r["parent_id"],
+        )
+        for r in rows
+    ]
 
 
 # ---- throttling

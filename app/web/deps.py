@@ -26,7 +26,7 @@ def get_settings(request: Request) -> Settings:
 
 
 def get_db(request: Request) -> Iterator[sqlite3.Connection]:
-    conn = db.connect(get_settings(request).db)
+    conn = db.connect(get_settings(request).db, db.REQUEST_CACHE_KIB)
     try:
         yield conn
     finally:

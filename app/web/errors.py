@@ -3,7 +3,7 @@
 import html
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import fastapi
@@ -81,7 +81,10 @@ def http_error(error: TuningError) -> fastapi.HTTPException:
     return fastapi.HTTPException(error.status, detail=error.detail(), headers=headers)
 
 
-def call_tuning(action: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+T = TypeVar("T")
+
+
+def call_tuning(action: Callable[..., T], *args: Any) -> T:
     """Run one tuning action; its errors become JSON with the right status, never a 500."""
     try:
         return action(*args)

@@ -7,6 +7,7 @@ from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
 from app.live.forecasts import PoolForecastBody
 from app.md.mdstat import PARITY_DISKS
+from app.shapes.tuning import TuningStatus
 
 # What md is doing, in the owner's words (the kernel's names are on the card below).
 DOING = {
@@ -28,7 +29,7 @@ def headline(
     running = [c for c in cards if c["running"]]
     focus = _focus(running, pool)
     found: dict[str, Any] = {
-        "failed": [c["array"]["name"] for c in failed],
+        "failed": [c["array"].name for c in failed],
         "focus": focus,
         "safety": _safety(cards),
         "boost": _boost(focus, boost),
@@ -37,17 +38,17 @@ def headline(
     if focus is None:
         return found
     fc: Forecast | PoolForecast | None = focus["eta"].forecast if focus["eta"] else None
-    in_pool = pool is not None and focus["array"]["name"] in {m.name for m in pool.arrays}
+    in_pool = pool is not None and focus["array"].name in {m.name for m in pool.arrays}
     if in_pool and pool is not None:
         job = pool.pool
         found.update(subject="Your storage pool", phase=(job.phase, job.phases))
         fc = job
     else:
         found.update(subject=focus["title"], phase=None)
-    action = focus["sync"].get("action")
+    action = focus["sync"].action
     found.update(
         doing=DOING.get(action, f"is running a {action}"),
-        percent=focus["sync"]["percent"],
+        percent=focus["sync"].percent,
         # A settling forecast (the pace before a change, scaled by it) is shown with its label:
         # right after boost the finish moves, it never turns into "no finish time" (issue 25).
         forecast=fc if fc is not None and fc.status in ("ok", "settling") else None,
@@ -62,9 +63,9 @@ def _focus(running: list[dict[str, Any]], pool: PoolForecastBody | None) -> dict
     if pool is not None:
         names = {m.name for m in pool.arrays if m.state == "running"}
         for card in running:
-            if card["array"]["name"] in names:
+            if card["array"].name in names:
                 return card
-    data = [c for c in running if c["array"]["role"] == "data"]
+    data = [c for c in running if c["array"].role == "data"]
     return next(iter(data or running), None)
 
 
@@ -75,10 +76,10 @@ def _safety(cards: list[dict[str, Any]]) -> tuple[str, str]:
         if card["failed"]:
             return "bad", f"{name} has failed and the data on it is not available: see below."
     for card in cards:
-        if not card["degraded"] or card["array"]["role"] != "data":
+        if not card["degraded"] or card["array"].role != "data":
             continue
-        name, level = card["title"], card["array"]["level"] or ""
-        disks = card["array"]["raid_disks"] or len(card["array"]["status"] or "")
+        name, level = card["title"], card["array"].level or ""
+        disks = card["array"].raid_disks or len(card["array"].status or "")
         spare = _redundancy(level, disks) - card["missing"]
         if spare <= 0:
             return "bad", (
@@ -100,12 +101,12 @@ def _boost(focus: dict[str, Any] | None, boost: dict[str, Any]) -> dict[str, Any
     """Boost as the sentence says it: on, with its measured effect; otherwise the tuning state
     (auto-tuned, a preset, a schedule's window) and what boost would give from there, or that it
     would not help."""
-    tuning = boost["tuning"]
-    state = tuning["state"]
-    on = state["kind"] == "boost"
-    name = focus["array"]["name"] if focus else None
-    effects = [e for e in tuning["effects"] if e["preset"] == "boost"]
-    effect = next((e for e in effects if e["array"] == name), effects[0] if effects else None)
+    tuning: TuningStatus = boost["tuning"]
+    state = tuning.state
+    on = state.kind == "boost"
+    name = focus["array"].name if focus else None
+    effects = [e for e in tuning.effects if e.preset == "boost"]
+    effect = next((e for e in effects if e.array == name), effects[0] if effects else None)
     estimate = focus["eta"].boost if focus and focus["eta"] and not on else None
     return {
         "on": on,

@@ -10,7 +10,9 @@ from app.forecast.physics import AT_MAX, KNEE_SPEEDUP, KNEE_SPEEDUP_RANGE, grow_
 from app.live.array_view import role_of
 from app.live.snapshot import Snapshot
 from app.planner import layout, paces, timing
-from app.planner.change import BadChange, Change, Plan, member_disk, plan_change, tb
+from app.planner.capacity import Capacity
+from app.planner.change import BadChange, Change, ChangePlan, member_disk, plan_change, tb
+from app.shapes.plan import PlanBody, PlanCapacity, PlanDuration, PlanStep
 from app.store import plan_history
 
 KIB = 1024
@@ -36,7 +38,9 @@ def pools(snapshot: Snapshot) -> list[layout.Pool]:
     return layout.pools(data, system, old) if data else []
 
 
-def make_plan(snapshot: Snapshot, conn: sqlite3.Connection, request: Request, now: float) -> Plan:
+def make_plan(
+    snapshot: Snapshot, conn: sqlite3.Connection, request: Request, now: float
+) -> ChangePlan:
     """Plan the change on the pool it concerns; BadChange when it cannot be planned as asked."""
     found = pools(snapshot)
     if not found:
@@ -88,7 +92,7 @@ def _rotational(snapshot: Snapshot, pool: layout.Pool) -> bool | None:
     return any(known) if known else None
 
 
-def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.Measured | None:
+def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.MeasuredPace | None:
     """The newest sync's pace a disk: from its samples' progress when it has two, else (a
     completed run) its total over its duration."""
     run = plan_history.last_sync(conn, arrays, before)
@@ -100,7 +104,7 @@ def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.M
     measured = _pace(first, last, 1.0, what, run["finished"]) if last is not None else None
     if measured is None and run["outcome"] == "completed":
         kib_s = run["total_blocks"] / (run["finished"] - run["started"])
-        measured = paces.Measured(kib_s, what, run["finished"], run["total_blocks"])
+        measured = paces.MeasuredPace(kib_s, what, run["finished"], run["total_blocks"])
     if measured is None:
         return None
     limit = run["speed_max_kb_s"]
@@ -110,7 +114,7 @@ def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.M
 
 def _grow(
     snapshot: Snapshot, conn: sqlite3.Connection, pool: layout.Pool, now: float, before: float
-) -> tuple[paces.Measured | None, paces.Measured | None]:
+) -> tuple[paces.MeasuredPace | None, paces.MeasuredPace | None]:
     """The newest grow's pace before its knee and after it (the part it has run so far), per
     member: its progress share times the member's size (md counts a reshape per device; the
     simulator counts the old array's data)."""
@@ -137,11 +141,11 @@ def _grow(
 
 def _pace(
     start: tuple[float, int] | None, end: tuple[float, int], scale: float, what: str, when: float
-) -> paces.Measured | None:
+) -> paces.MeasuredPace | None:
     if start is None or end[0] <= start[0] or end[1] <= start[1]:
         return None
     done = (end[1] - start[1]) * scale
-    return paces.Measured(done / (end[0] - start[0]), what, when, int(done))
+    return paces.MeasuredPace(done / (end[0] - start[0]), what, when, int(done))
 
 
 def _knee(snapshot: Snapshot, run: dict[str, Any]) -> float | None:
@@ -179,61 +183,59 @@ def _boosts(
     return sync, grow
 
 
-def to_json(plan: Plan) -> dict[str, Any]:
-    """The API's body (PlanBody): sizes in bytes, durations in seconds."""
-    return {
-        "change": plan.change.kind,
-        "disk_bytes": plan.change.disk_kib * KIB,
-        "member": plan.change.member,
-        "pool": plan.pool,
-        "arrays": list(plan.arrays),
-        "possible": plan.possible,
-        "refusals": list(plan.refusals),
-        "steps": [_step(i + 1, s) for i, s in enumerate(plan.steps)],
-        "total": _duration(plan.total),
-        "boost_total": _duration(plan.boosted_total),
-        "capacity_before": _capacity(plan.before),
-        "capacity_after": _capacity(plan.after),
-        "notes": list(plan.notes),
-        "summary": summary(plan),
-    }
+def shape(plan: ChangePlan) -> PlanBody:
+    """The API's body: sizes in bytes, durations in seconds."""
+    return PlanBody(
+        change=plan.change.kind,
+        disk_bytes=plan.change.disk_kib * KIB,
+        member=plan.change.member,
+        pool=plan.pool,
+        arrays=list(plan.arrays),
+        possible=plan.possible,
+        refusals=list(plan.refusals),
+        steps=[_step(i + 1, s) for i, s in enumerate(plan.steps)],
+        total=_duration(plan.total) if plan.total is not None else None,
+        boost_total=_duration(plan.boosted_total) if plan.boosted_total is not None else None,
+        capacity_before=_capacity(plan.before),
+        capacity_after=_capacity(plan.after) if plan.after is not None else None,
+        notes=list(plan.notes),
+        summary=summary(plan),
+    )
 
 
-def _step(order: int, step: timing.Step) -> dict[str, Any]:
-    return {
-        "order": order,
-        "array": step.array,
-        "action": step.action,
-        "what": step.what,
-        "level_before": step.level_before,
-        "level_after": step.level_after,
-        "disks_before": step.disks_before,
-        "disks_after": step.disks_after,
-        "work_bytes": step.work_kib * KIB,
-        "knee": step.knee,
-        "duration": _duration(step.duration),
-        "boost_duration": _duration(step.boosted),
-        "source": step.source,
-        "why": step.why,
-        "boost_why": step.boost_why,
-    }
+def _step(order: int, step: timing.Step) -> PlanStep:
+    return PlanStep(
+        order=order,
+        array=step.array,
+        action=step.action,
+        what=step.what,
+        level_before=step.level_before,
+        level_after=step.level_after,
+        disks_before=step.disks_before,
+        disks_after=step.disks_after,
+        work_bytes=step.work_kib * KIB,
+        knee=step.knee,
+        duration=_duration(step.duration),
+        boost_duration=_duration(step.boosted),
+        source=step.source,
+        why=step.why,
+        boost_why=step.boost_why,
+    )
 
 
-def _duration(d: timing.Duration | None) -> dict[str, float] | None:
-    return None if d is None else {"seconds": d.seconds, "low_s": d.low, "high_s": d.high}
+def _duration(d: timing.Duration) -> PlanDuration:
+    return PlanDuration(seconds=d.seconds, low_s=d.low, high_s=d.high)
 
 
-def _capacity(c: Any) -> dict[str, int] | None:
-    if c is None:
-        return None
-    return {
-        "usable_bytes": c.usable * KIB,
-        "protection_bytes": c.protection * KIB,
-        "unused_bytes": c.unused * KIB,
-    }
+def _capacity(c: Capacity) -> PlanCapacity:
+    return PlanCapacity(
+        usable_bytes=c.usable * KIB,
+        protection_bytes=c.protection * KIB,
+        unused_bytes=c.unused * KIB,
+    )
 
 
-def summary(plan: Plan) -> str:
+def summary(plan: ChangePlan) -> str:
     """One sentence: "Adding a 8.0 TB disk: about 3 days, 2 with boost; 21.8 TB → 29.1 TB"."""
     size = tb(plan.change.disk_kib)
     what = (
@@ -285,7 +287,7 @@ def section(
         return out
     asked = Request(change, int(disk_tb * 1e12), member if change == "replace" else None)
     try:
-        out["plan"] = to_json(make_plan(snapshot, conn, asked, now))
+        out["plan"] = shape(make_plan(snapshot, conn, asked, now))
     except BadChange as error:
         out["error"] = str(error)
     return out

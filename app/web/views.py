@@ -1,6 +1,7 @@
 """View models of the dashboard: array cards, past runs, the boost panel, the pool."""
 
 import sqlite3
+from dataclasses import asdict
 from typing import Any
 
 from fastapi import Request
@@ -13,7 +14,10 @@ from app.live import array_view
 from app.live.forecasts import PoolForecastBody, array_eta, pool_eta
 from app.live.sampler import Sampler
 from app.live.snapshot import Snapshot
+from app.md.mdstat import Device
 from app.planner.change import tb
+from app.shapes.arrays import ArrayView, Run
+from app.shapes.tuning import Sweep
 from app.store import history
 from app.store.opening import MovedAside
 from app.tuning import view as tuning_view
@@ -40,7 +44,7 @@ def diagnoses(snapshot: Snapshot) -> dict[str, Any]:
 
 
 def card(
-    view: dict[str, Any],
+    view: ArrayView,
     snapshot: Snapshot,
     conn: sqlite3.Connection,
     now: float,
@@ -51,56 +55,56 @@ def card(
     """One array's card: the API's array view plus what the page derives from it; `boost_max`
     (KiB/s, the boost preset's sync_speed_max) for the estimate of a run held by its limit;
     `synology`: the box has DSM's layout, so md2 is called "Storage pool (md2)"."""
-    sync = view["sync"] or {}
-    running = sync.get("percent") is not None
-    run = view["run"]
-    finish_min = sync.get("finish_min")
-    degraded = bool(view["degraded"] or (view["sysfs"] or {}).get("degraded"))
-    missing = (view["status"] or "").count("_")
+    sync = view.sync
+    running = sync is not None and sync.percent is not None
+    run = view.run
+    finish_min = sync.finish_min if sync is not None else None
+    degraded = bool(view.degraded or (view.sysfs.degraded if view.sysfs else None))
+    missing = (view.status or "").count("_")
     return {
         "array": view,
-        "sync": sync,
+        "sync": sync or {},
         "running": running,
         "degraded": degraded,
-        "failed": view["failed"],
-        "failure": _failure(view, missing) if view["failed"] else None,
+        "failed": view.failed,
+        "failure": _failure(view, missing) if view.failed else None,
         "missing": missing,
         # Only a quiet, whole, working array folds into one "healthy" line: a raid0 whose member
         # disk vanished is failed (array_state broken) with nothing degraded in mdstat.
-        "collapsed": not sync and not degraded and not view["failed"] and view["state"] == "active",
-        "role_label": ROLE_LABELS.get(view["role"], view["role"]),
-        "title": array_title(view["name"], view["role"], synology),
+        "collapsed": not sync and not degraded and not view.failed and view.state == "active",
+        "role_label": ROLE_LABELS.get(view.role, view.role),
+        "title": array_title(view.name, view.role, synology),
         "synology": synology,
-        "members": [_member(d, snapshot) for d in view["devices"]],
-        "elapsed_s": now - run["started"] if run else None,
+        "members": [_member(d, snapshot) for d in view.devices],
+        "elapsed_s": now - run.started if run else None,
         "kernel_eta": now + finish_min * 60 if running and finish_min is not None else None,
-        "eta": array_eta(snapshot, conn, view["name"], now, boost_max) if running and run else None,
-        "markers": _markers(conn, run["id"], summaries) if run else [],
+        "eta": array_eta(snapshot, conn, view.name, now, boost_max) if running and run else None,
+        "markers": _markers(conn, run.id, summaries) if run else [],
     }
 
 
-def _member(device: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
+def _member(device: Device, snapshot: Snapshot) -> dict[str, Any]:
     """A member as the owner knows its disk: DSM's name where it has one, the model and the size
     the sampler read from sysfs, beside the kernel's name."""
-    disk = snapshot.disks.get(device["name"])
+    disk = snapshot.disks.get(device.name)
     return {
-        **device,
-        "flag_labels": [FLAG_LABELS.get(f, f) for f in device["flags"]],
+        **asdict(device),
+        "flag_labels": [FLAG_LABELS.get(f, f) for f in device.flags],
         "drive": drive_name(disk.disk) if disk else None,
         "model": disk.model if disk else None,
         "size": tb(disk.size_kib) if disk and disk.size_kib else None,
     }
 
 
-def _failure(view: dict[str, Any], missing: int) -> str:
+def _failure(view: ArrayView, missing: int) -> str:
     """Which members took a failed array down, for the page's one sentence about it."""
-    faulty = [d["name"] for d in view["devices"] if "F" in d["flags"]]
+    faulty = [d.name for d in view.devices if "F" in d.flags]
     if len(faulty) == 1:
         return f"its member {faulty[0]} is faulty"
     if faulty:
         return f"its members {', '.join(faulty[:-1])} and {faulty[-1]} are faulty"
     if missing:
-        total = view["raid_disks"] or len(view["status"])
+        total = view.raid_disks or len(view.status or "")
         return f"{missing} of its {total} members are missing"
     return "md reports it broken"
 
@@ -144,7 +148,7 @@ def cards(
     """Failed first (issue 19), then running, then degraded, then data before DSM's own arrays;
     file order otherwise."""
     views = [array_view.array_view(state) for state in snapshot.arrays]
-    synology = any(v["role"] == "system" for v in views)
+    synology = any(v.role == "system" for v in views)
     found = [card(v, snapshot, conn, now, summaries, boost_max, synology) for v in views]
     return sorted(
         found,
@@ -152,7 +156,7 @@ def cards(
             not c["failed"],
             not c["running"],
             not c["degraded"],
-            c["array"]["role"] != "data",
+            c["array"].role != "data",
         ),
     )
 
@@ -162,22 +166,23 @@ def past_runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return [_with_tuning(conn, run) for run in history.runs(conn, limit=PAST_RUNS)]
 
 
-def _with_tuning(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any]:
-    """The run with the presets applied during it (an auto-tune's steps count as one)."""
-    tuned = history.events(conn, run["id"], ("apply", "autotune"))
+def _with_tuning(conn: sqlite3.Connection, run: Run) -> dict[str, Any]:
+    """The run with the presets applied during it (an auto-tune's steps count as one): the
+    page's context, the API's run and two fields more."""
+    tuned = history.events(conn, run.id, ("apply", "autotune"))
     presets = [e["detail"].get("preset") for e in tuned]
     named = list(dict.fromkeys(p for p in presets if p))
-    return {**run, "presets": named, "ratios": history.measured_ratios(conn, run["id"])}
+    return {**run.model_dump(), "presets": named, "ratios": history.measured_ratios(conn, run.id)}
 
 
 def past_run(
     conn: sqlite3.Connection, run_id: int, summaries: dict[int, str]
 ) -> dict[str, Any] | None:
     """One run's page: the run, its chart's card-shaped context, its markers."""
-    run = history.run(conn, run_id)
-    if run is None:
+    found = history.run(conn, run_id)
+    if found is None:
         return None
-    run = _with_tuning(conn, run)
+    run = _with_tuning(conn, found)
     return {
         "run": run,
         "card": {
@@ -199,7 +204,7 @@ def boost_panel(
     tuning = tuning_view.status(tuner, conn, snapshot)
     return {
         "tuning": tuning,
-        "autotune_said": autotune_said(tuning["autotune"]),
+        "autotune_said": autotune_said(tuning.autotune),
         "running": any(state.array.syncing for state in snapshot.arrays),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
@@ -213,27 +218,29 @@ def boost_panel(
     }
 
 
-def autotune_said(sweep: dict[str, Any] | None) -> str | None:
+def autotune_said(sweep: Sweep | None) -> str | None:
     """The auto-tune panel's one sentence (issue 25): what it kept and what that gained over
     the speed it found, in words; its table and remarks go under Details."""
-    if sweep is None or sweep["state"] == "running":
+    if sweep is None or sweep.state == "running":
         return None
-    if sweep["state"] != "done":
-        why = (sweep["reason"] or "no reason given").split("; ")[0]
-        return f"Auto-tune {sweep['state']}: {why}."
-    chosen = sweep["chosen"] or {}
-    steps = [s for s in sweep["steps"] if s["speed_kb_s"]]
-    found = next((s for s in steps if s["role"] == "start"), None)
-    kept = [s for s in steps if chosen.get(s["knob"]) == s["value"] and s["score"] is not None]
+    if sweep.state != "done":
+        why = (sweep.reason or "no reason given").split("; ")[0]
+        return f"Auto-tune {sweep.state}: {why}."
+    chosen = sweep.chosen or {}
+    steps = [s for s in sweep.steps if s.speed_kb_s]
+    found = next((s for s in steps if s.role == "start"), None)
+    kept = [s for s in steps if chosen.get(s.knob) == s.value and s.score is not None]
     if not kept or found is None:
-        return f"Auto-tune {(sweep['reason'] or 'is done').split('; ')[0]}."
-    best = kept[-1]["speed_kb_s"] / found["speed_kb_s"]
+        return f"Auto-tune {(sweep.reason or 'is done').split('; ')[0]}."
+    before, after = found.speed_kb_s, kept[-1].speed_kb_s
+    assert before and after  # `steps` holds measured steps only
+    best = after / before
     what = ", ".join(setting_label(knob, value) for knob, value in chosen.items())
     if best < NO_GAIN:
         return f"Auto-tune found nothing faster than the settings it found; it kept {what}."
     return (
-        f"Auto-tune made the job ×{ratio(best)} faster ({mb_s(found['speed_kb_s'])} → "
-        f"{mb_s(kept[-1]['speed_kb_s'])}) and kept {what}."
+        f"Auto-tune made the job ×{ratio(best)} faster ({mb_s(before)} → {mb_s(after)}) "
+        f"and kept {what}."
     )
 
 
@@ -247,7 +254,7 @@ def _boost_max(tuner: Tuner) -> float | None:
 
 def summaries(boost: dict[str, Any]) -> dict[int, str]:
     """Each apply's measured effect by its operation id, for the chart markers."""
-    return {e["op_id"]: e["summary"] for e in boost["tuning"]["effects"]}
+    return {e.op_id: e.summary for e in boost["tuning"].effects}
 
 
 def pool(snapshot: Snapshot, now: float) -> PoolForecastBody | None:
@@ -259,12 +266,14 @@ def pool(snapshot: Snapshot, now: float) -> PoolForecastBody | None:
 PICTURE_W, PICTURE_H = 300.0, 100.0  # the no-JS picture's viewBox (templates/_chart.html)
 
 
-def progress_picture(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, Any] | None:
+def progress_picture(
+    conn: sqlite3.Connection, array: str, started: float, finished: float | None
+) -> dict[str, Any] | None:
     """A run's progress as an SVG path, for the page without JavaScript (issue 25 item 6): the
     chart's progress line at 120 evenly spaced times, drawn by the server. Not the
     chart's 500 downsampled samples: "/" draws it on each load, and its work must not grow with
     the run (tests/web/test_polls.py)."""
-    points = history.progress_line(conn, run["array"], run["started"], run.get("finished"), 120)
+    points = history.progress_line(conn, array, started, finished, 120)
     if len(points) < 2 or points[-1][0] <= points[0][0]:
         return None
     first, span = points[0][0], points[-1][0] - points[0][0]

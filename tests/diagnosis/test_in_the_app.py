@@ -102,7 +102,7 @@ def test_a_step_of_the_wall_clock_keeps_the_verdict_and_its_window(
     assert the_sampler.latest.clock_step == 86400.0
     assert after.primary is not None and after.primary.verdict == "held_by_max"
     assert after.primary.since == before.primary.since + 86400.0
-    assert after.readings["speed_kb_s"] == pytest.approx(before.readings["speed_kb_s"], rel=0.05)
+    assert after.readings.speed_kb_s == pytest.approx(before.readings.speed_kb_s, rel=0.05)
     kinds = [r[0] for r in conn.execute("SELECT kind FROM events ORDER BY id")]
     assert kinds == ["diagnosis", "clock_step"]
 

@@ -35,9 +35,9 @@ def test_the_kernel_fixture_is_failed_critical_and_keeps_its_sysfs(
     md = array_view.current(host)
     assert array_view.failed_names(md, host) == ["md0"]
     view = view_of(md.arrays[0], host)
-    assert (view["state"], view["failed"], view["severity"]) == ("broken", True, "critical")
-    assert view["sysfs"]["array_state"] == "broken"
-    assert view["sysfs"]["degraded"] == 2
+    assert (view.state, view.failed, view.severity) == ("broken", True, "critical")
+    assert view.sysfs is not None
+    assert (view.sysfs.array_state, view.sysfs.degraded) == ("broken", 2)
 
 
 def test_array_state_broken_marks_a_failed_array_where_mdstat_still_says_active(
@@ -50,7 +50,7 @@ def test_array_state_broken_marks_a_failed_array_where_mdstat_still_says_active(
     md = array_view.current(host)
     assert array_view.failed_names(md, host) == ["md0"]
     views = [view_of(a, host) for a in md.arrays]
-    assert [(v["name"], v["failed"], v["severity"]) for v in views] == [
+    assert [(v.name, v.failed, v.severity) for v in views] == [
         ("md0", True, "critical"),
         ("md1", False, "ok"),
     ]
@@ -69,7 +69,7 @@ def test_severity_of_each_kind_of_array(tree: KernelTree, conn: sqlite3.Connecti
     host = Host(tree.proc, tree.sys)
     parsed = array_view.current(host)
     views = {a.name: view_of(a, host) for a in parsed.arrays}
-    assert {name: v["severity"] for name, v in views.items()} == {
+    assert {name: v.severity for name, v in views.items()} == {
         "md0": "ok",
         "md1": "warning",  # degraded
         "md2": "warning",  # not running

@@ -42,7 +42,7 @@ def diagnose(tracker: Tracker, box: Box) -> dict[str, Any]:
     diagnoses, _ = tick_with_readings(
         tracker, box.now, parsed, sysfs, host.read_global_speed_limits()
     )
-    return diagnoses["md2"].to_json()
+    return diagnoses["md2"].shape().model_dump()
 
 
 def tracker_for(box: Box) -> Tracker:

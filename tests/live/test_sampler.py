@@ -66,10 +66,10 @@ def test_the_run_summary_follows_every_sample_it_stores(tree, conn):
         clock.now += 5
     (run,) = history.runs(conn)
     expected = conn.execute(
-        "SELECT AVG(speed_kb_s), MAX(percent) FROM samples WHERE run_id = ?", (run["id"],)
+        "SELECT AVG(speed_kb_s), MAX(percent) FROM samples WHERE run_id = ?", (run.id,)
     ).fetchone()
-    assert (run["avg_speed_kb_s"], run["last_percent"]) == tuple(expected)
-    assert run["last_percent"] == 50.0
+    assert (run.avg_speed_kb_s, run.last_percent) == tuple(expected)
+    assert run.last_percent == 50.0
 
 
 def test_a_run_spans_ticks_and_completes_when_the_array_goes_idle(tree, conn):

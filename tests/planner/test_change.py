@@ -9,7 +9,7 @@ from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from app.live.array_view import role_of
 from app.planner import capacity, layout
-from app.planner.change import BadChange, Change, Plan, plan_change
+from app.planner.change import BadChange, Change, ChangePlan, plan_change
 from app.planner.paces import (
     ASSUMED_DISK_KIB_S,
     GROW_AFTER_SHARE,
@@ -39,7 +39,7 @@ def ds415() -> layout.Pool:
     return pool
 
 
-def plan(pool: layout.Pool, kind: str, tb: float, member: str | None = None, **kw) -> Plan:
+def plan(pool: layout.Pool, kind: str, tb: float, member: str | None = None, **kw) -> ChangePlan:
     history = kw.pop("history", History())
     return plan_change(pool, Change(kind, int(tb * TB_KIB), member), history, NOW, **kw)  # type: ignore[arg-type]
 

@@ -7,7 +7,7 @@ from app.planner.paces import (
     Boost,
     Geometry,
     History,
-    Measured,
+    MeasuredPace,
     capped,
     grow_paces,
     spread,
@@ -16,7 +16,7 @@ from app.planner.paces import (
 from tests.planner.test_change import NOW, TB_KIB, ds415, plan
 
 DISK = 2 * TB_KIB
-CHECK = Measured(150_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
+CHECK = MeasuredPace(150_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
 
 
 def test_a_recent_check_gives_the_rebuild_pace_and_says_so():
@@ -30,15 +30,15 @@ def test_a_recent_check_gives_the_rebuild_pace_and_says_so():
 
 def test_the_range_widens_when_the_history_is_old_or_thin():
     fresh = spread(CHECK, DISK, NOW)
-    old = spread(Measured(150_000.0, "x", NOW - 200 * DAY_S, DISK), DISK, NOW)
-    thin = spread(Measured(150_000.0, "x", NOW - 3 * DAY_S, DISK // 100), DISK, NOW)
+    old = spread(MeasuredPace(150_000.0, "x", NOW - 200 * DAY_S, DISK), DISK, NOW)
+    thin = spread(MeasuredPace(150_000.0, "x", NOW - 3 * DAY_S, DISK // 100), DISK, NOW)
     assert fresh < old and fresh < thin
     assert fresh == pytest.approx(0.16, abs=0.01)
 
 
 def test_a_grow_uses_the_last_grow_before_and_after_its_knee():
-    before = Measured(20_000.0, "the grow of md2", NOW - DAY_S, DISK // 2)
-    after = Measured(90_000.0, "the grow of md2", NOW - DAY_S, DISK // 4)
+    before = MeasuredPace(20_000.0, "the grow of md2", NOW - DAY_S, DISK // 2)
+    after = MeasuredPace(90_000.0, "the grow of md2", NOW - DAY_S, DISK // 4)
     head, tail = grow_paces(History(sync=CHECK, grow_before=before, grow_after=after), DISK, NOW)
     assert (head.kib_s, head.source, tail.kib_s, tail.source) == (
         20_000.0,
@@ -65,11 +65,11 @@ def test_before_its_knee_a_grow_on_spinning_disks_goes_at_their_seeks_not_their_
     big = grow_paces(History(sync=CHECK), DISK, NOW, Geometry(2, 3, 512))[0]
     assert big.kib_s == pytest.approx(8 * head.kib_s)
     # A check at 150 MB/s and a check at 30 MB/s plan the same grow: seeks bind both.
-    slow_check = Measured(30_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
+    slow_check = MeasuredPace(30_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
     slow = grow_paces(History(sync=slow_check), DISK, NOW, three_to_four)[0]
     assert slow.kib_s == head.kib_s
     # ... until the streaming bound is the lower: a member moves 2.5 x the progress.
-    crawl = Measured(5_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
+    crawl = MeasuredPace(5_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
     crawling = grow_paces(History(sync=crawl), DISK, NOW, three_to_four)[0]
     assert crawling.kib_s == pytest.approx(2_000.0)
     assert "streaming pace over 2.5 (below the seek bound)" in crawling.why
@@ -102,7 +102,7 @@ def test_a_measured_boost_and_the_history_drive_the_plan():
 
 
 def test_a_grow_seen_only_before_its_knee_speeds_up_past_it():
-    before = Measured(20_000.0, "the grow of md2", NOW, DISK // 10)
+    before = MeasuredPace(20_000.0, "the grow of md2", NOW, DISK // 10)
     history = History(sync=CHECK, grow_before=before, knee_speedup=(5.0, 2.0, 12.0))
     head, tail = grow_paces(history, DISK, NOW)
     assert head.source == "measured" and tail.source == "physics"
@@ -112,9 +112,9 @@ def test_a_grow_seen_only_before_its_knee_speeds_up_past_it():
 
 
 def test_a_sync_held_by_its_max_limit_is_a_floor_not_the_disks_pace():
-    held = Measured(5_000.0, "the check of md2", NOW, DISK, held_by_max=True)
+    held = MeasuredPace(5_000.0, "the check of md2", NOW, DISK, held_by_max=True)
     pace = sync_pace(History(sync=held), DISK, NOW)
     assert pace.source == "assumed" and pace.kib_s > held.kib_s
     assert "ran at its max speed limit (5 MB/s), so the disks can do more" in pace.why
-    fast = Measured(900_000.0, "the check of md2", NOW, DISK, held_by_max=True)
+    fast = MeasuredPace(900_000.0, "the check of md2", NOW, DISK, held_by_max=True)
     assert sync_pace(History(sync=fast), DISK, NOW).kib_s == 900_000.0

@@ -73,7 +73,7 @@ def test_failed_arrays_read_as_failed_on_every_kernel(generation: str, tmp_path:
         md = array_view.current(host)
         assert array_view.failed_names(md, host) == [name], (generation, state)
         view = array_view.array_view(ArrayNow(md.arrays[0], host.read_array_sysfs(name)))
-        assert (view["failed"], view["severity"]) == (True, "critical"), (generation, state)
+        assert (view.failed, view.severity) == (True, "critical"), (generation, state)
         # and from mdstat alone (sysfs unreadable) where the counts tell: the raid5
         if state == "raid5-two-failed":
             assert array_view.is_failed(md.arrays[0], None)

@@ -26,7 +26,7 @@ def diagnose(sim: Simulator, tmp_path: Path, seconds: float = 120) -> dict[str, 
     for _ in range(int(seconds / 5)):
         sim.advance(5)
         tick = sampler.sample_once()
-    return tick.diagnoses["md2"].to_json()
+    return tick.diagnoses["md2"].shape().model_dump(mode="json")
 
 
 def test_a_stock_box_is_held_by_its_small_stripe_cache(sim: Simulator, tmp_path: Path) -> None:

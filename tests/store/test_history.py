@@ -50,7 +50,7 @@ def test_the_run_summary_migration_fills_runs_recorded_before_it(tmp_path):
         db.migrate(conn, PROJECT_ROOT / "migrations")[0] == "0012_run_summary.sql"
     )  # then later ones
     (run,) = history.runs(conn)
-    assert (run["duration_s"], run["avg_speed_kb_s"], run["last_percent"]) == (300, 2000, 50.0)
+    assert (run.duration_s, run.avg_speed_kb_s, run.last_percent) == (300, 2000, 50.0)
     assert history.run(conn, 2) is None
     conn.close()
 

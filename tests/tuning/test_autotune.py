@@ -172,20 +172,20 @@ def test_candidates_stay_within_the_ram_budget_and_above_md_floor():
 
 def test_the_smallest_setting_within_5_percent_of_the_best_is_kept():
     around_a_reference = [
-        sweep.Measured(384, "reference", 100.0),
-        sweep.Measured(4096, "candidate", 96.0),
-        sweep.Measured(384, "reference", 100.0),
-        sweep.Measured(32768, "candidate", 101.0),
-        sweep.Measured(384, "reference", 100.0),
+        sweep.MeasuredStep(384, "reference", 100.0),
+        sweep.MeasuredStep(4096, "candidate", 96.0),
+        sweep.MeasuredStep(384, "reference", 100.0),
+        sweep.MeasuredStep(32768, "candidate", 101.0),
+        sweep.MeasuredStep(384, "reference", 100.0),
     ]
     scored = sweep.scores(around_a_reference, climbs=False)
     assert scored == pytest.approx({384: 1 / 1.01, 4096: 0.96 / 1.01, 32768: 1.0})
     assert sweep.choose(scored) == 384
     ladder = [
-        sweep.Measured(513, "start", 50.0),
-        sweep.Measured(4096, "candidate", 96.0),
-        sweep.Measured(16384, "candidate", 100.0),
-        sweep.Measured(32768, "candidate", 98.0),
+        sweep.MeasuredStep(513, "start", 50.0),
+        sweep.MeasuredStep(4096, "candidate", 96.0),
+        sweep.MeasuredStep(16384, "candidate", 100.0),
+        sweep.MeasuredStep(32768, "candidate", 98.0),
     ]
     scored = sweep.scores(ladder, climbs=True)
     assert scored == {513: 0.5, 4096: 0.96, 16384: 1.0, 32768: 0.98}
@@ -193,9 +193,11 @@ def test_the_smallest_setting_within_5_percent_of_the_best_is_kept():
 
 
 def test_references_that_disagree_around_a_candidate_say_by_how_much():
-    def steps(*speeds: float) -> list[sweep.Measured]:
+    def steps(*speeds: float) -> list[sweep.MeasuredStep]:
         roles = ("reference", "candidate", "reference")
-        return [sweep.Measured(1, role, speed) for role, speed in zip(roles, speeds, strict=False)]
+        return [
+            sweep.MeasuredStep(1, role, speed) for role, speed in zip(roles, speeds, strict=False)
+        ]
 
     assert sweep.reference_moved(steps(100, 50, 109)) is None
     assert sweep.reference_moved(steps(100, 50, 125)) == pytest.approx(25 / 112.5)
@@ -272,21 +274,19 @@ def test_a_sweep_keeps_the_best_stripe_cache_and_leaves_read_ahead_that_does_not
     nas: Nas,
 ):
     started = nas.tuner.autotune()
-    assert started["state"] == "running"
+    assert started.state == "running"
     assert nas.knob(STRIPE_CACHE) == 513  # the value found is measured first, as it is
     view = nas.sweep()
-    assert view["state"] == "done", view["reason"]
-    assert view["chosen"] == {"stripe_cache_size": 16384, "read_ahead_kb": 384}
+    assert view.state == "done", view.reason
+    assert view.chosen == {"stripe_cache_size": 16384, "read_ahead_kb": 384}
     assert nas.knob(STRIPE_CACHE) == 16384 and nas.knob(READ_AHEAD) == 384
-    cache_steps = [
-        (s["value"], s["role"]) for s in view["steps"] if s["knob"] == "stripe_cache_size"
-    ]
+    cache_steps = [(s.value, s.role) for s in view.steps if s.knob == "stripe_cache_size"]
     assert cache_steps == [(513, "start"), (4096, "candidate"), (16384, "candidate")]
-    scores = {s["value"]: s["score"] for s in view["steps"] if s["knob"] == "stripe_cache_size"}
+    scores = {s.value: s.score for s in view.steps if s.knob == "stripe_cache_size"}
     assert scores[513] == pytest.approx(1.02 / 1.40, abs=0.03)
     assert scores[4096] == pytest.approx(1.13 / 1.40, abs=0.03)
     assert scores[16384] == 1.0
-    assert view["reason"] == "kept stripe cache 16384, read-ahead 384 KiB"
+    assert view.reason == "kept stripe cache 16384, read-ahead 384 KiB"
     # Journaled like any apply: the session is open, and revert restores the originals.
     session = journal.open_session(nas.tuner.conn)
     assert session["preset"] == "auto-tune"
@@ -303,11 +303,11 @@ def test_an_array_nobody_reads_keeps_its_read_ahead_without_measuring_it(box, tm
     nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), own_io=lambda now: 0.0)
     nas.tuner.autotune()
     view = nas.sweep()
-    assert view["state"] == "done", view["reason"]
-    assert {s["knob"] for s in view["steps"]} == {"stripe_cache_size"}
-    assert view["chosen"] == {"stripe_cache_size": 16384, "read_ahead_kb": 384}
+    assert view.state == "done", view.reason
+    assert {s.knob for s in view.steps} == {"stripe_cache_size"}
+    assert view.chosen == {"stripe_cache_size": 16384, "read_ahead_kb": 384}
     assert nas.knob(READ_AHEAD) == 384
-    assert view["reason"] == (
+    assert view.reason == (
         "kept stripe cache 16384, read-ahead 384 KiB; read-ahead kept as found, not measured: "
         "nothing read md2 during the sweep (0 KiB/s), and md's reshape does not go through it"
     )
@@ -317,21 +317,20 @@ def test_an_array_its_users_read_gets_its_read_ahead_measured(box, tmp_path):
     nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), own_io=lambda now: 4000.0)
     nas.tuner.autotune()
     view = nas.sweep()
-    assert view["state"] == "done", view["reason"]
-    read_ahead = [(s["value"], s["role"]) for s in view["steps"] if s["knob"] == "read_ahead_kb"]
+    assert view.state == "done", view.reason
+    read_ahead = [(s.value, s.role) for s in view.steps if s.knob == "read_ahead_kb"]
     assert read_ahead[:2] == [(384, "reference"), (4096, "candidate")]
-    assert "not measured" not in view["reason"]
+    assert "not measured" not in view.reason
 
 
 def test_a_cheaper_cache_within_5_percent_of_the_best_wins(box, tmp_path):
     nas = Nas(box, tmp_path, by_cache({256: 1.0, 1024: 1.5, 4096: 1.9, 16384: 1.95, 32768: 1.9}))
     nas.tuner.autotune()
     view = nas.sweep()
-    assert view["chosen"]["stripe_cache_size"] == 4096
+    assert view.chosen["stripe_cache_size"] == 4096
     assert nas.knob(STRIPE_CACHE) == 4096
-    assert (
-        "md keeps the stripes of stripe cache 16384 until this sync leaves them idle"
-        in (view["reason"])
+    assert "md keeps the stripes of stripe cache 16384 until this sync leaves them idle" in (
+        view.reason
     )
 
 
@@ -342,10 +341,10 @@ def test_a_steady_slowdown_keeps_the_cheaper_cache_and_read_ahead_cancels_it(box
     nas = Nas(box, tmp_path, lambda cache, ra, now: 30000.0 * (1 - (now - 1.7e9) / 6000))
     nas.tuner.autotune()
     view = nas.sweep()
-    assert view["chosen"] == {"stripe_cache_size": 513, "read_ahead_kb": 384}
-    ladder = [s["score"] for s in view["steps"] if s["knob"] == "stripe_cache_size"]
+    assert view.chosen == {"stripe_cache_size": 513, "read_ahead_kb": 384}
+    ladder = [s.score for s in view.steps if s.knob == "stripe_cache_size"]
     assert ladder == sorted(ladder, reverse=True) and ladder[-1] > 0.95
-    read_ahead = [s["score"] for s in view["steps"] if s["knob"] == "read_ahead_kb"]
+    read_ahead = [s.score for s in view.steps if s.knob == "read_ahead_kb"]
     assert all(score == pytest.approx(1.0, abs=0.02) for score in read_ahead), read_ahead
 
 
@@ -362,8 +361,8 @@ def test_a_speed_change_after_the_ladder_is_said_with_the_choice(box, tmp_path):
         nas.run()
     slower_from["ts"] = nas.clock.now - TICK_S
     view = nas.sweep()
-    assert view["chosen"]["stripe_cache_size"] == 16384
-    assert "; the speed moved 35% since stripe cache 16384 was measured" in view["reason"]
+    assert view.chosen["stripe_cache_size"] == 16384
+    assert "; the speed moved 35% since stripe cache 16384 was measured" in view.reason
 
 
 def test_where_the_speed_limit_binds_nothing_is_raised(box, tmp_path):
@@ -381,10 +380,10 @@ def test_a_limit_reached_mid_sweep_stops_the_larger_candidates(box, tmp_path):
     nas = Nas(box, tmp_path, lambda cache, ra, now: min(26000.0, 6.2 * cache))
     nas.tuner.autotune()
     view = nas.sweep()
-    notes = {s["value"]: s["note"] for s in view["steps"] if s["knob"] == "stripe_cache_size"}
+    notes = {s.value: s.note for s in view.steps if s.knob == "stripe_cache_size"}
     assert "at the speed limit" in notes[4096]  # 25395 KiB/s
     assert 16384 not in notes  # could not be told apart: not tried
-    assert view["chosen"]["stripe_cache_size"] == 4096
+    assert view.chosen["stripe_cache_size"] == 4096
 
 
 def test_low_memory_at_the_start_is_refused(box, tmp_path):
@@ -401,8 +400,8 @@ def test_memavailable_under_the_floor_mid_sweep_aborts_and_restores(nas: Nas):
     nas.tree.write("proc/meminfo", "MemTotal: 8000000 kB\nMemAvailable: 100000 kB\n")
     nas.run()
     view = nas.tuner.autotuner.view(nas.tuner.conn)
-    assert view["state"] == "aborted"
-    assert view["reason"].startswith("MemAvailable fell to 98 MiB, under the floor of 256 MiB")
+    assert view.state == "aborted"
+    assert view.reason.startswith("MemAvailable fell to 98 MiB, under the floor of 256 MiB")
     assert journal.open_session(nas.tuner.conn) is None  # the sweep opened it: reverted
     assert nas.at_originals()
 
@@ -415,8 +414,8 @@ def test_a_write_the_kernel_refuses_aborts_and_restores(nas: Nas):
     nas.original = nas.tree.snapshot()
     nas.tuner.autotune()
     view = nas.sweep()
-    assert view["state"] == "aborted"
-    assert "the kernel refused read_ahead_kb=" in view["reason"]
+    assert view.state == "aborted"
+    assert "the kernel refused read_ahead_kb=" in view.reason
     assert nas.at_originals()
 
 
@@ -427,10 +426,12 @@ def test_the_first_candidate_refused_aborts_and_changes_nothing(box, tmp_path):
     nas = Nas(box, tmp_path, by_cache(REAL_KERNEL))
     before = nas.knobs()
     started = nas.tuner.autotune()
-    assert started["steps"] == [] and started["now"]["role"] == "start"  # nothing written yet
+    assert (
+        started.steps == [] and started.now is not None and started.now.role == "start"
+    )  # nothing written yet
     view = nas.sweep()
-    assert view["state"] == "aborted"
-    assert "the kernel refused stripe_cache_size=" in view["reason"]
+    assert view.state == "aborted"
+    assert "the kernel refused stripe_cache_size=" in view.reason
     assert nas.knobs() == before
     assert journal.open_session(nas.tuner.conn) is None
 
@@ -449,8 +450,8 @@ def test_the_box_own_io_starving_aborts_and_restores(nas: Nas):
     diskstats(1010, 20_000 + 10 * 9000, 4)  # ten more, 9 s each
     nas.run()
     view = nas.tuner.autotuner.view(nas.tuner.conn)
-    assert view["state"] == "aborted"
-    assert "requests on md2 waited 9.0 s on average" in view["reason"]
+    assert view.state == "aborted"
+    assert "requests on md2 waited 9.0 s on average" in view.reason
     assert nas.at_originals()
 
 
@@ -462,7 +463,7 @@ def test_a_revert_by_hand_stops_the_sweep_and_nothing_is_written_after_it(nas: N
     nas.run(300)
     assert nas.at_originals()
     view = nas.tuner.autotuner.view(nas.tuner.conn)
-    assert view["state"] == "cancelled"
+    assert view.state == "cancelled"
 
 
 def test_boost_applied_by_hand_wins_over_the_sweep(nas: Nas):
@@ -471,7 +472,7 @@ def test_boost_applied_by_hand_wins_over_the_sweep(nas: Nas):
     nas.tuner.apply("boost")
     nas.run(300)
     assert nas.knob(STRIPE_CACHE) == 16384 and nas.knob(READ_AHEAD) == 32768
-    assert nas.tuner.autotuner.view(nas.tuner.conn)["state"] == "cancelled"
+    assert nas.tuner.autotuner.view(nas.tuner.conn).state == "cancelled"
     nas.tuner.revert("requested")
     assert nas.at_originals()  # boost and sweep shared one session: the originals are the first
 
@@ -485,7 +486,7 @@ def test_an_abort_over_a_boost_puts_back_the_boost(nas: Nas):
     assert nas.knob(READ_AHEAD) == 4096
     nas.tree.write("proc/meminfo", "MemTotal: 8000000 kB\nMemAvailable: 100000 kB\n")
     nas.run()
-    assert nas.tuner.autotuner.view(nas.tuner.conn)["state"] == "aborted"
+    assert nas.tuner.autotuner.view(nas.tuner.conn).state == "aborted"
     assert nas.knobs() == boosted  # the values found when the sweep began: boost's
     assert journal.open_session(nas.tuner.conn)["preset"] == "auto-tune"
     nas.tuner.revert("requested")
@@ -501,7 +502,7 @@ def test_the_sync_ending_mid_sweep_stops_it_and_the_originals_return(box, tmp_pa
     nas.write_progress()
     nas.run()
     view = nas.tuner.autotuner.view(nas.tuner.conn)
-    assert view["state"] == "aborted" and "reshape ended before the sweep did" in view["reason"]
+    assert view.state == "aborted" and "reshape ended before the sweep did" in view.reason
     assert nas.knob(STRIPE_CACHE) == 513
 
 
@@ -511,10 +512,10 @@ def test_passing_the_grow_knee_measures_the_phase_again(box, tmp_path):
     nas.done = RESHAPE_TOTAL * 2 / 3 - 20000 * 120  # the knee two minutes ahead
     nas.tuner.autotune()
     view = nas.sweep()
-    assert view["state"] == "done", view["reason"]
-    notes = [s["note"] for s in view["steps"]]
+    assert view.state == "done", view.reason
+    notes = [s.note for s in view.steps]
     assert notes.count("not counted: the grow passed its knee during this step") == 1
-    assert view["chosen"]["stripe_cache_size"] == 16384
+    assert view.chosen["stripe_cache_size"] == 16384
 
 
 def test_a_grow_minutes_from_its_knee_gets_shorter_steps_and_a_sweep_that_ends_before_it(
@@ -532,13 +533,13 @@ def test_a_grow_minutes_from_its_knee_gets_shorter_steps_and_a_sweep_that_ends_b
     nas.tuner.autotune()
     assert nas.tuner.autotuner.running.times == sweep.StepTimes(5, 20, 40)  # the floors, 5 s ticks
     view = nas.sweep()
-    assert view["state"] == "done", view["reason"]
+    assert view.state == "done", view.reason
     assert nas.done < RESHAPE_TOTAL * 2 / 3  # over before the knee
-    assert all(s["note"] is None or "knee" not in s["note"] for s in view["steps"])
-    assert view["chosen"]["stripe_cache_size"] == 16384
+    assert all(s.note is None or "knee" not in s.note for s in view.steps)
+    assert view.chosen["stripe_cache_size"] == 16384
     assert (
         "steps shortened to 5 s settle and 20-40 s measure: the reshape was about 450 s from its"
-        " knee" in view["reason"]
+        " knee" in view.reason
     )
 
 
@@ -556,9 +557,9 @@ def test_a_grow_nobody_reads_fits_its_steps_to_the_ladder_alone(box, tmp_path):
     scale = 0.4 * 450 / (3 * (10 + 120))
     assert times.min_s == pytest.approx(60 * scale, rel=0.01) and times.min_s > 20
     view = nas.sweep()
-    assert view["state"] == "done", view["reason"]
+    assert view.state == "done", view.reason
     assert nas.done < RESHAPE_TOTAL * 2 / 3
-    assert {s["knob"] for s in view["steps"]} == {"stripe_cache_size"}
+    assert {s.knob for s in view.steps} == {"stripe_cache_size"}
 
 
 def test_a_restart_mid_sweep_puts_back_the_values_found(nas: Nas, tmp_path):
@@ -581,7 +582,7 @@ def test_a_view_between_the_last_phase_and_the_sweeps_end_shows_no_step(nas: Nas
     running = nas.tuner.autotuner.running
     running.phase = len(running.phases)
     view = nas.tuner.autotuner.view(nas.tuner.conn)
-    assert view["state"] == "running" and view["now"] is None
+    assert view.state == "running" and view.now is None
 
 
 def test_the_api_starts_a_sweep_and_refuses_a_second_or_an_idle_box(nas: Nas):
@@ -609,10 +610,10 @@ def test_a_step_held_at_the_min_limit_by_other_io_is_measured_again(box, tmp_pat
     nas.run(60)
     burst["until"] = nas.clock.now + 90  # other I/O: md holds the sync at its min
     view = nas.sweep()
-    assert view["state"] == "done"
-    held = [s for s in view["steps"] if s["note"] and s["note"].startswith("held at the minimum")]
-    assert held and all(s["score"] is None for s in held)
-    assert view["chosen"]["stripe_cache_size"] == 16384
+    assert view.state == "done"
+    held = [s for s in view.steps if s.note and s.note.startswith("held at the minimum")]
+    assert held and all(s.score is None for s in held)
+    assert view.chosen["stripe_cache_size"] == 16384
 
 
 def test_a_speed_at_the_min_limit_for_good_is_the_disks_own_and_counts(box, tmp_path):
@@ -620,9 +621,9 @@ def test_a_speed_at_the_min_limit_for_good_is_the_disks_own_and_counts(box, tmp_
     nas = Nas(box, tmp_path, lambda cache, ra, now: 10000.0 if cache == 4096 else 20000.0)
     nas.tuner.autotune()
     view = nas.sweep()
-    assert view["state"] == "done"
-    counted = [s for s in view["steps"] if s["note"] and s["note"].endswith("all along: counted")]
-    assert [(s["value"], s["score"]) for s in counted] == [(4096, 0.5)]
+    assert view.state == "done"
+    counted = [s for s in view.steps if s.note and s.note.endswith("all along: counted")]
+    assert [(s.value, s.score) for s in counted] == [(4096, 0.5)]
 
 
 def alone_on_its_disks(tick: Tick) -> None:
@@ -640,9 +641,9 @@ def test_a_sync_near_the_min_limit_alone_on_its_disks_is_not_held_there(box, tmp
     nas = Nas(box, tmp_path, speed, on_sample=alone_on_its_disks)
     nas.tuner.autotune()
     view = nas.sweep(limit_s=1200)
-    assert view["state"] == "done", view["reason"]
-    assert not any((s["note"] or "").startswith(sweep.HELD) for s in view["steps"])
-    assert view["chosen"]["stripe_cache_size"] == 16384
+    assert view.state == "done", view.reason
+    assert not any((s.note or "").startswith(sweep.HELD) for s in view.steps)
+    assert view.chosen["stripe_cache_size"] == 16384
 
 
 def test_a_read_ahead_candidate_measured_while_the_load_changed_is_measured_again(box, tmp_path):
@@ -659,10 +660,10 @@ def test_a_read_ahead_candidate_measured_while_the_load_changed_is_measured_agai
         nas.run()  # the ladder, the read-ahead reference, into its first candidate
     load["from"], load["until"] = nas.clock.now + 15, nas.clock.now + 120
     view = nas.sweep()
-    assert view["state"] == "done"
-    moved = [s for s in view["steps"] if (s["note"] or "").startswith("not counted: the reference")]
-    assert moved and all(s["role"] == "candidate" and s["score"] is None for s in moved)
-    assert view["chosen"] == {"stripe_cache_size": 16384, "read_ahead_kb": 384}
+    assert view.state == "done"
+    moved = [s for s in view.steps if (s.note or "").startswith("not counted: the reference")]
+    assert moved and all(s.role == "candidate" and s.score is None for s in moved)
+    assert view.chosen == {"stripe_cache_size": 16384, "read_ahead_kb": 384}
 
 
 def test_a_ladder_step_under_a_passing_load_is_measured_again(box, tmp_path):
@@ -684,11 +685,11 @@ def test_a_ladder_step_under_a_passing_load_is_measured_again(box, tmp_path):
         nas.run()
     load["from"], load["until"] = nas.clock.now, nas.clock.now + 90
     view = nas.sweep()
-    assert view["state"] == "done", view["reason"]
-    again = [s for s in view["steps"] if (s["note"] or "").endswith("measured again")]
-    assert again and all("own I/O on md2 moved" in s["note"] for s in again)
-    assert all(s["score"] is None for s in again)
-    assert view["chosen"]["stripe_cache_size"] == 16384
+    assert view.state == "done", view.reason
+    again = [s for s in view.steps if (s.note or "").endswith("measured again")]
+    assert again and all("own I/O on md2 moved" in s.note for s in again)
+    assert all(s.score is None for s in again)
+    assert view.chosen["stripe_cache_size"] == 16384
 
 
 def test_a_load_that_stays_starts_the_ladder_comparison_afresh(box, tmp_path):
@@ -704,12 +705,12 @@ def test_a_load_that_stays_starts_the_ladder_comparison_afresh(box, tmp_path):
         nas.run()
     load["from"] = nas.clock.now
     view = nas.sweep()
-    assert view["state"] == "done", view["reason"]
-    steps = [s for s in view["steps"] if s["knob"] == "stripe_cache_size"]
-    before = [s for s in steps if (s["note"] or "").startswith("measured under another load")]
-    assert [s["value"] for s in before] == [513]
-    assert all(s["score"] is None for s in before)
-    assert view["chosen"]["stripe_cache_size"] == 16384
+    assert view.state == "done", view.reason
+    steps = [s for s in view.steps if s.knob == "stripe_cache_size"]
+    before = [s for s in steps if (s.note or "").startswith("measured under another load")]
+    assert [s.value for s in before] == [513]
+    assert all(s.score is None for s in before)
+    assert view.chosen["stripe_cache_size"] == 16384
 
 
 def test_the_button_and_the_api_say_why_a_sweep_cannot_start(tree, tmp_path):
@@ -740,7 +741,7 @@ def test_a_full_disk_mid_sweep_puts_the_kernel_back_first(box, small_disk):
     nas.run(120)
     assert nas.tuner.autotuner.running is None
     assert nas.at_originals()  # the kernel first, whatever the journal can record
-    assert nas.tuner.autotuner.view(nas.tuner.conn)["state"] == "ended"  # the page stops polling
+    assert nas.tuner.autotuner.view(nas.tuner.conn).state == "ended"  # the page stops polling
     small_disk.free()
     nas.run()
     assert journal.open_session(nas.tuner.conn) is None  # the revert is journaled once it can be
@@ -751,8 +752,8 @@ def test_a_schedule_window_opening_mid_sweep_wins(nas: Nas):
     scheduler.add(nas.tuner.conn, "quiet", "22:15", "23:00", nas.clock())
     nas.run(600)
     view = nas.tuner.autotuner.view(nas.tuner.conn)
-    assert view["state"] == "cancelled"
-    assert view["reason"] == "quiet was applied during the sweep (by hand or a schedule): it wins"
+    assert view.state == "cancelled"
+    assert view.reason == "quiet was applied during the sweep (by hand or a schedule): it wins"
     assert nas.tree.read("sys/block/md2/md/sync_speed_min") == "1000\n"
     nas.run(3600)  # 23:00: the window ends, and with it the session the sweep shared
     assert nas.at_originals()
@@ -766,6 +767,6 @@ def test_a_step_without_progress_says_so_in_words_not_as_an_infinite_error(box, 
     nas = Nas(box, tmp_path, stalls_at_4096)
     nas.tuner.autotune()
     view = nas.sweep()
-    notes = [s["note"] or "" for s in view["steps"] if s["knob"] == "stripe_cache_size"]
+    notes = [s.note or "" for s in view.steps if s.knob == "stripe_cache_size"]
     assert any("too few readings to tell its speed" in note for note in notes), notes
-    assert not any("inf" in (s["note"] or "") for s in view["steps"]), view["steps"]
+    assert not any("inf" in (s.note or "") for s in view.steps), view.steps

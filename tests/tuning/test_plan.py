@@ -12,11 +12,12 @@ def test_a_missing_knob_is_skipped_and_the_rest_applies(box, tmp_path):
     os.remove(box.sys / "block/md2/queue/read_ahead_kb")
     tuner = make_tuner(box, tmp_path)
     result = tuner.apply("boost")
-    skipped = result["plan"]["skipped"]
+    assert result.plan is not None
+    skipped = [s.model_dump() for s in result.plan.skipped]
     assert skipped == [
         {"knob": "read_ahead_kb", "target": "md2", "why": "not supported on this kernel"}
     ]
-    assert "stripe_cache_size@md2" in result["applied"]
+    assert "stripe_cache_size@md2" in result.applied
 
 
 def test_the_stripe_cache_fits_the_ram_budget(box, tmp_path):

@@ -81,8 +81,8 @@ def test_a_pulled_member_disk_counts_as_restored(box, tmp_path):
     tuner.apply("members")
     shutil.rmtree(box.sys / "block" / "sdd")
     result = tuner.revert()
-    assert result["gone"] == ["member_read_ahead_kb@sdd"]
-    assert sorted(r["key"] for r in result["restored"]) == [
+    assert result.gone == ["member_read_ahead_kb@sdd"]
+    assert sorted(r.key for r in result.restored or []) == [
         "member_read_ahead_kb@sda",
         "member_read_ahead_kb@sdb",
         "member_read_ahead_kb@sdc",

@@ -27,7 +27,7 @@ def test_an_original_outside_the_catalogue_range_is_put_back(box, tmp_path):
     tuner = make_tuner(box, tmp_path)
     tuner.apply("balanced")
     assert box.read(READ_AHEAD) == "4096\n"
-    restored = {r["key"]: r["to"] for r in tuner.revert()["restored"]}
+    restored = {r.key: r.to for r in tuner.revert().restored or []}
     assert restored["read_ahead_kb@md2"] == HUGE_READ_AHEAD
     assert box.read(READ_AHEAD) == HUGE_READ_AHEAD + "\n"
     assert status(tuner)["active"] is False
@@ -66,7 +66,7 @@ def test_md_own_floor_above_the_catalogue_range_is_kept(tree, tmp_path):
     )
     tree.mdstat(mdstat_text(big_chunks, raid1()))
     tree.md("md2", stripe_cache_size="16384", group_thread_cnt="0")
-    restored = {r["key"]: r["to"] for r in tuner.revert()["restored"]}
+    restored = {r.key: r.to for r in tuner.revert().restored or []}
     assert restored["read_ahead_kb@md2"] == "98304"
     assert tree.read(READ_AHEAD) == "98304\n"
 
@@ -144,7 +144,7 @@ def test_a_full_disk_reverts_the_kernel_first_and_journals_when_space_returns(tr
     ended = tuner.conn.execute("SELECT ended, end_reason FROM tuning_sessions").fetchone()
     assert ended["ended"] is not None and ended["end_reason"] == "requested"
     assert status(tuner)["unrecorded_revert"] is False
-    assert tuner.apply("boost")["ok"] is True
+    assert tuner.apply("boost").ok is True
 
 
 def test_on_a_full_disk_the_server_answers_503_and_sigterm_still_reverts(

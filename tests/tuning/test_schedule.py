@@ -125,7 +125,7 @@ def test_a_revert_by_hand_wins_until_the_window_ends(box, tmp_path):
     for when in ("2026-06-11 02:01", "2026-06-11 05:00", "2026-06-11 06:59"):
         nas.tick(when)
         assert nas.at_originals(), when
-    view = nas.tuner.scheduler.view(nas.tuner.conn, nas.clock())
+    view = nas.tuner.scheduler.view(nas.tuner.conn, nas.clock()).model_dump()
     assert view["schedules"][0]["overridden"] is True
     nas.tick("2026-06-12 01:00")
     assert nas.boosted()  # the next window is the schedule's again
@@ -151,7 +151,7 @@ def test_back_to_back_windows_revert_then_apply_the_next(box, tmp_path):
     scheduler.add(nas.tuner.conn, "quiet", "07:00", "01:00", nas.clock())
     nas.tick()
     assert nas.boosted()
-    view = nas.tuner.scheduler.view(nas.tuner.conn, nas.clock())
+    view = nas.tuner.scheduler.view(nas.tuner.conn, nas.clock()).model_dump()
     assert view["next"]["what"] == "back to the original values, then quiet"
     assert view["next"]["local"] == "Thu 07:00" and view["next"]["in_s"] == 3600
     nas.tick("2026-06-11 07:00")
@@ -243,7 +243,7 @@ def test_the_window_waits_for_a_sync_to_run(tree, tmp_path):
     scheduler.add(nas.tuner.conn, "boost", "01:00", "07:00", nas.clock())
     nas.tick()
     assert journal.open_session(nas.tuner.conn) is None
-    view = nas.tuner.scheduler.view(nas.tuner.conn, nas.clock())
+    view = nas.tuner.scheduler.view(nas.tuner.conn, nas.clock()).model_dump()
     assert view["schedules"][0] | {"open": True, "applied": False} == view["schedules"][0]
     from tests.kernel_tree import progress, raid5
 
@@ -261,7 +261,7 @@ def test_removing_a_schedule_in_its_window_puts_the_originals_back(box, tmp_path
     assert scheduler.remove(nas.tuner.conn, added.id, nas.clock())
     nas.tick("2026-06-11 01:05")
     assert nas.at_originals()
-    assert nas.tuner.scheduler.view(nas.tuner.conn, nas.clock()) == {
+    assert nas.tuner.scheduler.view(nas.tuner.conn, nas.clock()).model_dump() == {
         "zone": "Europe/Berlin",
         "schedules": [],
         "next": None,
@@ -279,7 +279,7 @@ def test_a_preset_that_fails_is_not_retried_every_tick_and_the_page_says_why(box
     nas.tick("2026-06-11 01:01")
     ops = nas.tuner.conn.execute("SELECT state FROM tuning_ops").fetchall()
     assert [o[0] for o in ops] == ["rolled_back"]
-    error = nas.tuner.scheduler.view(nas.tuner.conn, nas.clock())["schedules"][0]["error"]
+    error = nas.tuner.scheduler.view(nas.tuner.conn, nas.clock()).schedules[0].error
     assert "the kernel refused read_ahead_kb" in error
 
 

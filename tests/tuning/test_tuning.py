@@ -17,7 +17,7 @@ def test_boost_then_revert_restores_every_file_byte_for_byte(box, tmp_path):
     before = box.snapshot()
     tuner = make_tuner(box, tmp_path)
     result = tuner.apply("boost")
-    assert set(result["applied"]) == {
+    assert set(result.applied) == {
         "stripe_cache_size@md2",
         "sync_speed_min@md2",
         "sync_speed_max@md2",
@@ -145,7 +145,7 @@ def test_an_apply_waits_for_the_samplers_tuning_check_instead_of_failing(box, tm
         wait_for(tuner.operation.locked, 10, "the apply to start waiting")
         assert status(tuner)["busy"] is True
     worker.join(timeout=30)
-    assert results and results[0]["ok"] is True
+    assert results and results[0].ok is True
 
 
 def test_revert_happens_when_the_operation_finishes(box, tmp_path):
@@ -233,7 +233,7 @@ def test_a_journal_left_in_progress_is_reverted_at_start(box, tmp_path):
 def test_stock_is_a_revert(box, tmp_path):
     tuner = make_tuner(box, tmp_path)
     tuner.apply("boost")
-    assert tuner.apply("stock")["restored"]
+    assert tuner.apply("stock").restored
     assert box.read("sys/block/md2/md/stripe_cache_size") == "513\n"
 
 
@@ -244,14 +244,14 @@ def test_revert_keeps_what_md_itself_needs_for_the_new_geometry(box, tmp_path):
     box.write("sys/block/md2/md/stripe_cache_size", "32")  # set before mdadm started the grow
     tuner = make_tuner(box, tmp_path)
     tuner.apply("boost")
-    during = {r["key"]: r["to"] for r in tuner.revert()["restored"]}
+    during = {r.key: r.to for r in tuner.revert().restored or []}
     assert during["stripe_cache_size@md2"] == "65"  # 64 KiB chunk + 1, while reshaping
     assert during["read_ahead_kb@md2"] == "256"  # md raises it only once the grow is done
     tuner.apply("boost")
     idle_box(box)
     box.md("md2", stripe_cache_size="16384")
     box.write("sys/block/md2/queue/read_ahead_kb", "32768")
-    after = {r["key"]: r["to"] for r in tuner.revert()["restored"]}
+    after = {r.key: r.to for r in tuner.revert().restored or []}
     assert after["read_ahead_kb@md2"] == "384"  # 2 x 64 KiB x 3 data disks: what md would set
     assert after["stripe_cache_size@md2"] == "65"  # the session's original, taken at 65
     assert box.read("sys/block/md2/queue/read_ahead_kb") == "384\n"

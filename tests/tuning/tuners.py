@@ -62,4 +62,5 @@ def status(tuner: Tuner) -> dict:
     )
     snapshot_builder = SnapshotBuilder(tuner.host, tuner.conn)
     snapshot_builder.update(tick)
-    return tuning_view.status(tuner, tuner.conn, snapshot_builder.snapshot)
+    body = tuning_view.status(tuner, tuner.conn, snapshot_builder.snapshot)
+    return body.model_dump(mode="json", by_alias=True)

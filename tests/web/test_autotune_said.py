@@ -1,28 +1,44 @@
 """Auto-tune's one sentence (issue 25): what it gained and what it kept, each setting once."""
 
-from typing import Any
-
+from app.shapes.tuning import Sweep, SweepStep
 from app.web.views import autotune_said
 
 
-def step(knob: str, value: int, role: str, speed: float, score: float | None) -> dict[str, Any]:
-    return {"knob": knob, "value": value, "role": role, "speed_kb_s": speed, "score": score}
+def step(knob: str, value: int, role: str, speed: float, score: float | None) -> SweepStep:
+    return SweepStep(
+        knob=knob,
+        label=f"{knob} {value}",
+        value=value,
+        role=role,
+        speed_kb_s=speed,
+        score=score,
+        note=None,
+        measured_from=None,
+        measured_to=None,
+    )
 
 
-def sweep(state: str = "done", reason: str | None = None) -> dict[str, Any]:
+def sweep(state: str = "done", reason: str | None = None) -> Sweep:
     ra = "read_ahead_kb"
-    return {
-        "state": state,
-        "reason": reason or "kept stripe cache 16384, read-ahead 256 KiB; the load changed",
-        "chosen": {"stripe_cache_size": 16384, ra: 256},
-        "steps": [
+    return Sweep(
+        id=1,
+        array="md2",
+        state=state,
+        reason=reason or "kept stripe cache 16384, read-ahead 256 KiB; the load changed",
+        started=0.0,
+        finished=None,
+        start_values={"stripe_cache_size": 256, ra: 256},
+        plan=[],
+        now=None,
+        chosen={"stripe_cache_size": 16384, ra: 256},
+        steps=[
             step("stripe_cache_size", 256, "start", 3800, 0.19),
             step("stripe_cache_size", 16384, "candidate", 28000, 1.0),
             step(ra, 256, "reference", 27000, 0.79),
             step(ra, 4096, "candidate", 26000, 0.9),
             step(ra, 256, "reference", 29800, 0.79),
         ],
-    }
+    )
 
 
 def test_it_says_the_gain_and_each_kept_setting_once() -> None:

@@ -125,6 +125,8 @@ def test_boost_plan_then_apply_then_revert_through_the_page_endpoints(tree: Kern
     plan = client.post("/ui/boost/plan", headers=HTMX).text
     assert "Turn boost on?" in plan and "stripe_cache_size" in plan
     assert "256 MiB RAM" in plan and "MiB budget" in plan
+    # Each change says its value before and after (PlanChange's "from", from_ in Python).
+    assert '<span class="from">256</span> → <span class="to">16384</span>' in plan
     assert tree.read("sys/block/md2/md/stripe_cache_size") == "256\n"  # a plan writes nothing
     on = client.post("/ui/boost", data={"on": "true"}, headers=HTMX).text
     assert 'role="switch" aria-checked="true"' in on

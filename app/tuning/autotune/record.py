@@ -3,8 +3,8 @@ GET /api/tuning and the page: the sweep, its steps with their scores, the step m
 
 import json
 import sqlite3
-from typing import Any
 
+from app.shapes.tuning import Sweep, SweepStep, SweepStepNow
 from app.store import db
 from app.tuning.autotune import sweep
 
@@ -137,8 +137,8 @@ def sweep_row(conn: sqlite3.Connection, sweep_id: int) -> sqlite3.Row:
 
 
 def view(
-    conn: sqlite3.Connection, running_id: int | None, now: dict[str, Any] | None
-) -> dict[str, Any] | None:
+    conn: sqlite3.Connection, running_id: int | None, now: SweepStepNow | None
+) -> Sweep | None:
     """The latest sweep with its steps; `now` is the step measured now, when `running_id` (the
     sweep in memory) is that sweep."""
     row = conn.execute("SELECT * FROM autotune_sweeps ORDER BY id DESC LIMIT 1").fetchone()
@@ -147,35 +147,33 @@ def view(
     steps = conn.execute(
         "SELECT * FROM autotune_steps WHERE sweep_id = ? ORDER BY seq", (row["id"],)
     ).fetchall()
-    out = {
-        "id": row["id"],
-        "array": row["array"],
-        "state": row["state"],
-        "reason": row["reason"],
-        "started": row["started"],
-        "finished": row["finished"],
-        "start_values": json.loads(row["start_values"]),
-        "plan": json.loads(row["plan"]),
-        "chosen": json.loads(row["chosen"]) if row["chosen"] else None,
-        "steps": [
-            {
-                "knob": s["knob"],
-                "label": setting_label(s["knob"], int(s["value"])),
-                "value": int(s["value"]),
-                "role": s["role"],
-                "speed_kb_s": s["speed_kb_s"],
-                "score": s["score"],
-                "note": s["note"],
-                "measured_from": s["measured_from"],
-                "measured_to": s["measured_to"],
-            }
+    state, reason = row["state"], row["reason"]
+    if state == "running" and running_id != row["id"]:
+        # Ended while its row could not be written (a full disk): recover() records it.
+        state, reason = "ended", "its record waits for the disk to have room"
+    return Sweep(
+        id=row["id"],
+        array=row["array"],
+        state=state,
+        reason=reason,
+        started=row["started"],
+        finished=row["finished"],
+        start_values=json.loads(row["start_values"]),
+        plan=json.loads(row["plan"]),
+        chosen=json.loads(row["chosen"]) if row["chosen"] else None,
+        steps=[
+            SweepStep(
+                knob=s["knob"],
+                label=setting_label(s["knob"], int(s["value"])),
+                value=int(s["value"]),
+                role=s["role"],
+                speed_kb_s=s["speed_kb_s"],
+                score=s["score"],
+                note=s["note"],
+                measured_from=s["measured_from"],
+                measured_to=s["measured_to"],
+            )
             for s in steps
         ],
-        "now": None,
-    }
-    if row["state"] == "running" and running_id != row["id"]:
-        # Ended while its row could not be written (a full disk): recover() records it.
-        out["state"], out["reason"] = "ended", "its record waits for the disk to have room"
-    if running_id == row["id"]:
-        out["now"] = now
-    return out
+        now=now if running_id == row["id"] else None,
+    )

@@ -15,12 +15,12 @@ crash mid-sweep put exactly those back.
 import logging
 import math
 import sqlite3
-from typing import Any
 
 from app.config import Settings
 from app.diagnosis.thresholds import threshold
 from app.forecast import physics
 from app.live.tick import Tick
+from app.shapes.tuning import Sweep
 from app.store import journal
 from app.tuning.autotune import plan, record, sweep, writes
 from app.tuning.autotune.guard import OwnOps, low_memory, other_io_seen, someone_else
@@ -49,7 +49,7 @@ class AutoTuner:
         self.running: Running | None = None
 
     # ---- start
-    def start(self, tick: Tick | None, requested: str | None) -> dict[str, Any]:
+    def start(self, tick: Tick | None, requested: str | None) -> Sweep:
         if self.running is not None:
             raise AutoTuneRefused(f"a sweep on {self.running.array} is running already")
         host, conn = self.applier.host, self.applier.conn
@@ -230,7 +230,7 @@ class AutoTuner:
             self._forget("measured under another load")
             notes.append(f"{change} for good: compared only with the steps after it")
         r.own_kb_s = own
-        r.measured.append(sweep.Measured(r.value, r.role, speed))
+        r.measured.append(sweep.MeasuredStep(r.value, r.role, speed))
         r.counted.append(r.seq)
         self._store_step(r, window, "; ".join(notes) or None)
         if at_limit:
@@ -354,7 +354,7 @@ class AutoTuner:
         writes.recover(self.applier)
 
     # ---- the read side
-    def view(self, conn: sqlite3.Connection) -> dict[str, Any] | None:
+    def view(self, conn: sqlite3.Connection) -> Sweep | None:
         """The latest sweep with its steps, and the step measured now while it runs."""
         r = self.running
         return record.view(conn, r.id if r else None, r.step_now() if r else None)

@@ -3,6 +3,7 @@ the steps measured say about drift (its row and steps are in SQLite: record.py).
 
 from dataclasses import dataclass, field
 
+from app.shapes.tuning import SweepStepNow
 from app.tuning.autotune import sweep
 from app.tuning.autotune.guard import ArrayReads, OwnIo, OwnOps
 from app.tuning.autotune.record import setting_label
@@ -26,7 +27,7 @@ class Running:
     role: str = "reference"
     value: int = 0  # the value of the phase's knob held in this step
     window: sweep.Window | None = None
-    measured: list[sweep.Measured] = field(default_factory=list)  # this phase's counted steps
+    measured: list[sweep.MeasuredStep] = field(default_factory=list)  # this phase's counted steps
     counted: list[int] = field(default_factory=list)  # their seq numbers in autotune_steps
     chosen: dict[str, int] = field(default_factory=dict)
     seq: int = 0
@@ -35,7 +36,7 @@ class Running:
     reads: ArrayReads = field(default_factory=ArrayReads)  # the array's users' reads, whole sweep
     held_since: float | None = None  # this step has been held at the min limit since then
     retries: dict[int, int] = field(default_factory=dict)  # value -> times measured again
-    ladder_top: sweep.Measured | None = None  # the climb's last step, re-checked after it
+    ladder_top: sweep.MeasuredStep | None = None  # the climb's last step, re-checked after it
     own_kb_s: float | None = None  # the box's own I/O on the array in the last counted step
     remarks: list[str] = field(default_factory=list)  # said with the result
 
@@ -50,14 +51,14 @@ class Running:
         self.io.shift(delta)
         self.reads.shift(delta)
 
-    def step_now(self) -> dict[str, object] | None:
+    def step_now(self) -> SweepStepNow | None:
         """The step being measured, as the page shows it; None between the last phase's end and
         the sweep's (a request reads this without the lock the tick holds)."""
         if self.phase >= len(self.phases):
             return None
         knob = self.phases[self.phase].knob
         label = setting_label(knob, self.value)
-        return {"knob": knob, "label": label, "value": self.value, "role": self.role}
+        return SweepStepNow(knob=knob, label=label, value=self.value, role=self.role)
 
     def forget_counted(self) -> list[int]:
         """Start the phase's comparison afresh (the steps before say nothing about those after):
@@ -79,7 +80,7 @@ class Running:
             f"{own_kb_s / 1024:.1f} MiB/s"
         )
 
-    def ladder_ended(self, chosen: int) -> sweep.Measured:
+    def ladder_ended(self, chosen: int) -> sweep.MeasuredStep:
         """The ladder's last step, re-checked after it. Keeping less than the ladder reached
         frees no stripes while the sync keeps them busy (the value is a floor): say so."""
         if chosen < self.value:

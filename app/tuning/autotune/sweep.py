@@ -220,13 +220,15 @@ def held_at_min(speed_kb_s: float, speed_min: float | None) -> bool:
 
 
 @dataclass(frozen=True)
-class Measured:
+class MeasuredStep:
+    """One counted step of a sweep: the value tried, its role, the speed it gave."""
+
     value: int
     role: str
     speed_kb_s: float
 
 
-def reference_moved(measured: list[Measured]) -> float | None:
+def reference_moved(measured: list[MeasuredStep]) -> float | None:
     """When the last three steps are reference, candidate, reference and the two references
     differ by more than REFERENCE_AGREES: by how much (a share of their mean); else None."""
     if len(measured) < 3:
@@ -247,7 +249,7 @@ def moved(before: float, after: float) -> float | None:
     return apart if apart > REFERENCE_AGREES else None
 
 
-def scores(measured: list[Measured], climbs: bool) -> dict[int, float]:
+def scores(measured: list[MeasuredStep], climbs: bool) -> dict[int, float]:
     """Each value's speed as a share of the best value's (the best: 1.0). In a ladder a step
     counts as measured; around a reference, as its speed over the references either side of it.
     A value measured twice gets the mean."""
@@ -271,7 +273,7 @@ def scores(measured: list[Measured], climbs: bool) -> dict[int, float]:
     return {value: (mean / best if best > 0 else 0.0) for value, mean in means.items()}
 
 
-def _nearest(measured: list[Measured], i: int, direction: int) -> Measured | None:
+def _nearest(measured: list[MeasuredStep], i: int, direction: int) -> MeasuredStep | None:
     j = i + direction
     while 0 <= j < len(measured):
         if measured[j].role == "reference":

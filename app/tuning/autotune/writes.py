@@ -8,7 +8,7 @@ import sqlite3
 from app.kernel.knobs import CATALOGUE, read_knob
 from app.store import journal
 from app.tuning.autotune import record
-from app.tuning.planning.plan import KnobChange, Plan
+from app.tuning.planning.plan import KnobChange, KnobPlan
 from app.tuning.session.apply import Applier, JournalUnavailable, TuningFailed
 
 log = logging.getLogger(__name__)
@@ -29,8 +29,9 @@ def write(applier: Applier, array: str, wanted: dict[str, int], label: str) -> i
         changes.append(KnobChange(key, name, array, knob.unit, current, str(value), reason))
     if not changes:
         return None
-    plan = Plan(PRESET, (array,), tuple(changes), (), (), 0.0, 0.0, ())
-    op_id: int = applier.apply(PRESET, plan, step=label)["op_id"]
+    plan = KnobPlan(PRESET, (array,), tuple(changes), (), (), 0.0, 0.0, ())
+    op_id = applier.apply(PRESET, plan, step=label).op_id
+    assert op_id is not None  # a step always changes a knob
     return op_id
 
 

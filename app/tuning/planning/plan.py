@@ -5,7 +5,6 @@ outside the catalogue's range, and refuses a plan that would leave a minimum abo
 """
 
 from dataclasses import dataclass
-from typing import Any
 
 from app.kernel.host import ARRAY_NAME, Host
 from app.kernel.knobs import (
@@ -19,6 +18,7 @@ from app.kernel.knobs import (
 )
 from app.live.array_view import failed_names
 from app.md import mdstat
+from app.shapes.tuning import PlanChange, PlanRam, PlanSkipped, PresetPlan
 from app.tuning.planning.presets import AUTO, Preset
 from app.tuning.planning.targets import PlanError, knob_targets, target_arrays
 
@@ -38,17 +38,17 @@ class KnobChange:
     reason: str
     cost_mib: float | None = None  # RAM of a stripe cache at the new size
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "knob": self.knob,
-            "target": self.target,
-            "unit": self.unit,
-            "from": self.from_value,
-            "to": self.to_value,
-            "reason": self.reason,
-            "cost_mib": self.cost_mib,
-        }
+    def shape(self) -> PlanChange:
+        return PlanChange(
+            key=self.key,
+            knob=self.knob,
+            target=self.target,
+            unit=self.unit,
+            from_=self.from_value,
+            to=self.to_value,
+            reason=self.reason,
+            cost_mib=self.cost_mib,
+        )
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,9 @@ class Skipped:
 
 
 @dataclass(frozen=True)
-class Plan:
+class KnobPlan:
+    """A preset's plan of knob writes on the chosen arrays, and what it skips and costs."""
+
     preset: str
     arrays: tuple[str, ...]
     changes: tuple[KnobChange, ...]
@@ -69,16 +71,17 @@ class Plan:
     cost_mib: float  # all arrays' stripe caches once the plan is applied
     notes: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "preset": self.preset,
-            "arrays": list(self.arrays),
-            "changes": [c.to_json() for c in self.changes],
-            "skipped": [s.__dict__ for s in self.skipped],
-            "unchanged": list(self.unchanged),
-            "ram": {"budget_mib": round(self.budget_mib, 1), "cost_mib": round(self.cost_mib, 1)},
-            "notes": list(self.notes),
-        }
+    def shape(self) -> PresetPlan:
+        """The plan as the API and the page show it."""
+        return PresetPlan(
+            preset=self.preset,
+            arrays=list(self.arrays),
+            changes=[c.shape() for c in self.changes],
+            skipped=[PlanSkipped(knob=s.knob, target=s.target, why=s.why) for s in self.skipped],
+            unchanged=list(self.unchanged),
+            ram=PlanRam(budget_mib=round(self.budget_mib, 1), cost_mib=round(self.cost_mib, 1)),
+            notes=list(self.notes),
+        )
 
 
 def knob_key(knob: str, target: str | None) -> str:
@@ -104,7 +107,7 @@ def make_plan(
     md: mdstat.MdStat,
     requested_arrays: list[str] | None = None,
     max_cache_mb: float | None = None,
-) -> Plan:
+) -> KnobPlan:
     failed_arrays = failed_names(md, host)
     arrays = target_arrays(md, requested_arrays, failed_arrays)
     syncing = {a.name for a in arrays if a.syncing}
@@ -139,7 +142,7 @@ def make_plan(
         changes.append(
             KnobChange(key, knob.name, target, knob.unit, current, desired, reason, cost_mib)
         )
-    return Plan(
+    return KnobPlan(
         preset=preset.name,
         arrays=tuple(a.name for a in arrays),
         changes=tuple(changes),

@@ -14,10 +14,10 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import Any
 
+from app.shapes import tuning as shapes
 from app.store import db, journal
-from app.tuning.planning.plan import Plan
+from app.tuning.planning.plan import KnobPlan
 from app.tuning.planning.presets import UnknownPreset
 from app.tuning.planning.targets import ArrayFailed, PlanError
 from app.tuning.schedule.daily import (
@@ -153,7 +153,7 @@ class Scheduler:
     """Applies a window's preset when it starts (once a sync runs) and reverts when it ends."""
 
     def __init__(
-        self, applier: Applier, plan: Callable[[str], Plan], zone: tzinfo, zone_name: str
+        self, applier: Applier, plan: Callable[[str], KnobPlan], zone: tzinfo, zone_name: str
     ) -> None:
         self.applier = applier
         self.plan = plan
@@ -253,24 +253,24 @@ class Scheduler:
             )
         return True
 
-    def view(self, conn: sqlite3.Connection, now: float) -> dict[str, Any]:
+    def view(self, conn: sqlite3.Connection, now: float) -> shapes.Schedules:
         """The schedules, which one holds a window now, and the next change, for page and API."""
-        entries: list[dict[str, Any]] = []
+        entries: list[shapes.ScheduleBody] = []
         changes: list[tuple[float, str]] = []
         for schedule in in_use(conn):
             window = window_at(schedule.start_minute, schedule.end_minute, now, self.zone)
             acting = window is not None and schedule.window_start == window[0]
             entries.append(
-                {
-                    "id": schedule.id,
-                    "preset": schedule.preset,
-                    "start": hhmm(schedule.start_minute),
-                    "end": hhmm(schedule.end_minute),
-                    "open": window is not None,
-                    "applied": acting and schedule.applied is not None,
-                    "overridden": acting and schedule.overridden is not None,
-                    "error": self.errors.get(schedule.id),
-                }
+                shapes.ScheduleBody(
+                    id=schedule.id,
+                    preset=schedule.preset,
+                    start=hhmm(schedule.start_minute),
+                    end=hhmm(schedule.end_minute),
+                    open=window is not None,
+                    applied=acting and schedule.applied is not None,
+                    overridden=acting and schedule.overridden is not None,
+                    error=self.errors.get(schedule.id),
+                )
             )
             if window is not None:
                 changes.append((window[1], _BACK))
@@ -280,10 +280,10 @@ class Scheduler:
             ts = min(c[0] for c in changes)
             # An end and the next window's start at the same minute: the originals, then it.
             at_once = sorted((c for c in changes if c[0] == ts), key=lambda c: c[1] != _BACK)
-            upcoming = {
-                "ts": ts,
-                "local": datetime.fromtimestamp(ts, self.zone).strftime("%a %H:%M"),
-                "what": ", then ".join(c[1] for c in at_once),
-                "in_s": ts - now,
-            }
-        return {"zone": self.zone_name, "schedules": entries, "next": upcoming}
+            upcoming = shapes.NextChange(
+                ts=ts,
+                local=datetime.fromtimestamp(ts, self.zone).strftime("%a %H:%M"),
+                what=", then ".join(c[1] for c in at_once),
+                in_s=ts - now,
+            )
+        return shapes.Schedules(zone=self.zone_name, schedules=entries, next=upcoming)

@@ -18,9 +18,10 @@ from app.config import Settings
 from app.kernel.host import Host
 from app.kernel.knobs import CATALOGUE, SYSTEM, read_knob
 from app.live.knobs import journaled_knobs
+from app.shapes.tuning import Restored, TuningDone
 from app.store import journal
 from app.tuning.errors import TuningError
-from app.tuning.planning.plan import KnobChange, Plan
+from app.tuning.planning.plan import KnobChange, KnobPlan
 from app.tuning.session.revert import (
     UnrecordedRevert,
     record_revert,
@@ -143,12 +144,12 @@ class Applier:
         )
 
     # ---- apply
-    def apply(self, name: str, plan: Plan, step: str | None = None) -> dict[str, Any]:
+    def apply(self, name: str, plan: KnobPlan, step: str | None = None) -> TuningDone:
         """Write a plan of preset `name`; the caller holds exclusive() (or `lock`, in a tick).
         `step` labels one step of an auto-tune sweep in the journal's events."""
         changes = write_order(list(plan.changes))
         if not changes:
-            return {"ok": True, "op_id": None, "plan": plan.to_json(), "applied": []}
+            return TuningDone(ok=True, op_id=None, plan=plan.shape(), applied=[])
         now = self.clock()
         try:
             session_id, op_id = journal.begin_apply(
@@ -190,12 +191,7 @@ class Applier:
             ) from None
         log.info("applied %s to %s: %d knobs", name, ", ".join(plan.arrays), len(changes))
         self._written(read_back)
-        return {
-            "ok": True,
-            "op_id": op_id,
-            "plan": plan.to_json(),
-            "applied": [c.key for c in changes],
-        }
+        return TuningDone(ok=True, op_id=op_id, plan=plan.shape(), applied=[c.key for c in changes])
 
     def _abandon(self, session_id: int, op_id: int, message: str) -> None:
         """Journal that an apply was rolled back; when even that fails, the op stays in progress
@@ -265,15 +261,15 @@ class Applier:
                 failure.rollback_errors.append(error.message)
 
     # ---- revert
-    def revert(self, reason: str = "requested", wait: bool = False) -> dict[str, Any]:
+    def revert(self, reason: str = "requested", wait: bool = False) -> TuningDone:
         with self.exclusive(wait):
             return self.revert_locked(reason)
 
-    def revert_locked(self, reason: str) -> dict[str, Any]:
+    def revert_locked(self, reason: str) -> TuningDone:
         """Put the open session's originals back; the caller holds `lock`."""
         session = journal.open_session(self.conn)
         if session is None:
-            return {"ok": True, "restored": [], "detail": "nothing to revert"}
+            return TuningDone(ok=True, restored=[], detail="nothing to revert")
         if self.awaiting_record(session["id"]):
             raise JournalUnavailable(unrecorded_message(self.unrecorded, "still"))
         started = self.clock()
@@ -288,7 +284,7 @@ class Applier:
             op_id = None
         self._crash_point("revert_after_journal")
         steps, gone, errors = revert_steps(self.host, self.conn, session["id"])
-        restored: list[dict[str, Any]] = []
+        restored: list[Restored] = []
         read_back: dict[str, str] = {}
         for change in write_order(steps):
             try:
@@ -297,7 +293,7 @@ class Applier:
                     self._crash_point("revert_mid_write")
                 read_back[change.key] = self._verify(change, change.to_value)
                 restored.append(
-                    {"key": change.key, "from": change.from_value, "to": change.to_value}
+                    Restored(key=change.key, from_=change.from_value, to=change.to_value)
                 )
             except TuningFailed as failure:
                 errors.append(failure.message)
@@ -309,13 +305,15 @@ class Applier:
                 ", ".join(gone),
             )
         self._crash_point("revert_after_write")
+        # The journal keeps what was put back as the answer shows it.
+        journaled = [r.model_dump(by_alias=True) for r in restored]
         try:
             op_id = journal.finish_revert(
                 self.conn,
                 session["id"],
                 op_id,
                 reason,
-                restored,
+                journaled,
                 errors,
                 started,
                 self.clock(),
@@ -326,7 +324,7 @@ class Applier:
                 errors.append(f"and the tuning journal cannot be written ({error})")
             else:
                 self.unrecorded = UnrecordedRevert(
-                    session["id"], op_id, reason, restored, gone, started, self.clock()
+                    session["id"], op_id, reason, journaled, gone, started, self.clock()
                 )
                 log.error("reverted %d knobs, but cannot journal it: %s", len(restored), error)
                 raise JournalUnavailable(unrecorded_message(self.unrecorded, str(error))) from None
@@ -337,7 +335,13 @@ class Applier:
             )
             raise TuningFailed("revert incomplete: " + "; ".join(errors), rollback_errors=errors)
         log.info("reverted %d knobs to their originals (%s)", len(restored), reason)
-        return {"ok": True, "op_id": op_id, "restored": restored, "gone": gone, "reason": reason}
+        return TuningDone(
+            ok=True,
+            op_id=op_id,
+            restored=restored,
+            gone=gone,
+            reason=reason,
+        )
 
     def _crash_point(self, where: str) -> None:
         """Tests kill the real server here (MDBOOST_TEST_CRASH_AT) to prove crash safety."""

@@ -3,22 +3,23 @@
 import json
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import HTTPException, Query
 from fastapi.responses import Response
 
 from app.live import array_view
 from app.shapes import documents
-from app.shapes.arrays import ArrayList, ArrayView, Diagnosis, Samples
+from app.shapes.arrays import ArrayList, DiagnosisBody, Samples
 from app.store import history
 from app.web.deps import DbDep, SnapshotDep
+from app.web.routes import Routes
 
-router = APIRouter(prefix="/api/arrays", tags=["arrays"])
+router = Routes(prefix="/api/arrays", tags=["arrays"])
 
 
 @router.get("")
 def list_arrays(snapshot: SnapshotDep) -> ArrayList:
     """The arrays as the sampler's last tick read them (`as_of`, unix seconds)."""
-    views = [ArrayView.model_validate(array_view.array_view(state)) for state in snapshot.arrays]
+    views = [array_view.array_view(state) for state in snapshot.arrays]
     return ArrayList(
         as_of=snapshot.ts,
         personalities=list(snapshot.mdstat.personalities)
@@ -63,13 +64,13 @@ def array_samples(
     return Response(json.dumps(body), media_type="application/json")
 
 
-# An array that runs nothing answers only Diagnosis's first five fields, as the code sets them.
+# An array that runs nothing answers only DiagnosisBody's first five fields, as the code sets them.
 @router.get("/{name}/diagnosis", response_model_exclude_unset=True)
-def array_diagnosis(name: str, snapshot: SnapshotDep) -> Diagnosis:
+def array_diagnosis(name: str, snapshot: SnapshotDep) -> DiagnosisBody:
     """What holds the array's sync back, with the evidence, as of the sampler's last tick."""
     state = snapshot.array(name)
     if state is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     if state.diagnosis is not None:
-        return Diagnosis.model_validate(state.diagnosis.to_json())
-    return Diagnosis(array=name, ts=snapshot.ts, running=False, verdict=None, sentence=None)
+        return state.diagnosis.shape()
+    return DiagnosisBody(array=name, ts=snapshot.ts, running=False, verdict=None, sentence=None)

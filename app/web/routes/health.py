@@ -1,11 +1,10 @@
 """Liveness for Docker's HEALTHCHECK and monitors."""
 
-from fastapi import APIRouter
-
 from app.shapes import Health
 from app.web.deps import ReconcileDep, SamplerDep, SettingsDep, SnapshotDep, TuningAccessDep
+from app.web.routes import Routes
 
-router = APIRouter(tags=["health"])
+router = Routes(tags=["health"])
 
 
 @router.get("/healthz")

@@ -2,9 +2,9 @@
 
 import sqlite3
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi import Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.live.snapshot import Snapshot
@@ -22,9 +22,10 @@ from app.web.deps import (
 )
 from app.web.errors import call_tuning, message_of
 from app.web.headline import headline
+from app.web.routes import Routes
 from app.web.templating import Static, render_page
 
-router = APIRouter(tags=["pages"], include_in_schema=False)
+router = Routes(tags=["pages"], include_in_schema=False)
 router.mount("/static", Static(), name="static")
 
 CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]
@@ -54,8 +55,9 @@ def _page(
     }
     regions = _regions(snapshot, conn, now, boost)
     for card in regions["cards"]:  # the no-JS picture: only whole pages carry the chart
-        if card["running"] and card["array"]["run"]:
-            card["picture"] = views.progress_picture(conn, card["array"]["run"])
+        if card["running"] and card["array"].run:
+            run = card["array"].run
+            card["picture"] = views.progress_picture(conn, run.array, run.started, run.finished)
     return render_page(request, "index.html", {**context, **regions})
 
 
@@ -86,7 +88,7 @@ def _boost_fragment(
     """The panel, plus out-of-band the chart markers, past runs and the sentence that an apply
     or revert changes."""
     regions = _regions(snapshot, conn, now, boost)
-    cards = [c for c in regions.pop("cards") if c["array"]["run"]]
+    cards = [c for c in regions.pop("cards") if c["array"].run]
     return render_page(request, "_boost.html", {**regions, "oob_cards": cards})
 
 
@@ -109,7 +111,10 @@ def _after_post(
     return _boost_fragment(request, snapshot, conn, now, boost)
 
 
-def _attempt(action: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any] | None, str | None]:
+T = TypeVar("T")
+
+
+def _attempt(action: Callable[[], T]) -> tuple[T | None, str | None]:
     """Run one tuning action: (its result, None) or (None, its error: busy, refused, invalid)."""
     try:
         return call_tuning(action), None
@@ -140,7 +145,7 @@ def array_card(
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     boost = views.boost_panel(request, tuner, conn, snapshot)
     regions = _regions(snapshot, conn, clock(), boost, all_runs=False)
-    card = next(c for c in regions["cards"] if c["array"]["name"] == name)
+    card = next(c for c in regions["cards"] if c["array"].name == name)
     context = {
         "card": card,
         "diagnoses": views.diagnoses(snapshot),
@@ -159,7 +164,10 @@ def past_run(
     if found is None:
         raise HTTPException(status_code=404, detail=f"no run {run_id}")
     found["plan"] = plan_kept.beside(snapshot, conn, found["run"])
-    found["card"]["picture"] = views.progress_picture(conn, found["run"])
+    run = found["run"]
+    found["card"]["picture"] = views.progress_picture(
+        conn, run["array"], run["started"], run["finished"]
+    )
     return render_page(request, "run.html", found)
 
 
@@ -177,7 +185,7 @@ def boost_plan(
     request: Request, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
     """What boost would change and its RAM cost, to confirm before anything is written."""
-    plan, error = _attempt(lambda: tuner.plan("boost").to_json())
+    plan, error = _attempt(lambda: tuner.plan("boost").shape())
     boost = views.boost_panel(request, tuner, conn, snapshot, plan=plan, error=error)
     return _after_post(request, snapshot, conn, clock(), boost)
 

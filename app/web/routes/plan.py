@@ -2,16 +2,17 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
 from app.planner.change import BadChange
 from app.shapes.plan import MAX_DISK_BYTES, PlanBody, PlanRequest
 from app.web import planning
 from app.web.deps import ClockDep, DbDep, SnapshotDep
+from app.web.routes import Routes
 from app.web.templating import render_page
 
-router = APIRouter(tags=["plan"])
+router = Routes(tags=["plan"])
 
 
 @router.post("/api/plan", response_model=PlanBody)
@@ -23,7 +24,7 @@ def plan_change(body: PlanRequest, snapshot: SnapshotDep, conn: DbDep, clock: Cl
         plan = planning.make_plan(snapshot, conn, asked, clock())
     except BadChange as error:
         raise HTTPException(status_code=422, detail=str(error)) from error
-    return PlanBody.model_validate(planning.to_json(plan))
+    return planning.shape(plan)
 
 
 @router.get("/ui/plan", response_class=HTMLResponse, include_in_schema=False)

@@ -2,13 +2,14 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import HTTPException, Query
 
 from app.shapes.arrays import RunDetail, Runs
 from app.store import history
 from app.web.deps import DbDep, RowId
+from app.web.routes import Routes
 
-router = APIRouter(prefix="/api/runs", tags=["runs"])
+router = Routes(prefix="/api/runs", tags=["runs"])
 
 
 @router.get("")
@@ -17,7 +18,7 @@ def list_runs(
     array: Annotated[str | None, Query(pattern=r"^md\d+$")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> Runs:
-    return Runs.model_validate({"runs": history.runs(conn, array, limit)})
+    return Runs(runs=history.runs(conn, array, limit))
 
 
 @router.get("/{run_id}")
@@ -25,4 +26,4 @@ def get_run(run_id: RowId, conn: DbDep) -> RunDetail:
     detail = history.run(conn, run_id)
     if detail is None:
         raise HTTPException(status_code=404, detail=f"no run {run_id}")
-    return RunDetail.model_validate(detail)
+    return detail

@@ -3,7 +3,7 @@
 import sqlite3
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi import Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,9 +15,10 @@ from app.tuning.tuner import Tuner
 from app.web import security, views
 from app.web.deps import ClockDep, DbDep, RowId, TunerDep, get_snapshot
 from app.web.errors import error_page, http_error, message_of
+from app.web.routes import Routes
 from app.web.templating import render_page
 
-router = APIRouter(tags=["schedules"])
+router = Routes(tags=["schedules"])
 
 PRESET = r"^[a-z][a-z0-9_-]{0,39}$"
 # ASCII digits only: \d also took Arabic-Indic and full-width ones, stored as 07:00 (issue 26).
@@ -25,7 +26,7 @@ TIME_OF_DAY = r"^[0-9]{1,2}:[0-9]{2}$"
 CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]
 
 
-class ScheduleBody(BaseModel):
+class ScheduleRequest(BaseModel):
     """A daily window in the box's time zone: `preset` from `start` to `end` (HH:MM)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -35,7 +36,9 @@ class ScheduleBody(BaseModel):
     end: str = Field(pattern=TIME_OF_DAY)
 
 
-def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody) -> ScheduleAdded:
+def _add(
+    tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleRequest
+) -> ScheduleAdded:
     found = tuner.presets.get(body.preset)
     if found is None or found.restore_originals:
         usable = ", ".join(n for n, p in tuner.presets.items() if not p.restore_originals)
@@ -52,12 +55,16 @@ def _add(tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleBody)
 @router.get("/api/schedules")
 def list_schedules(tuner: TunerDep, conn: DbDep, clock: ClockDep) -> Schedules:
     """Every schedule, whether its window is open, and the next change in the box's time zone."""
-    return Schedules.model_validate(tuner.scheduler.view(conn, clock()))
+    return tuner.scheduler.view(conn, clock())
 
 
 @router.post("/api/schedules", status_code=201)
 def add_schedule(
-    body: ScheduleBody, tuner: TunerDep, conn: DbDep, clock: ClockDep, who: security.TuningChangeDep
+    body: ScheduleRequest,
+    tuner: TunerDep,
+    conn: DbDep,
+    clock: ClockDep,
+    who: security.TuningChangeDep,
 ) -> ScheduleAdded:
     return _add(tuner, conn, clock(), body)
 
@@ -93,7 +100,7 @@ def add_schedule_form(
     end: Annotated[str, Form(pattern=TIME_OF_DAY)],
 ) -> Response:
     try:
-        _add(tuner, conn, clock(), ScheduleBody(preset=preset, start=start, end=end))
+        _add(tuner, conn, clock(), ScheduleRequest(preset=preset, start=start, end=end))
         error = None
     except HTTPException as refused:
         error = message_of(refused.detail)

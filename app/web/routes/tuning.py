@@ -2,21 +2,22 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Path
+from fastapi import Body, Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.shapes.tuning import PresetPlan, Presets, Sweep, TuningDone, TuningStatus
 from app.tuning import view as tuning_view
 from app.web.deps import DbDep, SnapshotDep, TunerDep
 from app.web.errors import call_tuning
+from app.web.routes import Routes
 from app.web.security import TuningChangeDep
 
-router = APIRouter(prefix="/api", tags=["tuning"])
+router = Routes(prefix="/api", tags=["tuning"])
 
 PresetName = Annotated[str, Path(pattern=r"^[a-z][a-z0-9_-]{0,39}$")]
 
 
-class ArraysBody(BaseModel):
+class ArraysRequest(BaseModel):
     """Which arrays to tune; left out: those syncing now, else the data arrays. An empty list is
     refused rather than read as "all" (issue 13)."""
 
@@ -35,7 +36,7 @@ class ArraysBody(BaseModel):
         return names
 
 
-class BoostBody(BaseModel):
+class BoostRequest(BaseModel):
     """Strict: "yes", 0 or 1 are not a boolean (issue 26)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -45,34 +46,19 @@ class BoostBody(BaseModel):
 
 @router.get("/tuning")
 def tuning_status(tuner: TunerDep, conn: DbDep, snapshot: SnapshotDep) -> TuningStatus:
-    return TuningStatus.model_validate(tuning_view.status(tuner, conn, snapshot))
+    return tuning_view.status(tuner, conn, snapshot)
 
 
 @router.get("/presets")
 def list_presets(tuner: TunerDep) -> Presets:
-    return Presets.model_validate(
-        {
-            "presets": [
-                {
-                    "name": p.name,
-                    "summary": p.summary,
-                    "source": p.source,
-                    "restore_originals": p.restore_originals,
-                    "knobs": [s.__dict__ for s in p.settings],
-                }
-                for p in tuner.presets.values()
-            ],
-            "errors": [e.__dict__ for e in tuner.preset_errors],
-        }
-    )
+    return tuning_view.presets(tuner)
 
 
 @router.post("/presets/{name}/plan")
 def plan_preset(
-    name: PresetName, tuner: TunerDep, body: Annotated[ArraysBody | None, Body()] = None
+    name: PresetName, tuner: TunerDep, body: Annotated[ArraysRequest | None, Body()] = None
 ) -> PresetPlan:
-    plan = call_tuning(lambda: tuner.plan(name, body.arrays if body else None).to_json())
-    return PresetPlan.model_validate(plan)
+    return call_tuning(lambda: tuner.plan(name, body.arrays if body else None).shape())
 
 
 # An apply and a revert answer different fields: each answer only those the code sets
@@ -84,24 +70,24 @@ def apply_preset(
     name: PresetName,
     tuner: TunerDep,
     who: TuningChangeDep,
-    body: Annotated[ArraysBody | None, Body()] = None,
+    body: Annotated[ArraysRequest | None, Body()] = None,
 ) -> TuningDone:
-    return TuningDone.model_validate(call_tuning(tuner.apply, name, body.arrays if body else None))
+    return call_tuning(tuner.apply, name, body.arrays if body else None)
 
 
 @router.post("/revert", response_model_exclude_unset=True)
 def revert(tuner: TunerDep, who: TuningChangeDep) -> TuningDone:
-    return TuningDone.model_validate(call_tuning(tuner.revert, "requested"))
+    return call_tuning(tuner.revert, "requested")
 
 
 @router.post("/boost", response_model_exclude_unset=True)
-def boost(body: BoostBody, tuner: TunerDep, who: TuningChangeDep) -> TuningDone:
+def boost(body: BoostRequest, tuner: TunerDep, who: TuningChangeDep) -> TuningDone:
     if body.on:
-        return TuningDone.model_validate(call_tuning(tuner.apply, "boost", None))
-    return TuningDone.model_validate(call_tuning(tuner.revert, "boost switched off"))
+        return call_tuning(tuner.apply, "boost", None)
+    return call_tuning(tuner.revert, "boost switched off")
 
 
-class AutoTuneBody(BaseModel):
+class AutoTuneRequest(BaseModel):
     """The array to sweep; left out: the one array syncing now."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -111,7 +97,7 @@ class AutoTuneBody(BaseModel):
 
 @router.post("/autotune")
 def autotune(
-    tuner: TunerDep, who: TuningChangeDep, body: Annotated[AutoTuneBody | None, Body()] = None
+    tuner: TunerDep, who: TuningChangeDep, body: Annotated[AutoTuneRequest | None, Body()] = None
 ) -> Sweep:
     """Start a sweep on the running sync; GET /api/tuning shows it as it measures."""
-    return Sweep.model_validate(call_tuning(tuner.autotune, body.array if body else None))
+    return call_tuning(tuner.autotune, body.array if body else None)

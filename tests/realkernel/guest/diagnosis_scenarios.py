@@ -138,7 +138,7 @@ def _sample(name: str, spec: dict[str, Any], sampler: Sampler) -> dict[str, Any]
         tick = sampler.sample_once()
         cpu_s += time.process_time() - cpu_before
         diagnosis = tick.diagnoses.get(MD)
-        view = diagnosis.to_json() if diagnosis is not None else None
+        view = diagnosis.shape().model_dump(mode="json") if diagnosis is not None else None
         ticks.append({"t": round(elapsed, 1), "diagnosis": view})
         if view is not None:
             say(f"{name} t={elapsed:.0f}: {view['verdict']} pending={view['pending']}")
