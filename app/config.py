@@ -67,7 +67,7 @@ def _long_enough(value: SecretStr | None) -> None:
         raise ValueError(f"at least {MIN_PASSWORD_LENGTH} characters, like the set-up page asks")
 
 
-Password = Annotated[SecretStr | None, Check(_long_enough)]
+PasswordSetting = Annotated[SecretStr | None, Check(_long_enough)]
 
 
 class Settings:
@@ -117,7 +117,7 @@ class Settings:
     # unset: /etc/localtime, else UTC.
     tz: Annotated[str | None, Env("TZ")] = None
     # Security (issue 7)
-    password: Password = None  # admin password; unset: a one-time set-up page stores one
+    password: PasswordSetting = None  # admin password; unset: a one-time set-up page stores one
     api_token: SecretStr | None = None  # for API clients: Authorization: Bearer <token>
     # A token that may only read (GET API, /metrics, the page): for Prometheus (issue 26).
     read_token: SecretStr | None = None

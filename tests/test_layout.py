@@ -5,6 +5,7 @@ every part of app/. import-linter (pyproject.toml, run by scripts/test.sh) check
 import ast
 import re
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -200,14 +201,25 @@ def test_routes_return_the_models_their_builders_made() -> None:
 
 
 def classes_defined_twice(app: Path = APP) -> dict[str, list[str]]:
-    """Each class name a module under `app` defines at its top level more than once, with the
-    modules that define it."""
+    """Each type name (a class, or a CamelCase alias such as `Sample = tuple[...]`) a module
+    under `app` defines at its top level more than once, with the modules that define it."""
     where: dict[str, list[str]] = {}
     for path in sorted(app.rglob("*.py")):
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.ClassDef):
-                where.setdefault(node.name, []).append(path.relative_to(app.parent).as_posix())
+        for name in _type_names(ast.parse(path.read_text())):
+            where.setdefault(name, []).append(path.relative_to(app.parent).as_posix())
     return {name: paths for name, paths in where.items() if len(paths) > 1}
+
+
+def _type_names(module: ast.Module) -> Iterator[str]:
+    for node in module.body:
+        if isinstance(node, ast.ClassDef):
+            yield node.name
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id[0].isupper() and not target.id.isupper():
+                yield target.id  # CamelCase: a type alias, not a CONSTANT
 
 
 def test_no_class_name_is_defined_twice() -> None:
@@ -218,13 +230,17 @@ def test_no_class_name_is_defined_twice() -> None:
 
 
 def test_the_name_check_finds_a_name_defined_twice(tmp_path: Path) -> None:
-    """The check above can fail: the same class in two packages; a nested class is not counted."""
+    """The check above can fail: the same class in two packages, or an alias named like a class
+    elsewhere; a nested class and a CONSTANT are not counted."""
     for package, source in {
-        "planner": "class Plan:\n    class Step:\n        pass\n",
-        "tuning": "class Plan:\n    pass\n\n\nclass Step:\n    pass\n",
+        "planner": "class Plan:\n    class Step:\n        pass\n\n\nLIMIT = 1\n",
+        "tuning": "class Plan:\n    pass\n\n\nclass Step:\n    pass\n\n\nLIMIT = 2\n",
+        "forecast": "Sample = tuple[float, int]\n",
+        "shapes": "class Sample:\n    pass\n",
     }.items():
         (tmp_path / "app" / package).mkdir(parents=True)
         (tmp_path / "app" / package / "mod.py").write_text(source)
     assert classes_defined_twice(tmp_path / "app") == {
-        "Plan": ["app/planner/mod.py", "app/tuning/mod.py"]
+        "Plan": ["app/planner/mod.py", "app/tuning/mod.py"],
+        "Sample": ["app/forecast/mod.py", "app/shapes/mod.py"],
     }

@@ -12,15 +12,17 @@ from app.forecast.physics import FREED_RANGE, FREED_SPEEDUP
 # 16384 against mdadm's value, RAID5 64 KiB chunks grown 3->4 on QEMU disks throttled like HDDs
 # (60 MB/s, 120 IOPS), whole runs, interleaved: 6.1 1.40x (512 MiB disks, docs/performance.md).
 # Other generations get 6.1's figure. 5.10 has none of its own (issue 29): the issue's 1.44x did
-# not reproduce (0.97x, two pairs, one trial per boot), and its grows were not disk-bound under
-# emulation but held by md's raid5 thread (84-98 % of a vCPU; disks 10x faster: only 1.5x).
+# not reproduce (16384 over 256: 0.97x in two pairs of one-trial boots, 1.08x in one boot of four),
+# and its grows were not disk-bound under emulation but held by md's raid5 thread (84-98 % of a
+# vCPU; disks 10x faster: only 1.52x).
 MODEL_BOOST_RATIO = 1.4
 MODEL_BOOST_BY_KERNEL = {"6.1": 1.4}
 NOT_DISK_BOUND = {
     "5.10": "on Linux 5.10 it could not be measured: its grows were held by md's raid5 thread"
 }
 # A larger stripe cache against one md thread near a full core (the diagnosis's cpu_bound): on
-# 5.10, md0_raid5 at 84-98 % of a vCPU, 16384 ran 0.97x and boost 0.93x of mdadm's 256.
+# 5.10, md0_raid5 at 84-98 % of a vCPU, 16384 ran 0.97-1.08x of mdadm's 256 (within the trials'
+# spread) and boost 0.87x (docs/performance.md).
 CPU_BOUND_RATIO = 1.0
 MODEL_BOOST_RANGE = (1.0, 2.0)
 LIMIT_BOOST_CAP = 5.0  # the seeds' best measured boost
@@ -127,7 +129,7 @@ def boost_forecast(
         slow, fast = MODEL_BOOST_RANGE
         why = (
             f"{cpu_bound[0]} uses {cpu_bound[1]:.0%} of a CPU core: the CPU sets the pace, and a "
-            "larger stripe cache made such a grow no faster (Linux 5.10: ×0.97)"
+            "larger stripe cache made such a grow no faster (Linux 5.10: ×0.97-1.08)"
         )
     else:
         ratio, figure = model_ratio(kernel_release)

@@ -49,8 +49,8 @@ from app.forecast.physics import (
 from app.forecast.regime import Point, Regime
 from app.forecast.trend import falling_trend
 
-Sample = tuple[float, int, int]  # (unix seconds, done blocks, total blocks)
-Event = tuple[float, str]  # (unix seconds, kind: "apply", "revert", "limits", ...)
+ProgressSample = tuple[float, int, int]  # (unix seconds, done blocks, total blocks)
+RunEvent = tuple[float, str]  # (unix seconds, kind: "apply", "revert", "limits", ...)
 # Events that report rather than change anything: app/diagnosis's verdict changes, a step of the
 # wall clock (the samples before it were shifted: the series goes on). They never begin a regime,
 # and never hide a knob change stored in the same tick.
@@ -138,7 +138,7 @@ def reverted(fc: Forecast, untuned: float) -> Forecast:
 
 
 def forecast(
-    samples: Iterable[Sample], events: Iterable[Event] = (), knee: float | None = None
+    samples: Iterable[ProgressSample], events: Iterable[RunEvent] = (), knee: float | None = None
 ) -> Forecast:
     """Forecast the finish of one run from its samples (oldest first) and its tuning events."""
     run = RunProgress(knee)

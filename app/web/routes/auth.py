@@ -18,7 +18,7 @@ from app.web.templating import render_page
 
 router = Routes(tags=["auth"])
 
-Password = Annotated[str, Form(max_length=1024)]
+PasswordField = Annotated[str, Form(max_length=1024)]
 # Form posts from a page on another site are refused: it must not claim the one-time set-up,
 # sign the admin in or out, or make tokens (issue 13).
 SAME_ORIGIN = [Depends(same_origin)]
@@ -88,7 +88,7 @@ def login(
     conn: DbDep,
     clock: ClockDep,
     throttle: LoginThrottleDep,
-    password: Password,
+    password: PasswordField,
     next: Next = "/",
 ) -> Response:
     wait = throttle.reserve(_client(request))
@@ -135,7 +135,7 @@ def setup_page(request: Request, conn: DbDep) -> Response:
     "/setup", response_class=HTMLResponse, include_in_schema=False, dependencies=SAME_ORIGIN
 )
 def setup(
-    request: Request, conn: DbDep, clock: ClockDep, password: Password, confirm: Password
+    request: Request, conn: DbDep, clock: ClockDep, password: PasswordField, confirm: PasswordField
 ) -> Response:
     error = None
     if password_configured(request, conn):
