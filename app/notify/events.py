@@ -146,7 +146,9 @@ def _array(
         "stalled_since": None,
     }
     if array.run_id is None:
-        return memory
+        # No run, no stall clock: a timestamp here would change every tick and make an idle
+        # tick's state differ, so the notifier would rewrite it each tick for nothing.
+        return memory | {"progress_ts": None}
     _slow_reason(array, was, memory, events)
     progress = array.progress
     step = rules.milestone_percent

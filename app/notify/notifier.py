@@ -91,6 +91,8 @@ class Notifier:
             obs = self.observe(tick)
             state, found = events.detect(self.state, obs, self.rules)
             composed = [self._compose(event, obs.now) for event in found]
+            if not composed and state == self.state:
+                return []  # nothing new to queue or remember: an idle tick writes nothing
             with db.write_transaction(self.conn):
                 targets = destinations.active_ids(self.conn)
                 for message in composed:

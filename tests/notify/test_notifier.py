@@ -144,3 +144,33 @@ def test_an_array_md_marks_broken_is_the_most_urgent_message(tree, conn, tmp_pat
     assert [m.kind for m in found] == ["broken", "member_failed", "member_failed", "degraded"]
     assert {m.priority for m in found} == {"urgent"}
     assert found[0].title == "md3 is broken" and found[3].title == "md3 is degraded [U__]"
+
+
+def test_a_tick_that_changes_nothing_writes_nothing(tree, conn, tmp_path: Path):
+    """Issue 27, a daemon you forget is there: while nothing changes, the notifier's state is
+    not rewritten each tick (a row, a WAL page and a checkpoint's work a tick, for nothing). The
+    first tick saves it, and a change saves it again."""
+    tree.mdstat(mdstat_text(HEALTHY_MD3))
+    tree.md("md3")
+    settings = Settings(proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "mdboost.db")
+    now = [1000.0]
+    sampler = Sampler(Host(tree.proc, tree.sys), conn, lambda: now[0])
+    notifier = Notifier(conn, sampler.host, lambda: now[0], settings)
+
+    def state_row() -> str:
+        return str(conn.execute("SELECT state FROM notify_state WHERE id = 1").fetchone()[0])
+
+    notifier.on_tick(sampler.sample_once())
+    first = state_row()
+    for _ in range(3):
+        now[0] += 60
+        tick = sampler.sample_once()
+        before = conn.total_changes  # rows this connection wrote: the notifier's alone from here
+        assert notifier.on_tick(tick) == []
+        assert conn.total_changes == before
+    assert state_row() == first
+    tree.mdstat(mdstat_text(BROKEN_MD3))
+    tree.md("md3", degraded="2")
+    now[0] += 60
+    assert notifier.on_tick(sampler.sample_once())
+    assert state_row() != first
