@@ -17,6 +17,9 @@ COARSE_SAMPLES = 2
 COARSE_SPAN_S = 25.0
 # The speed is the average over this later share of the regime's samples (1.0: all of it).
 WINDOW_SHARE = 0.67
+# Regimes measured from their first sample: the run's start, a grow's knee (nothing changed in
+# md's throttle there). Any other (a knob change) keeps its guess until settled (model.py).
+WAIT_FREE = frozenset({"start", "knee"})
 # Checkpoints for the range: spread evenly over a regime's samples, at most this many.
 MAX_CHECKPOINTS = 64
 # Relative error prior, as log(true time / forecast time): 10 % and 90 % quantiles. Tuned on the
@@ -67,6 +70,10 @@ class Regime:
         settled = self.settled
         if self.kind != "start" and settled is not None and _long_enough(settled, last):
             start = settled
+        elif self.kind not in WAIT_FREE and self.settle_speed is not None:
+            # A knob change with a guess: md's throttle still averages over the ~30 s before
+            # it (a lowered max: it stops, then jumps), so the guess holds until then.
+            return None
         # The later share of the regime: bursts count in proportion, a drift as it is now.
         since = last.count - share * (last.count - start.count)
         for mark in reversed(self.marks):

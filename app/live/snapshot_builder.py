@@ -61,7 +61,7 @@ class SnapshotBuilder:
                     else None
                 )
                 run_progress = self.progress.get(run["id"]) or forecasts.rebuild(
-                    self.conn, run["id"], knee
+                    self.conn, run["id"], knee, self.kernel_release
                 )
                 self._add(run_progress, run["id"], array, sysfs, tick)
                 progress[run["id"]] = run_progress
