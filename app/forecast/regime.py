@@ -58,6 +58,11 @@ class Regime:
     marks: list[Point] = field(default_factory=list)  # samples spread evenly over the regime
     next_checkpoint: int = 0  # sample count at the next checkpoint
 
+    @property
+    def certain(self) -> bool:
+        """The settling guess has no range: md will be held there (a max lowered under it)."""
+        return self.settle_range == (1.0, 1.0)
+
     def window_start(
         self, last: Point | None, share: float = WINDOW_SHARE, span_s: float = 0.0
     ) -> Point | None:
@@ -70,9 +75,10 @@ class Regime:
         settled = self.settled
         if self.kind != "start" and settled is not None and _long_enough(settled, last):
             start = settled
-        elif self.kind not in WAIT_FREE and self.settle_speed is not None:
-            # A knob change with a guess: md's throttle still averages over the ~30 s before
-            # it (a lowered max: it stops, then jumps), so the guess holds until then.
+        elif self.kind not in WAIT_FREE and self.settle_speed is not None and self.certain:
+            # A max lowered under the pace: md is held at the new max, but its throttle still
+            # averages over the ~30 s before the change (it stops, then jumps), so that guess
+            # holds until then. An uncertain guess is measured as soon as it can be.
             return None
         # The later share of the regime: bursts count in proportion, a drift as it is now.
         since = last.count - share * (last.count - start.count)

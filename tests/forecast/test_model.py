@@ -249,6 +249,18 @@ def test_after_a_lowered_max_the_guess_holds_until_md_settles() -> None:
     assert fc.status == "ok" and fc.speed_blocks_s == pytest.approx(4_000, rel=0.1)
 
 
+def test_an_uncertain_guess_is_measured_as_soon_as_it_can_be() -> None:
+    """A raised max frees the run by what its disks allow: nothing to wait for, the new pace is
+    measured from four samples over 15 s (the long real runs' changes: 32.8 % when it waited)."""
+    run = RunProgress()
+    feed(run, steady(600, 5_000), Limits(1_000, 5_000, 256))
+    freed = Limits(1_000, 200_000, 256)
+    after = steady(20, 12_000, start_ts=T0 + 605, start_done=600 * 5_000 + 5 * 12_000)
+    feed(run, after, freed, "limits")
+    fc = run.forecast()
+    assert fc.status == "ok" and fc.speed_blocks_s == pytest.approx(12_000, rel=0.01)
+
+
 def test_a_young_pace_past_the_max_is_not_yet_the_runs_own() -> None:
     """Over less than twice md's throttle window a pace past the max is md catching up (a
     start, a flat spell): the ETA keeps to the max's overshoot. Kept up longer, it is the run's
