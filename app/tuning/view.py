@@ -114,16 +114,21 @@ def tuning_state(
     """What is tuned now, the one notion the switch, the headline, the run list, /metrics and
     the API show (issue 25): "off", "boost", "auto-tuning" (a sweep measures), "auto-tuned" (what
     a sweep kept), "schedule" (a schedule's window applied its preset) or "preset" (one applied
-    by hand), from the journal's open session, the latest sweep and the schedules."""
+    by hand), from the journal's open session, the latest sweep and the schedules.
+
+    A running sweep is "auto-tuning" from its first second: its first step measures the values
+    it found, before it writes anything (so before a session opens)."""
+    if sweep is not None and sweep.state == "running":
+        label = f"Auto-tune is measuring {sweep.array}"
+        detail = f"{sweep.now.label} now" if sweep.now else None
+        preset = session["preset"] if session else None
+        return TuningState(kind="auto-tuning", preset=preset, label=label, detail=detail)
     if session is None:
         return TuningState(kind="off", preset=None, label="Not tuned", detail=None)
     preset = session["preset"]
     if preset == "boost":
         return TuningState(kind="boost", preset=preset, label="Boosted", detail=None)
     if preset == AUTOTUNE_PRESET and sweep is not None:
-        if sweep.state == "running":
-            label = f"Auto-tune is measuring {sweep.array}"
-            return TuningState(kind="auto-tuning", preset=preset, label=label, detail=None)
         kept = sweep.chosen or {}
         detail = ", ".join(setting_label(k, int(v)) for k, v in kept.items()) or None
         return TuningState(kind="auto-tuned", preset=preset, label="Auto-tuned", detail=detail)

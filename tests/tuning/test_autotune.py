@@ -33,7 +33,7 @@ from tests.kernel_tree import (
     raid5,
 )
 from tests.server import wait_for
-from tests.tuning.tuners import Clock, make_tuner
+from tests.tuning.tuners import Clock, make_tuner, status
 
 STRIPE_CACHE = "sys/block/md2/md/stripe_cache_size"
 READ_AHEAD = "sys/block/md2/queue/read_ahead_kb"
@@ -267,6 +267,14 @@ def test_the_time_left_runs_to_a_grows_knee_else_to_the_end():
     assert sweep.time_left_s(None, 3000, 10, None) is None
 
 
+def test_the_pace_a_sweep_measured_gives_the_time_from_its_start_once_long_enough():
+    began = (1000.0, 0)
+    assert sweep.paced_left_s(began, (1020.0, 200), 3000, 2 / 3, 20) == pytest.approx(200)
+    assert sweep.paced_left_s(began, (1020.0, 200), 3000, None, 20) == pytest.approx(300)
+    assert sweep.paced_left_s(began, (1015.0, 150), 3000, 2 / 3, 20) is None  # too short yet
+    assert sweep.paced_left_s(began, (1020.0, 0), 3000, 2 / 3, 20) is None  # nothing moved
+
+
 # ---- on a kernel tree
 
 
@@ -294,6 +302,24 @@ def test_a_sweep_keeps_the_best_stripe_cache_and_leaves_read_ahead_that_does_not
     assert set(kinds) == {"autotune"} and len(kinds) >= 5  # one marker per written step
     nas.tuner.revert("requested")
     assert nas.at_originals()
+
+
+def test_the_state_is_auto_tuning_from_the_first_step_before_anything_is_written(nas: Nas):
+    # The first step measures the values found and writes nothing, so no session is open yet;
+    # the switch, the headline and the API must still say a sweep runs, not "Not tuned".
+    assert status(nas.tuner)["state"]["kind"] == "off"
+    nas.tuner.autotune()
+    assert journal.open_session(nas.tuner.conn) is None
+    state = status(nas.tuner)["state"]
+    assert state == {
+        "kind": "auto-tuning",
+        "preset": None,
+        "label": "Auto-tune is measuring md2",
+        "detail": "stripe cache 513 now",
+    }
+    view = nas.sweep()
+    assert view.state == "done", view.reason
+    assert status(nas.tuner)["state"]["kind"] == "auto-tuned"
 
 
 def test_an_array_nobody_reads_keeps_its_read_ahead_without_measuring_it(box, tmp_path):
@@ -543,15 +569,21 @@ def test_a_grow_minutes_from_its_knee_gets_shorter_steps_and_a_sweep_that_ends_b
     )
 
 
-def test_a_grow_nobody_reads_fits_its_steps_to_the_ladder_alone(box, tmp_path):
-    # The same grow 450 s from its knee, its md device unread: the read-ahead phase will be
-    # skipped, so the ladder's three steps get the time, not eight (longer steps, less noise).
+def unread_grow(box: KernelTree, tmp_path: Path, knee_s: float) -> Nas:
+    """A 3 -> 4 grow `knee_s` seconds from its knee at 513's pace, its md device unread (the
+    read-ahead phase will be skipped), steps of 10 s + 60-120 s configured."""
     box.write("sys/block/md2/md/raid_disks", "4 (3)")
     nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), own_io=lambda now: 0.0,
               autotune_measure_seconds=60, autotune_max_measure_seconds=120)  # fmt: skip
-    speed = 20000 * REAL_KERNEL[513]
-    nas.done = RESHAPE_TOTAL * 2 / 3 - speed * 510
+    nas.done = RESHAPE_TOTAL * 2 / 3 - 20000 * REAL_KERNEL[513] * (knee_s + 60)
     nas.run(60)  # a diagnosis window over md2's own diskstats line
+    return nas
+
+
+def test_a_grow_nobody_reads_fits_its_steps_to_the_ladder_alone(box, tmp_path):
+    # The same grow 450 s from its knee, its md device unread: the read-ahead phase will be
+    # skipped, so the ladder's three steps get the time, not eight (longer steps, less noise).
+    nas = unread_grow(box, tmp_path, 450)
     nas.tuner.autotune()
     times = nas.tuner.autotuner.running.times
     scale = 0.4 * 450 / (3 * (10 + 120))
@@ -560,6 +592,32 @@ def test_a_grow_nobody_reads_fits_its_steps_to_the_ladder_alone(box, tmp_path):
     assert view.state == "done", view.reason
     assert nas.done < RESHAPE_TOTAL * 2 / 3
     assert {s.knob for s in view.steps} == {"stripe_cache_size"}
+
+
+def test_an_early_speed_reading_far_too_low_is_corrected_by_the_pace_the_sweep_measures(
+    box, tmp_path
+):
+    # Issue 29 on 5.10: md's speed= three seconds into the grow said 506 s to a knee ~90 s away,
+    # so the steps were not shortened and the sweep ended at 62 % of the grow. Here speed= shows
+    # a sixth of the pace (1800 s to a knee 300 s away): the configured steps (3 x (10 + 60-120
+    # s), ~200 s at this steady pace) would pass 40 % of the time to the knee; fitted again on
+    # the pace the first step measures, the sweep ends well inside it.
+    nas = unread_grow(box, tmp_path, 300)
+    nas.last_speed = 20000 * REAL_KERNEL[513] / 6  # md's early, unsettled reading
+    nas.write_progress()
+    nas.tick()
+    nas.tuner.autotune()
+    assert nas.tuner.autotuner.running.times == sweep.StepTimes(10, 60, 120)  # 1800 s: enough
+    began = nas.clock.now
+    view = nas.sweep()
+    assert view.state == "done", view.reason
+    assert nas.clock.now - began <= sweep.SWEEP_SHARE * 300
+    assert view.chosen["stripe_cache_size"] == 16384
+    assert (
+        "steps fitted again to 5 s settle and 20-40 s measure: at the pace measured over the "
+        "sweep's first 20 s, the reshape was about 300 s from its knee when the sweep began"
+        in view.reason
+    ), view.reason
 
 
 def test_a_restart_mid_sweep_puts_back_the_values_found(nas: Nas, tmp_path):

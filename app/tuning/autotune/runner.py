@@ -70,7 +70,8 @@ class AutoTuner:
         knee = physics.grow_knee(array.level, raid_disks)
         done, total = array.sync.done_blocks, array.sync.total_blocks
         left_s = sweep.time_left_s(done, total, array.sync.speed_kb_s, knee)
-        times = self._step_times(phases, left_s, read_now(tick, array.name))
+        steps = self._planned_steps(phases, read_now(tick, array.name))
+        times = sweep.fit_steps(self._configured(), steps, left_s, self._tick_s())
         self.running = Running(
             id=sweep_id,
             array=array.name,
@@ -81,6 +82,8 @@ class AutoTuner:
             ops=OwnOps(writes.newest_op(conn), set()),
             before_knee=knee is not None and done is not None and done < knee * (total or 0),
             times=times,
+            began=(tick.ts, done) if done is not None else None,
+            steps_planned=steps,
         )
         if left_s is not None and times.max_s < self.settings.autotune_max_measure_seconds:
             to = "its knee" if self.running.before_knee else "its end"
@@ -95,24 +98,62 @@ class AutoTuner:
         assert started is not None
         return started
 
-    def _step_times(
-        self, phases: list[sweep.Phase], left_s: float | None, read_kib_s: float | None
-    ) -> sweep.StepTimes:
-        """The configured step lengths, shortened when the sweep would not end in time. A
-        read-ahead phase is not counted when nothing reads the array now: it will most likely
-        be skipped (_nothing_to_read_ahead), and counting it would shorten the ladder's steps."""
-        s = self.settings
-        configured = sweep.StepTimes(
-            s.autotune_settle_seconds, s.autotune_measure_seconds, s.autotune_max_measure_seconds
-        )
+    def _planned_steps(self, phases: list[sweep.Phase], read_kib_s: float | None) -> int:
+        """The steps the sweep will measure, as far as known at its start. A read-ahead phase is
+        not counted when nothing reads the array now: it will most likely be skipped
+        (_nothing_to_read_ahead), and counting it would shorten the ladder's steps."""
         unread = read_kib_s is not None and read_kib_s < threshold("other_io_kib_s")
-        steps = sum(
+        return sum(
             len(phase.steps())
             for phase in phases
             if not (unread and phase.knob == "read_ahead_kb" and phase is not phases[0])
         )
-        tick_s = s.sample_seconds or s.busy_sample_seconds
-        return sweep.fit_steps(configured, steps, left_s, tick_s)
+
+    def _configured(self) -> sweep.StepTimes:
+        s = self.settings
+        return sweep.StepTimes(
+            s.autotune_settle_seconds, s.autotune_measure_seconds, s.autotune_max_measure_seconds
+        )
+
+    def _tick_s(self) -> float:
+        return self.settings.sample_seconds or self.settings.busy_sample_seconds
+
+    def _refit(self, now: float, done: int, total: int | None) -> None:
+        """Fit the steps again on the pace the sweep itself has measured, once it has measured
+        as long as a step must (md's `speed=` at the start can be far off early in a grow). The
+        step being measured takes the new lengths too, its settle only ever shortened."""
+        r = self.running
+        assert r is not None and r.window is not None
+        if r.began is None:
+            r.began = (now, done)
+            return
+        tick_s = self._tick_s()
+        knee = r.knee if r.before_knee else None
+        left_s = sweep.paced_left_s(
+            r.began, (now, done), total, knee, (sweep.MIN_POINTS + 1) * tick_s
+        )
+        if left_s is None:
+            return
+        times = sweep.fit_steps(self._configured(), r.steps_planned, left_s, tick_s)
+        if times == r.times:
+            return
+        r.times = times
+        window = r.window
+        window.settle_s = min(window.settle_s, times.settle_s)
+        window.min_s, window.max_s = times.min_s, times.max_s
+        to = "its knee" if knee is not None else "its end"
+        said = (
+            f"steps fitted again to {times.settle_s:.0f} s settle and {times.min_s:.0f}-"
+            f"{times.max_s:.0f} s measure: at the pace measured over the sweep's first "
+            f"{now - r.began[0]:.0f} s, the {r.action} was about {left_s:.0f} s from {to} when "
+            "the sweep began"
+        )
+        if r.refit_said in r.remarks:
+            r.remarks[r.remarks.index(r.refit_said)] = said
+        else:
+            r.remarks.append(said)
+        r.refit_said = said
+        log.debug("auto-tune on %s: %s", r.array, said)
 
     # ---- each tick
     def on_tick(self, tick: Tick) -> None:
@@ -144,6 +185,7 @@ class AutoTuner:
                 self._knee_passed(tick.ts)
                 return
             window.add(tick.ts, sync.done_blocks)
+            self._refit(tick.ts, sync.done_blocks, sync.total_blocks)
             if window.complete():
                 self._next_step(tick, window)
         except TuningFailed as failure:

@@ -22,6 +22,8 @@ class Running:
     ops: OwnOps
     before_knee: bool  # a grow not yet past its knee: passing it invalidates what came before
     times: sweep.StepTimes  # each step's lengths, fitted to the time the sync has left
+    began: tuple[float, int] | None  # unix s, done 1 KiB blocks at the sweep's first progress
+    steps_planned: int  # the steps `times` were fitted for
     phase: int = 0
     queue: list[int] = field(default_factory=list)  # candidates of this phase still to measure
     role: str = "reference"
@@ -39,6 +41,7 @@ class Running:
     ladder_top: sweep.MeasuredStep | None = None  # the climb's last step, re-checked after it
     own_kb_s: float | None = None  # the box's own I/O on the array in the last counted step
     remarks: list[str] = field(default_factory=list)  # said with the result
+    refit_said: str | None = None  # among the remarks: the steps fitted again on the pace measured
 
     def shift(self, delta: float) -> None:
         """The wall clock stepped by `delta` s (issue 32): the step's measurement keeps its
@@ -48,6 +51,8 @@ class Running:
             self.window.points = [(ts + delta, done) for ts, done in self.window.points]
         if self.held_since is not None:
             self.held_since += delta
+        if self.began is not None:
+            self.began = (self.began[0] + delta, self.began[1])
         self.io.shift(delta)
         self.reads.shift(delta)
 

@@ -25,7 +25,10 @@ slower).
 A sweep is worth its cost only when what it keeps runs long afterwards. Its steps are shortened
 (fit_steps) when the configured lengths would not end within SWEEP_SHARE of the time the sync has
 left before a grow's knee (or its end): a sweep that ends past the knee measured the reads for a
-run that only writes from there (issue 29: on 2 GiB disks the sweep ended at 68 %).
+run that only writes from there (issue 29: on 2 GiB disks the sweep ended at 68 %). The time left
+is first md's `speed=`, which early in a grow can be far off (5.10: 506 s to a knee 90 s away,
+so that sweep ended at 62 % of the grow); once the sweep has measured a pace of its own
+(paced_left_s), the steps are fitted again on that.
 """
 
 import itertools
@@ -98,6 +101,23 @@ def time_left_s(
         return None
     end = knee * total if knee is not None and done < knee * total else total
     return (end - done) / speed if end > done else None
+
+
+def paced_left_s(
+    began: tuple[float, int],
+    now: tuple[float, int],
+    total: int | None,
+    knee: float | None,
+    least_s: float,
+) -> float | None:
+    """Seconds from the sweep's start (`began`: unix s, done 1 KiB blocks) to a grow's knee
+    (else the end) at the pace measured since then (`now`); None until `least_s` has passed or
+    while nothing moved. The same question time_left_s asks md's `speed=`, answered by the
+    sweep's own readings."""
+    (t0, done0), (t1, done1) = began, now
+    if t1 - t0 < least_s or done1 <= done0:
+        return None
+    return time_left_s(done0, total, (done1 - done0) / (t1 - t0), knee)
 
 
 @dataclass(frozen=True)
