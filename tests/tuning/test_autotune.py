@@ -549,6 +549,7 @@ def test_a_grow_minutes_from_its_knee_gets_shorter_steps_and_a_sweep_that_ends_b
         "steps shortened to 5 s settle and 20-40 s measure: the reshape was about 450 s from its"
         " knee" in view.reason
     )
+    assert "steps fitted" not in view.reason  # the pace measured agreed with md's speed=
 
 
 def unread_grow(box: KernelTree, tmp_path: Path, knee_s: float) -> Nas:
@@ -596,9 +597,9 @@ def test_an_early_speed_reading_far_too_low_is_corrected_by_the_pace_the_sweep_m
     assert nas.clock.now - began <= sweep.SWEEP_SHARE * 300
     assert view.chosen["stripe_cache_size"] == 16384
     assert (
-        "steps fitted again to 5 s settle and 20-40 s measure: at the pace measured over the "
-        "sweep's first 20 s, the reshape was about 300 s from its knee when the sweep began"
-        in view.reason
+        "steps fitted to 5 s settle and 20-40 s measure: at the pace measured over the sweep's "
+        "first 20 s, the reshape was about 300 s from its knee when the sweep began (md's speed="
+        " had said 1800 s)" in view.reason
     ), view.reason
 
 
