@@ -80,7 +80,7 @@ def thinned(run: RecordedRun, step: int) -> RecordedRun:
         if i % step == 0 or i == len(run.rows) - 1:
             rows.append(row if pending is None else replace(row, event=pending))
             pending = None
-    return RecordedRun(rows, run.knee)
+    return RecordedRun(rows, run.knee, run.kernel)
 
 
 def staircase(run: RecordedRun, period_s: float) -> RecordedRun:
@@ -98,7 +98,7 @@ def staircase(run: RecordedRun, period_s: float) -> RecordedRun:
         share = (edge - a.ts) / (b.ts - a.ts) if b.ts > a.ts and b.total == a.total else 0.0
         done = int(a.done + max(0.0, min(1.0, share)) * (b.done - a.done))
         rows.append(replace(row, done=min(done, row.done)))
-    return RecordedRun([*rows, run.rows[-1]], run.knee)
+    return RecordedRun([*rows, run.rows[-1]], run.knee, run.kernel)
 
 
 def score(run: RecordedRun) -> Points:

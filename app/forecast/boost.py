@@ -1,11 +1,10 @@
 """What if I boost: the forecast if the boost preset were applied now, always an estimate."""
 
-import itertools
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from app.forecast.model import Forecast
-from app.forecast.physics import FREED_RANGE, FREED_SPEEDUP
+from app.forecast.physics import FREED_RANGE, FREED_SPEEDUP, kernel_generation
 
 # "What if I boost" without a measured effect: disk-bound, the real-kernel stripe-cache figure of
 # the kernel's generation; limit-bound, up to the boost's new max. Measured with stripe_cache_size
@@ -46,17 +45,6 @@ class BoostEstimate:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def kernel_generation(release: str | None) -> str | None:
-    """ "5.10" of "5.10.0-32-amd64"; None when unknown."""
-    if not release:
-        return None
-    parts = release.split(".")
-    if len(parts) < 2 or not parts[0].isdigit():
-        return None
-    minor = "".join(itertools.takewhile(str.isdigit, parts[1]))
-    return f"{parts[0]}.{minor}" if minor else None
 
 
 def model_ratio(kernel_release: str | None) -> tuple[float, str]:

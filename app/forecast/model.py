@@ -32,17 +32,15 @@ from typing import Any, Literal
 from app.forecast.physics import (
     FREED_RANGE,
     HELD_KNEE_OVERSHOOT,
-    KNEE_SPEEDUP,
-    KNEE_SPEEDUP_RANGE,
-    LOOSE_KNEE,
-    LOOSE_KNEE_FAST,
     MAX_OVERSHOOT,
     Limits,
     after_change,
     cap,
     ceiling,
     held_by_max,
+    knee_speedup,
     known,
+    loose_knee,
     loosely_held,
     seconds_left,
 )
@@ -74,6 +72,9 @@ RECENT_STEPS = 4.0
 HELD_SHARE = 0.95
 # Right after a regime starts md averages its speed over the last ~30 s: skip that transient.
 TRANSIENT_S = 30.0
+# A pace past the max's overshoot counts as the run's own only over a window this long (twice
+# md's ~30 s throttle window): over less, md may be catching up after a flat spell.
+ABOVE_MAX_S = 60.0
 # A pace that drifts one way through the window's three thirds (each third this much or more
 # beyond the one before at the end) is taken halfway to its newest third: a resync that speeds
 # up as other I/O stops, a recovery that slows as the host gets busy. Bursts that come and go
@@ -138,10 +139,13 @@ def reverted(fc: Forecast, untuned: float) -> Forecast:
 
 
 def forecast(
-    samples: Iterable[ProgressSample], events: Iterable[RunEvent] = (), knee: float | None = None
+    samples: Iterable[ProgressSample],
+    events: Iterable[RunEvent] = (),
+    knee: float | None = None,
+    kernel: str | None = None,
 ) -> Forecast:
     """Forecast the finish of one run from its samples (oldest first) and its tuning events."""
-    run = RunProgress(knee)
+    run = RunProgress(knee, kernel)
     pending = sorted(events)
     for ts, done, total in samples:
         kind = None
@@ -155,8 +159,11 @@ class RunProgress:
     """One run's progress since its last restart, kept as samples arrive: O(1) time and memory
     per sample, so the sampler can keep one per open run for days."""
 
-    def __init__(self, knee: float | None = None) -> None:
+    def __init__(self, knee: float | None = None, kernel: str | None = None) -> None:
+        """`knee`: a grow's knee (progress, 0..1); `kernel`: the running kernel's release
+        (its generation's knee speed-up, physics.knee_speedup)."""
         self.knee = knee if knee is not None and 0 < knee < 1 else None
+        self.speedup, self.speedup_range = knee_speedup(kernel)
         self._restart()
 
     def _restart(self) -> None:
@@ -265,14 +272,15 @@ class RunProgress:
             # stripe cache holds md's throttle loosely: then the grow speeds up past its max.
             if loosely_held(self.limits):
                 top = ceiling(self.limits)
-                likely = max(speed, LOOSE_KNEE * top)
-                self._begin(point, "knee", likely, (LOOSE_KNEE_FAST * top / likely, speed / likely))
+                likely_x, fast_x = loose_knee(self.limits)
+                likely = max(speed, likely_x * top)
+                self._begin(point, "knee", likely, (fast_x * top / likely, speed / likely))
             return
         if self.untuned is not None:
-            self.untuned *= KNEE_SPEEDUP  # past the knee, the untuned pace would have risen too
-        likely = cap(speed * KNEE_SPEEDUP, self.limits)
-        fastest = cap(speed * KNEE_SPEEDUP_RANGE[1], self.limits)
-        slowest = cap(speed * KNEE_SPEEDUP_RANGE[0], self.limits)
+            self.untuned *= self.speedup  # past the knee, the untuned pace would have risen too
+        likely = cap(speed * self.speedup, self.limits)
+        fastest = cap(speed * self.speedup_range[1], self.limits)
+        slowest = cap(speed * self.speedup_range[0], self.limits)
         self._begin(point, "knee", likely, (fastest / likely, slowest / likely))
 
     def _begin(
@@ -289,6 +297,11 @@ class RunProgress:
         """The pace now: the current regime's measured speed, else its settling guess."""
         measured = self.regime.measure(self.step)
         return measured if measured is not None else self.regime.settle_speed
+
+    def _window_s(self, step: Point) -> float:
+        """Seconds the current regime's measuring window spans up to `step`."""
+        start = self.regime.window_start(step)
+        return step.ts - start.ts if start is not None else 0.0
 
     def normal_step(self) -> float:
         """Seconds: the longest of the run's recent steps (gaps between samples that showed
@@ -345,22 +358,29 @@ class RunProgress:
         held = held_by_max(speed, limits)
         knee_ahead = self.knee if self.knee is not None and progress < self.knee else None
         # A grow held loosely by its max (a large stripe cache) speeds up past its knee too.
-        loose_knee = knee_ahead if held and loosely_held(limits) else None
+        loose_at = knee_ahead if held and loosely_held(limits) else None
+        loose_x, loose_fast_x = loose_knee(limits)
         top = ceiling(limits)
         if held:
             knee_ahead = None
-        if held and speed > cap(speed, limits):
+        if (
+            held
+            and speed > cap(speed, limits)
+            and (settling or self._window_s(step) >= ABOVE_MAX_S)
+        ):
             # This run keeps a pace past its max's overshoot (a large stripe cache: md throttles
-            # a window at a time): the max as this run honours it is the measured pace.
+            # a window at a time): the max as this run honours it is the measured pace. Only
+            # once measured over more than md's own throttle window: a shorter one above the
+            # max is md catching up after a flat spell, a change or the start (issue 30).
             limits = replace(limits, speed_max=speed / MAX_OVERSHOOT)
         trend = 0.0 if settling or held else falling_trend(regime.checkpoints, total)
         if trend > 0:
             speed = regime.speed_at(trend, progress, total, step.ts)
-        if loose_knee is not None:
-            remaining = _two_paces(speed, max(speed, LOOSE_KNEE * top), progress, loose_knee, total)
+        if loose_at is not None:
+            remaining = _two_paces(speed, max(speed, loose_x * top), progress, loose_at, total)
         else:
             remaining = seconds_left(
-                speed, progress, knee_ahead, KNEE_SPEEDUP, limits, total, trend
+                speed, progress, knee_ahead, self.speedup, limits, total, trend
             )
         fast_speed, slow_speed = speed, speed
         if settling:
@@ -377,17 +397,17 @@ class RunProgress:
                 fast_speed = max(fast_speed, clean)
         # A grow held by its max gets no knee, but may still overshoot the max past it.
         fast_knee = self.knee if held and self.knee is not None and progress < self.knee else None
-        if loose_knee is not None:
+        if loose_at is not None:
             fast_pace = min(fast_speed, max(speed, top * MAX_OVERSHOOT))
-            fast_after = max(fast_pace, LOOSE_KNEE_FAST * top)
-            fastest = _two_paces(fast_pace, fast_after, progress, loose_knee, total)
+            fast_after = max(fast_pace, loose_fast_x * top)
+            fastest = _two_paces(fast_pace, fast_after, progress, loose_at, total)
         elif held and settling and loosely_held(self.limits):
             # Settling past a loosely held grow's knee: up to its fast pace.
             fastest = seconds_left(
-                min(fast_speed, LOOSE_KNEE_FAST * top),
+                min(fast_speed, loose_knee(self.limits)[1] * top),
                 progress,
                 None,
-                KNEE_SPEEDUP,
+                self.speedup,
                 Limits(),
                 total,
             )
@@ -396,14 +416,14 @@ class RunProgress:
                 fast_speed,
                 progress,
                 knee_ahead if fast_knee is None else fast_knee,
-                KNEE_SPEEDUP_RANGE[1],
+                self.speedup_range[1],
                 limits,
                 total,
                 trend,
                 MAX_OVERSHOOT if fast_knee is None else HELD_KNEE_OVERSHOOT,
             )
         slowest = seconds_left(
-            slow_speed, progress, knee_ahead, KNEE_SPEEDUP_RANGE[0], limits, total, trend
+            slow_speed, progress, knee_ahead, self.speedup_range[0], limits, total, trend
         )
         q_low, q_high = regime.error_quantiles(step, remaining)
         # From the newest step: a flat spell up to a normal step long moves nothing, a longer
@@ -434,8 +454,8 @@ class RunProgress:
         """How long a whole run (0 to 100 %) takes at this pace: a queued pool array's turn."""
         knee = None if held else self.knee
         if knee is not None and self.knee_passed:
-            speed /= KNEE_SPEEDUP  # the pace before the knee
-        return seconds_left(speed, 0.0, knee, KNEE_SPEEDUP, self.limits, self.total)
+            speed /= self.speedup  # the pace before the knee
+        return seconds_left(speed, 0.0, knee, self.speedup, self.limits, self.total)
 
 
 def _two_paces(before: float, after: float, progress: float, knee: float, total: int) -> float:

@@ -17,6 +17,9 @@ COARSE_SAMPLES = 2
 COARSE_SPAN_S = 25.0
 # The speed is the average over this later share of the regime's samples (1.0: all of it).
 WINDOW_SHARE = 0.67
+# Regimes measured from their first sample: the run's start, a grow's knee (nothing changed in
+# md's throttle there). Any other (a knob change) keeps its guess until settled (model.py).
+WAIT_FREE = frozenset({"start", "knee"})
 # Checkpoints for the range: spread evenly over a regime's samples, at most this many.
 MAX_CHECKPOINTS = 64
 # Relative error prior, as log(true time / forecast time): 10 % and 90 % quantiles. Tuned on the
@@ -55,6 +58,11 @@ class Regime:
     marks: list[Point] = field(default_factory=list)  # samples spread evenly over the regime
     next_checkpoint: int = 0  # sample count at the next checkpoint
 
+    @property
+    def certain(self) -> bool:
+        """The settling guess has no range: md will be held there (a max lowered under it)."""
+        return self.settle_range == (1.0, 1.0)
+
     def window_start(
         self, last: Point | None, share: float = WINDOW_SHARE, span_s: float = 0.0
     ) -> Point | None:
@@ -67,6 +75,11 @@ class Regime:
         settled = self.settled
         if self.kind != "start" and settled is not None and _long_enough(settled, last):
             start = settled
+        elif self.kind not in WAIT_FREE and self.settle_speed is not None and self.certain:
+            # A max lowered under the pace: md is held at the new max, but its throttle still
+            # averages over the ~30 s before the change (it stops, then jumps), so that guess
+            # holds until then. An uncertain guess is measured as soon as it can be.
+            return None
         # The later share of the regime: bursts count in proportion, a drift as it is now.
         since = last.count - share * (last.count - start.count)
         for mark in reversed(self.marks):

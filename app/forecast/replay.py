@@ -6,6 +6,8 @@ are used when present, each row giving what the live app knows at that moment:
 - `stripe_cache_size`: entries, on raid4/5/6;
 - `event`: non-empty when a knob changed at that row (a tuning change such as "apply");
 - `knee`: the grow's knee as a fraction of progress, e.g. 0.6667 for a raid5 3->4 grow;
+- `kernel`: the running kernel's release (`uname -r`), as the live app reads it at start;
+- `chunk_kb`: the array's chunk size, KiB (recorded since issue 30's batch g; not used yet);
 - `finish_min`: the kernel's finish= (kept for the backtest, not used by the model).
 Unknown columns are ignored. Output: a header `ts,eta,low,high`, then one row per input row (unix
 seconds; empty fields where there is no forecast), each using only the rows up to that one.
@@ -41,6 +43,7 @@ class Row:
 class RecordedRun:
     rows: list[Row] = field(default_factory=list)
     knee: float | None = None
+    kernel: str | None = None  # the kernel's release, when recorded
 
 
 def read_run(handle: TextIO) -> RecordedRun:
@@ -70,12 +73,15 @@ def read_run(handle: TextIO) -> RecordedRun:
         knee = _number(row.get("knee"))
         if knee is not None:
             run.knee = knee
+        kernel = (row.get("kernel") or "").strip()
+        if kernel:
+            run.kernel = kernel
     return run
 
 
 def replay(run: RecordedRun, knee: float | None = None) -> Iterator[tuple[Row, Forecast]]:
     """Each row with the forecast made from it and every earlier one."""
-    progress = RunProgress(knee if knee is not None else run.knee)
+    progress = RunProgress(knee if knee is not None else run.knee, run.kernel)
     for row in run.rows:
         progress.add(row.ts, row.done, row.total, row.limits, row.event)
         yield row, progress.forecast()

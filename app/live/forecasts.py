@@ -46,9 +46,12 @@ class PoolForecastBody(Body):
     arrays: list[PoolArray]
 
 
-def rebuild(conn: sqlite3.Connection, run_id: int, knee: float | None) -> model.RunProgress:
-    """A run's RunProgress from its stored samples and events: once, when mdboost (re)starts."""
-    progress = model.RunProgress(knee)
+def rebuild(
+    conn: sqlite3.Connection, run_id: int, knee: float | None, kernel_release: str | None = None
+) -> model.RunProgress:
+    """A run's RunProgress from its stored samples and events: once, when mdboost (re)starts.
+    `kernel_release` is the running kernel's (its generation's knee speed-up)."""
+    progress = model.RunProgress(knee, kernel_release)
     pending = [
         (e["ts"], e["kind"])
         for e in history.events(conn, run_id)

@@ -2,10 +2,11 @@
 
 import json
 import sqlite3
+from dataclasses import asdict
 
 from app.kernel.knobs import budget_from_available, stripe_cache_mib
 from app.live.knobs import journaled_knobs
-from app.live.snapshot import Snapshot
+from app.live.snapshot import KnobNow, Snapshot
 from app.shapes.tuning import (
     KnobAccessBody,
     PresetBody,
@@ -114,16 +115,21 @@ def tuning_state(
     """What is tuned now, the one notion the switch, the headline, the run list, /metrics and
     the API show (issue 25): "off", "boost", "auto-tuning" (a sweep measures), "auto-tuned" (what
     a sweep kept), "schedule" (a schedule's window applied its preset) or "preset" (one applied
-    by hand), from the journal's open session, the latest sweep and the schedules."""
+    by hand), from the journal's open session, the latest sweep and the schedules.
+
+    A running sweep is "auto-tuning" from its first second: its first step measures the values
+    it found, before it writes anything (so before a session opens)."""
+    if sweep is not None and sweep.state == "running":
+        label = f"Auto-tune is measuring {sweep.array}"
+        detail = f"{sweep.now.label} now" if sweep.now else None
+        preset = session["preset"] if session else None
+        return TuningState(kind="auto-tuning", preset=preset, label=label, detail=detail)
     if session is None:
         return TuningState(kind="off", preset=None, label="Not tuned", detail=None)
     preset = session["preset"]
     if preset == "boost":
         return TuningState(kind="boost", preset=preset, label="Boosted", detail=None)
     if preset == AUTOTUNE_PRESET and sweep is not None:
-        if sweep.state == "running":
-            label = f"Auto-tune is measuring {sweep.array}"
-            return TuningState(kind="auto-tuning", preset=preset, label=label, detail=None)
         kept = sweep.chosen or {}
         detail = ", ".join(setting_label(k, int(v)) for k, v in kept.items()) or None
         return TuningState(kind="auto-tuned", preset=preset, label="Auto-tuned", detail=detail)
@@ -142,21 +148,12 @@ def _knobs(conn: sqlite3.Connection, session: sqlite3.Row, snapshot: Snapshot) -
     never judged between a new write and an older reading (issue 25). A session newer than the
     present (its write is still being published): the journal's, current unknown."""
     if snapshot.session_id == session["id"]:
-        return [
-            SessionKnob(
-                key=k.key,
-                knob=k.knob,
-                target=k.target,
-                unit=k.unit,
-                original=k.original,
-                desired=k.desired,
-                current=k.current,
-                drift=k.drift,
-            )
-            for k in snapshot.knobs
-        ]
-    # The journal's knobs as app/live/knobs.py lists them (validated into SessionKnob here).
-    return [
-        SessionKnob.model_validate(k)
-        for k in journaled_knobs(conn, session, lambda key, knob, target: None)
-    ]
+        knobs = list(snapshot.knobs)
+    else:
+        knobs = journaled_knobs(conn, session, lambda key, knob, target: None)
+    return [session_knob(k) for k in knobs]
+
+
+def session_knob(k: KnobNow) -> SessionKnob:
+    """The API's shape of a session knob: the same fields, validated."""
+    return SessionKnob(**asdict(k))

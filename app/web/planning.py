@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from app.forecast import boost as boost_model
-from app.forecast.physics import AT_MAX, KNEE_SPEEDUP, KNEE_SPEEDUP_RANGE, grow_knee
+from app.forecast.physics import AT_MAX, grow_knee, knee_speedup
 from app.live.array_view import role_of
 from app.live.snapshot import Snapshot
 from app.planner import layout, paces, timing
@@ -69,6 +69,7 @@ def history(
     arrays = [t.array for t in pool.tiers]
     grow_before, grow_after = _grow(snapshot, conn, pool, now, before)
     boost_sync, boost_grow = _boosts(conn, arrays, before, snapshot.kernel_release)
+    knee, knee_range = knee_speedup(snapshot.kernel_release)
     state = snapshot.array(arrays[0])
     if limit is None and state is not None and state.speed_max:
         limit = state.speed_max.kb_s
@@ -78,7 +79,7 @@ def history(
         grow_after=grow_after,
         boost_sync=boost_sync,
         boost_grow=boost_grow,
-        knee_speedup=(KNEE_SPEEDUP, *KNEE_SPEEDUP_RANGE),
+        knee_speedup=(knee, *knee_range),
         rotational=_rotational(snapshot, pool),
         speed_max_kib_s=limit or snapshot.speed_limit_max_kb_s,
         # boost's max (presets/boost.toml: 2,000,000 KiB/s) is above what any disk does

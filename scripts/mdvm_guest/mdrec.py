@@ -40,6 +40,8 @@ COLUMNS = [
     "stripe_cache_size",
     "event",
     "knee",
+    "kernel",  # the running kernel's release, as the live app reads it (issue 30, batch g on)
+    "chunk_kb",  # the array's chunk size, KiB (sysfs chunk_size), as the live app can read it
 ]
 PROGRESS = re.compile(
     r"(resync|recovery|reshape|check|repair)\s*=\s*[\d.]+%\s*\((\d+)/(\d+)\)"
@@ -48,6 +50,12 @@ PROGRESS = re.compile(
 ACTIONS = {"recover": "recovery"}  # sync_action word -> /proc/mdstat word
 
 T0 = time.time()
+KERNEL = os.uname().release
+
+
+def chunk_kb(text):
+    """KiB of sysfs chunk_size (bytes); "" when unreadable."""
+    return str(int(text) // 1024) if text.strip().isdigit() else ""
 
 
 def log(msg):
@@ -157,6 +165,7 @@ class Recorder:
             smin = rd(f"{SYS}/sync_speed_min").split(" ")[0]
             smax = rd(f"{SYS}/sync_speed_max").split(" ")[0]
             scs = rd(f"{SYS}/stripe_cache_size")
+            chunk = rd(f"{SYS}/chunk_size")
             events = self.pending if self.started.is_set() else []
             if self.started.is_set():
                 self.pending = []
@@ -186,6 +195,8 @@ class Recorder:
                     scs,
                     event,
                     self.knee,
+                    KERNEL,
+                    chunk_kb(chunk),
                 ]
             )
             self.last = (ts, int(done), int(total))
@@ -209,6 +220,8 @@ class Recorder:
                         scs,
                         event,
                         self.knee,
+                        KERNEL,
+                        chunk_kb(chunk),
                     ]
                 )
                 self.finished.set()

@@ -155,6 +155,25 @@ def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
     assert "Linux 5.10" in view.boost.why, view.boost
 
 
+def test_the_forecast_uses_the_running_kernels_knee_figure(tree, conn):
+    """Issue 30: on 6.12 a disk-bound grow barely sped up past its knee; the tick's forecast and
+    the one rebuilt from SQLite after a restart both use the running kernel's figure."""
+    (tree.proc / "sys" / "kernel").mkdir(parents=True, exist_ok=True)
+    (tree.proc / "sys" / "kernel" / "osrelease").write_text("6.12.117+deb13-amd64\n")
+    tree.md("md2", raid_disks="4 (3)")  # a 3->4 grow: its knee at 2/3
+    clock = Clock()
+    snapshot_builder = SnapshotBuilder(Host(tree.proc, tree.sys), conn)
+    run_reshape(tree, conn, clock, snapshot_builder, 14)
+    md2 = next(a for a in snapshot_builder.snapshot.arrays if a.array.name == "md2").forecast
+    run = history.open_run(conn, "md2")
+    assert md2 is not None and md2.status == "ok" and md2.knee is not None and run is not None
+    assert md2.bound == "disks"
+    on_612 = forecasts.rebuild(conn, run["id"], md2.knee, "6.12.117+deb13-amd64").forecast()
+    on_61 = forecasts.rebuild(conn, run["id"], md2.knee, "6.1.0-56-amd64").forecast()
+    assert md2 == on_612
+    assert on_612.eta is not None and on_61.eta is not None and on_612.eta > on_61.eta
+
+
 def test_a_grow_the_diagnosis_finds_cpu_bound_gets_no_boost_promise(tree, conn):
     """Issue 29: where the last tick's diagnosis shows md's raid5 thread near a full core, the
     estimate says a larger cache would not help, whatever the kernel's disk-bound figure."""

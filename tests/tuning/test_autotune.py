@@ -33,7 +33,7 @@ from tests.kernel_tree import (
     raid5,
 )
 from tests.server import wait_for
-from tests.tuning.tuners import Clock, make_tuner
+from tests.tuning.tuners import Clock, make_tuner, status
 
 STRIPE_CACHE = "sys/block/md2/md/stripe_cache_size"
 READ_AHEAD = "sys/block/md2/queue/read_ahead_kb"
@@ -302,6 +302,24 @@ def test_a_sweep_keeps_the_best_stripe_cache_and_leaves_read_ahead_that_does_not
     assert set(kinds) == {"autotune"} and len(kinds) >= 5  # one marker per written step
     nas.tuner.revert("requested")
     assert nas.at_originals()
+
+
+def test_the_state_is_auto_tuning_from_the_first_step_before_anything_is_written(nas: Nas):
+    # The first step measures the values found and writes nothing, so no session is open yet;
+    # the switch, the headline and the API must still say a sweep runs, not "Not tuned".
+    assert status(nas.tuner)["state"]["kind"] == "off"
+    nas.tuner.autotune()
+    assert journal.open_session(nas.tuner.conn) is None
+    state = status(nas.tuner)["state"]
+    assert state == {
+        "kind": "auto-tuning",
+        "preset": None,
+        "label": "Auto-tune is measuring md2",
+        "detail": "stripe cache 513 now",
+    }
+    view = nas.sweep()
+    assert view.state == "done", view.reason
+    assert status(nas.tuner)["state"]["kind"] == "auto-tuned"
 
 
 def test_an_array_nobody_reads_keeps_its_read_ahead_without_measuring_it(box, tmp_path):
