@@ -68,7 +68,8 @@ def main() -> int:
         "--plan",
         default=PLAN,
         help="trials in order: defaults, values (16384+threads2: and 2 raid5 worker threads, "
-        "set before the grow), autotune, boost",
+        "set before the grow), autotune, boost, floor (boost's limits alone: md0's min 600000 "
+        "and max 2000000 KiB/s, written right after the grow starts)",
     )
     parser.add_argument(
         "--merge", type=Path, action="append", default=[], help="an earlier bench.json to add"
@@ -163,7 +164,7 @@ def report(
         )
     print(f"{'trial':>5} {'setting':<16} {'time s':>7} {'knee s':>7} {'MB/s':>6} {'pre-knee':>8}")
     for t in trials:
-        setting = {"autotune": "auto-tune", "boost": "boost"}.get(
+        setting = {"autotune": "auto-tune", "boost": "boost", "floor": "limits 600000/2000000"}.get(
             t["kind"], f"cache {t['stripe_cache']}"
         )
         setting += f" +{t['group_thread_cnt']} thr" if t["kind"] == "threads" else ""
@@ -197,6 +198,7 @@ def report(
         print(f"best: stripe_cache_size {best_value} at {speed[best_value]:.2f} MB/s")
     defaults = [t["seconds"] for t in trials if t["kind"] == "defaults"]
     compare(trials, "defaults", "boost", 1.6)
+    compare(trials, "defaults", "floor", 1.6)
     compare(trials, "defaults", "threads", 1.6)
     compare(trials, "defaults", "autotune", 1.3)
     fixed_best = [t for t in fixed if t["stripe_cache"] == best_value]

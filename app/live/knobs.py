@@ -2,14 +2,14 @@
 
 import sqlite3
 from collections.abc import Callable
-from typing import Any
 
 from app.kernel.host import Host
 from app.kernel.knobs import CATALOGUE, Knob, read_knob
+from app.live.snapshot import KnobNow
 from app.store import journal
 
 
-def knob_states(host: Host, conn: sqlite3.Connection, session: sqlite3.Row) -> list[dict[str, Any]]:
+def knob_states(host: Host, conn: sqlite3.Connection, session: sqlite3.Row) -> list[KnobNow]:
     """One entry per journaled knob; `drift` when the kernel no longer holds what mdboost set."""
 
     def read(key: str, knob: Knob | None, target: str | None) -> str | None:
@@ -22,22 +22,22 @@ def journaled_knobs(
     conn: sqlite3.Connection,
     session: sqlite3.Row,
     current_of: Callable[[str, Knob | None, str | None], str | None],
-) -> list[dict[str, Any]]:
+) -> list[KnobNow]:
     """The session's knobs with what `current_of(key, knob, target)` says the kernel holds."""
     states = []
     for row in journal.session_knobs(conn, session["id"]):
         knob = CATALOGUE.get(row["knob"])  # None: journaled by a version that knew another knob
         current = current_of(row["key"], knob, row["target"])
         states.append(
-            {
-                "key": row["key"],
-                "knob": row["knob"],
-                "target": row["target"],
-                "unit": knob.unit if knob else "",
-                "original": row["original"],
-                "desired": row["desired"],
-                "current": current,
-                "drift": current is not None and current != row["desired"],
-            }
+            KnobNow(
+                key=row["key"],
+                knob=row["knob"],
+                target=row["target"],
+                unit=knob.unit if knob else "",
+                original=row["original"],
+                desired=row["desired"],
+                current=current,
+                drift=current is not None and current != row["desired"],
+            )
         )
     return states

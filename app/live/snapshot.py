@@ -50,16 +50,18 @@ class ArrayNow:
 
 @dataclass(frozen=True)
 class KnobNow:
-    """A knob of the open tuning session, as the last tick read it."""
+    """A knob of the open tuning session: what mdboost found and wrote (the journal's) and what
+    the kernel held at the last reading (a tick's, or a write's own read-back). The one shape of
+    a session knob below the web; the API's SessionKnob is built from it."""
 
+    key: str  # journal key, e.g. "stripe_cache_size@md2"
     knob: str  # catalogue name, e.g. "stripe_cache_size"
     target: str | None  # array or disk; None for the global knobs
-    unit: str  # catalogue unit: "KiB/s", "KiB", "entries", ...
+    unit: str  # catalogue unit: "KiB/s", "KiB", "entries", ...; "" for a knob no longer known
+    original: str  # what the kernel held before mdboost wrote it; revert puts it back
     desired: str  # what mdboost wrote, normalised: "4096", "system"
-    current: str | None  # what the kernel holds now; None when unreadable
+    current: str | None  # what the kernel holds now; None when unreadable or not read yet
     drift: bool  # someone else changed it since mdboost wrote it
-    key: str = ""  # journal key, e.g. "stripe_cache_size:md2"
-    original: str = ""  # what the kernel held before mdboost wrote it
 
 
 @dataclass(frozen=True)

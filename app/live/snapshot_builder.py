@@ -99,7 +99,7 @@ class SnapshotBuilder:
         arrays: list[ArrayNow],
         members: list[pool_model.PoolMember],
         open_session: sqlite3.Row | None,
-        knobs: list[dict[str, Any]],
+        knobs: list[KnobNow],
         available_kib: int | None,
         knob_access: tuple[KnobAccess, ...],
     ) -> None:
@@ -116,7 +116,7 @@ class SnapshotBuilder:
             preset=open_session["preset"] if open_session else None,
             session_started=open_session["started"] if open_session else None,
             session_id=open_session["id"] if open_session else None,
-            knobs=tuple(_knob(k) for k in knobs),
+            knobs=tuple(knobs),
             pool_members=tuple(members),
             available_kib=available_kib,
             knob_access=knob_access,
@@ -126,18 +126,14 @@ class SnapshotBuilder:
             disk_rotational=dict(tick.disk_rotational),
         )
 
-    def after_write(self, open_session: sqlite3.Row | None, knobs: list[dict[str, Any]]) -> None:
+    def after_write(self, open_session: sqlite3.Row | None, knobs: list[KnobNow]) -> None:
         """An apply, a revert or an auto-tune step has just written (the applier holds
         `writes`): the session and its knobs as the write read them back, at once (issue 25).
         A knob this write left alone keeps what the last tick read."""
         snapshot = self.snapshot
         same = open_session is not None and snapshot.session_id == open_session["id"]
         seen = {k.key: k.current for k in snapshot.knobs} if same else {}
-        now = [
-            k if k["current"] is not None else k | {"current": seen.get(k["key"])} for k in knobs
-        ]
-        for k in now:
-            k["drift"] = k["current"] is not None and k["current"] != k["desired"]
+        now = [k if k.current is not None else _read_before(k, seen.get(k.key)) for k in knobs]
         arrays, members, pool = snapshot.arrays, snapshot.pool_members, snapshot.pool
         if snapshot.session_id is not None and open_session is None:
             arrays = tuple(self._reverted(state) for state in arrays)
@@ -152,7 +148,7 @@ class SnapshotBuilder:
             preset=open_session["preset"] if open_session else None,
             session_started=open_session["started"] if open_session else None,
             session_id=open_session["id"] if open_session else None,
-            knobs=tuple(_knob(k) for k in now),
+            knobs=tuple(now),
         )
 
     def _reverted(self, state: ArrayNow) -> ArrayNow:
@@ -200,17 +196,9 @@ class SnapshotBuilder:
         progress.add(tick.ts, sync.done_blocks, sync.total_blocks, limits, event)
 
 
-def _knob(k: dict[str, Any]) -> KnobNow:
-    return KnobNow(
-        k["knob"],
-        k["target"],
-        k["unit"],
-        k["desired"],
-        k["current"],
-        k["drift"],
-        k["key"],
-        k["original"],
-    )
+def _read_before(k: KnobNow, current: str | None) -> KnobNow:
+    """A knob this write left alone: as the last tick read it."""
+    return replace(k, current=current, drift=current is not None and current != k.desired)
 
 
 def _members(tick: Tick, array: str) -> tuple[MemberIO, ...]:

@@ -2,10 +2,11 @@
 
 import json
 import sqlite3
+from dataclasses import asdict
 
 from app.kernel.knobs import budget_from_available, stripe_cache_mib
 from app.live.knobs import journaled_knobs
-from app.live.snapshot import Snapshot
+from app.live.snapshot import KnobNow, Snapshot
 from app.shapes.tuning import (
     KnobAccessBody,
     PresetBody,
@@ -147,21 +148,12 @@ def _knobs(conn: sqlite3.Connection, session: sqlite3.Row, snapshot: Snapshot) -
     never judged between a new write and an older reading (issue 25). A session newer than the
     present (its write is still being published): the journal's, current unknown."""
     if snapshot.session_id == session["id"]:
-        return [
-            SessionKnob(
-                key=k.key,
-                knob=k.knob,
-                target=k.target,
-                unit=k.unit,
-                original=k.original,
-                desired=k.desired,
-                current=k.current,
-                drift=k.drift,
-            )
-            for k in snapshot.knobs
-        ]
-    # The journal's knobs as app/live/knobs.py lists them (validated into SessionKnob here).
-    return [
-        SessionKnob.model_validate(k)
-        for k in journaled_knobs(conn, session, lambda key, knob, target: None)
-    ]
+        knobs = list(snapshot.knobs)
+    else:
+        knobs = journaled_knobs(conn, session, lambda key, knob, target: None)
+    return [session_knob(k) for k in knobs]
+
+
+def session_knob(k: KnobNow) -> SessionKnob:
+    """The API's shape of a session knob: the same fields, validated."""
+    return SessionKnob(**asdict(k))

@@ -161,11 +161,33 @@ def test_pool_job_phase_and_finish():
 
 def test_tuning_preset_knobs_in_base_units_and_drift():
     knobs = (
-        KnobNow("stripe_cache_size", "md2", "entries", "16384", "16384", False),
-        KnobNow("sync_speed_min", "md2", "KiB/s", "50000", "20000", True),
-        KnobNow("sync_speed_max", "md2", "KiB/s", "system", "system", False),
-        KnobNow("read_ahead_kb", "md2", "KiB", "32768", None, False),
-        KnobNow("speed_limit_min", None, "KiB/s", "50000", "50000", False),
+        KnobNow(
+            "stripe_cache_size@md2",
+            "stripe_cache_size",
+            "md2",
+            "entries",
+            "256",
+            "16384",
+            "16384",
+            False,
+        ),
+        KnobNow(
+            "sync_speed_min@md2", "sync_speed_min", "md2", "KiB/s", "system", "50000", "20000", True
+        ),
+        KnobNow(
+            "sync_speed_max@md2",
+            "sync_speed_max",
+            "md2",
+            "KiB/s",
+            "system",
+            "system",
+            "system",
+            False,
+        ),
+        KnobNow("read_ahead_kb@md2", "read_ahead_kb", "md2", "KiB", "384", "32768", None, False),
+        KnobNow(
+            "speed_limit_min", "speed_limit_min", None, "KiB/s", "1000", "50000", "50000", False
+        ),
     )
     found = samples(Snapshot(preset="boost", session_started=1234.5, knobs=knobs))
     assert found["mdboost_tuning_active"] == 1
@@ -231,7 +253,18 @@ def full_snapshot() -> Snapshot:
         pool=PoolForecast("ok", eta=9000.0, low=8000.0, high=12000.0, phase=1, phases=2),
         preset="boost",
         session_started=900.0,
-        knobs=(KnobNow("stripe_cache_size", "md0", "entries", "16384", "4096", True),),
+        knobs=(
+            KnobNow(
+                "stripe_cache_size@md0",
+                "stripe_cache_size",
+                "md0",
+                "entries",
+                "256",
+                "16384",
+                "4096",
+                True,
+            ),
+        ),
     )
 
 

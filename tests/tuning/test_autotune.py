@@ -567,6 +567,7 @@ def test_a_grow_minutes_from_its_knee_gets_shorter_steps_and_a_sweep_that_ends_b
         "steps shortened to 5 s settle and 20-40 s measure: the reshape was about 450 s from its"
         " knee" in view.reason
     )
+    assert "steps fitted" not in view.reason  # the pace measured agreed with md's speed=
 
 
 def unread_grow(box: KernelTree, tmp_path: Path, knee_s: float) -> Nas:
@@ -614,10 +615,29 @@ def test_an_early_speed_reading_far_too_low_is_corrected_by_the_pace_the_sweep_m
     assert nas.clock.now - began <= sweep.SWEEP_SHARE * 300
     assert view.chosen["stripe_cache_size"] == 16384
     assert (
-        "steps fitted again to 5 s settle and 20-40 s measure: at the pace measured over the "
-        "sweep's first 20 s, the reshape was about 300 s from its knee when the sweep began"
-        in view.reason
+        "steps fitted to 5 s settle and 20-40 s measure: at the pace measured over the sweep's "
+        "first 20 s, the reshape was about 300 s from its knee when the sweep began (md's speed="
+        " had said 1800 s)" in view.reason
     ), view.reason
+
+
+def test_a_pace_slower_than_mds_reading_never_lengthens_the_steps(box, tmp_path):
+    # The pace a sweep measures includes the slow value found: on real 6.1 and 6.12 grows it
+    # said 166-182 s to the knee where md's speed= said 97-103 s, and steps lengthened on it ran
+    # the sweep to 34-38 % of the grow. Here md's speed= shows twice the pace (300 s to a knee
+    # 600 s away): the steps stay as md's reading fitted them (the floors), not 6 + 37-74 s.
+    nas = unread_grow(box, tmp_path, 600)
+    nas.last_speed = 20000 * REAL_KERNEL[513] * 2
+    nas.write_progress()
+    nas.tick()
+    nas.tuner.autotune()
+    fitted = nas.tuner.autotuner.running.times
+    assert fitted == sweep.StepTimes(5, 20, 40)
+    nas.run(60)  # the sweep has measured its own, slower pace
+    assert nas.tuner.autotuner.running.times == fitted
+    view = nas.sweep()
+    assert view.state == "done", view.reason
+    assert "steps fitted" not in view.reason and "steps shortened to" in view.reason
 
 
 def test_a_restart_mid_sweep_puts_back_the_values_found(nas: Nas, tmp_path):

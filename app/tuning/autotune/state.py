@@ -24,6 +24,8 @@ class Running:
     times: sweep.StepTimes  # each step's lengths, fitted to the time the sync has left
     began: tuple[float, int] | None  # unix s, done 1 KiB blocks at the sweep's first progress
     steps_planned: int  # the steps `times` were fitted for
+    fitted_at_start: sweep.StepTimes  # `times` as fitted on md's speed= when the sweep began
+    md_left_s: float | None  # the time left md's speed= gave then, s
     phase: int = 0
     queue: list[int] = field(default_factory=list)  # candidates of this phase still to measure
     role: str = "reference"
@@ -41,7 +43,8 @@ class Running:
     ladder_top: sweep.MeasuredStep | None = None  # the climb's last step, re-checked after it
     own_kb_s: float | None = None  # the box's own I/O on the array in the last counted step
     remarks: list[str] = field(default_factory=list)  # said with the result
-    refit_said: str | None = None  # among the remarks: the steps fitted again on the pace measured
+    fit_said: str | None = None  # among the remarks: how the steps were last fitted, and why
+    start_said: str | None = None  # ... as said when the sweep began
 
     def shift(self, delta: float) -> None:
         """The wall clock stepped by `delta` s (issue 32): the step's measurement keeps its
@@ -55,6 +58,15 @@ class Running:
             self.began = (self.began[0] + delta, self.began[1])
         self.io.shift(delta)
         self.reads.shift(delta)
+
+    def say_fit(self, said: str | None) -> None:
+        """The one remark on the steps' lengths, replaced as they are fitted again (None: the
+        configured lengths, nothing to say)."""
+        if self.fit_said in self.remarks:
+            self.remarks.remove(self.fit_said)
+        if said is not None:
+            self.remarks.insert(0, said)
+        self.fit_said = said
 
     def step_now(self) -> SweepStepNow | None:
         """The step being measured, as the page shows it; None between the last phase's end and

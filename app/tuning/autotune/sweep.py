@@ -74,6 +74,9 @@ class StepTimes:
     min_s: float
     max_s: float
 
+    def said(self) -> str:
+        return f"{self.settle_s:.0f} s settle and {self.min_s:.0f}-{self.max_s:.0f} s measure"
+
 
 def fit_steps(times: StepTimes, steps: int, left_s: float | None, tick_s: float) -> StepTimes:
     """Step lengths for `steps` steps to end within SWEEP_SHARE of `left_s`: the configured ones
@@ -167,6 +170,10 @@ class Window:
     settle_s: float
     min_s: float
     max_s: float
+
+    def said(self) -> str:
+        return f"{self.settle_s:.0f} s settle and {self.min_s:.0f}-{self.max_s:.0f} s measure"
+
     points: list[tuple[float, int]] = field(default_factory=list)  # (ts, done 1 KiB blocks)
 
     def add(self, ts: float, done: int) -> None:

@@ -18,6 +18,7 @@ from app.config import Settings
 from app.kernel.host import Host
 from app.kernel.knobs import CATALOGUE, SYSTEM, read_knob
 from app.live.knobs import journaled_knobs
+from app.live.snapshot import KnobNow
 from app.shapes.tuning import Restored, TuningDone
 from app.store import journal
 from app.tuning.errors import TuningError
@@ -31,7 +32,7 @@ from app.tuning.session.revert import (
 
 # Told, under `lock`, right after an apply or a revert: the journal's open session (None once
 # reverted) and its knobs, each written one with the value the kernel read back (issue 25).
-OnWrite = Callable[[sqlite3.Row | None, list[dict[str, Any]]], None]
+OnWrite = Callable[[sqlite3.Row | None, list[KnobNow]], None]
 
 log = logging.getLogger(__name__)
 

@@ -86,18 +86,16 @@ class Policy:
         present read this tick (the kernel is read here only without one)."""
         conn = self.applier.conn
         if snapshot is not None and snapshot.session_id == open_session["id"]:
-            states = [k.__dict__ for k in snapshot.knobs]
+            states = list(snapshot.knobs)
         else:
             states = knob_states(self.applier.host, conn, open_session)
         for knob in states:
-            mark = (open_session["id"], knob["key"], str(knob["current"]))
-            if knob["drift"] and mark not in self.drift_seen:
+            mark = (open_session["id"], knob.key, str(knob.current))
+            if knob.drift and mark not in self.drift_seen:
                 self.drift_seen.add(mark)
-                log.warning(
-                    "drift: %s is %s, mdboost set %s", knob["key"], knob["current"], knob["desired"]
-                )
+                log.warning("drift: %s is %s, mdboost set %s", knob.key, knob.current, knob.desired)
                 tuned = json.loads(open_session["arrays"])
-                array = knob["target"] if knob["target"] in tuned else None
+                array = knob.target if knob.target in tuned else None
                 run = history.open_run(conn, array) if array else None
                 with db.write_transaction(conn):
                     history.add_event(
@@ -106,11 +104,7 @@ class Policy:
                         array,
                         run["id"] if run else None,
                         "drift",
-                        {
-                            "key": knob["key"],
-                            "desired": knob["desired"],
-                            "current": knob["current"],
-                        },
+                        {"key": knob.key, "desired": knob.desired, "current": knob.current},
                     )
 
     def shutdown(self) -> None:
@@ -129,4 +123,4 @@ def _nothing_left_to_resume(applier: Applier, open_session: sqlite3.Row) -> bool
     """Every knob of the session reads something other than what mdboost set: e.g. the kernel
     was put back at SIGTERM while the disk was full, so the journal still calls it open."""
     knobs = knob_states(applier.host, applier.conn, open_session)
-    return bool(knobs) and all(k["current"] is not None and k["drift"] for k in knobs)
+    return bool(knobs) and all(k.current is not None and k.drift for k in knobs)

@@ -204,6 +204,9 @@ def trial(kind: str, number: int, server_pid: int | None) -> dict[str, Any]:
         wait_for(lambda: api_action("md0") == "reshape", "the sampler to see the reshape", 60, 1)
         knobs_before = knobs()
         api("POST", "/api/boost", {"on": True})
+    elif kind == "floor":  # boost's limits alone, the stripe cache left as mdadm left it
+        md_path("md0", "sync_speed_max").write_text("2000000\n")
+        md_path("md0", "sync_speed_min").write_text("600000\n")
     elif kind != "defaults":
         md_path("md0", "stripe_cache_size").write_text(f"{cache}\n")
     knee_s = sweep_s = sweep_share = None
