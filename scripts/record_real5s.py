@@ -130,7 +130,7 @@ def bursts(
 
 # Batch c's kernels: the batch name's suffix -> the Debian suite whose kernel boots.
 KERNELS = {"c510": "bullseye", "c61": "bookworm", "c612": "trixie"}
-KERNELS.update({x + b[1:]: suite for b, suite in list(KERNELS.items()) for x in "dfg"})
+KERNELS.update({x + b[1:]: suite for b, suite in list(KERNELS.items()) for x in "dfghi"})
 
 
 def held_out_mix(
@@ -452,6 +452,112 @@ def batch_g(kernel: str) -> list[dict]:
         ),
     }
     return list(runs.values())
+
+
+def round_four(kernel: str, seed: int) -> list[dict]:
+    """Issue 30's held-out batches after FROZEN-h (batch h) and FROZEN-i (batch i): batch b's
+    mix (grows 3->4, 4->5 and raid6, a resync, a recovery, a check; disk- and limit-bound;
+    bursts, a person's change) plus the issue's cases (a low limit with coarse steps, raw-device
+    bursts, a resync that speeds up, a recovery with bursts), the same list on every kernel with
+    the batch's own seeds; one run per VM-lock hold (--only CLASS-NAME). Bursty runs last 4-5
+    minutes, longer than batch g's, so fewer of their rows are a lottery of one burst."""
+    grow_disk = "4G" if kernel == "510" else "1G"  # 5.10 grows ~3x faster per byte (issue 29)
+    runs = [
+        run("disk-steady", "grow34", "disk", disk=grow_disk, note="raid5 3->4 grow, nothing else"),
+        run(
+            "limit-steps",
+            "grow34",
+            "limit",
+            disk="1G",
+            chunk=512,
+            stripe_cache=16384,
+            array={"max": 3500},
+            note="raid5 3->4 grow, 512 KiB chunks, stripe cache 16384, sync_speed_max 3500: "
+            "md's position moves a window at a time",
+        ),
+        run(
+            "limit-bursts",
+            "grow34",
+            "limit",
+            disk="1G",
+            array={"max": 5000},
+            bursts=bursts(seed + 1, every=(30, 60)),
+            note="raid5 3->4 grow at sync_speed_max 5000, bursts",
+        ),
+        run(
+            "disk-bursts",
+            "grow45",
+            "disk",
+            devices=4,
+            grow_to=5,
+            disk=grow_disk,
+            bursts=bursts(seed + 2, every=(40, 90)),
+            note="raid5 4->5 grow, HDD-like disks, bursts",
+        ),
+        run(
+            "disk-steady",
+            "grow6",
+            "disk",
+            level=6,
+            devices=4,
+            grow_to=5,
+            disk=grow_disk,
+            note="raid6 4->5 grow, HDD-like disks, nothing else",
+        ),
+        run(
+            "disk-speedup",
+            "resync",
+            "disk",
+            devices=4,
+            start="resync",
+            disk="8G",
+            bursts=bursts(seed + 3, every=(10, 25), length=(20, 40), first=(1, 3), until_frac=0.5),
+            note="raid5 --force resync, 8 GiB HDD-like disks, bursts until half-way: it speeds up",
+        ),
+        run(
+            "limit-changes",
+            "resync",
+            "limit",
+            devices=4,
+            start="resync",
+            disk="1536M",
+            glob={"min": 1000, "max": 8000},
+            person=[at(0.4, global_max=4000)],
+            note="raid5 resync at speed_limit_max 8000, lowered to 4000 at 40 %",
+        ),
+        run(
+            "disk-bursts",
+            "recovery",
+            "disk",
+            devices=4,
+            start="recovery",
+            disk="8G",
+            bursts=bursts(seed + 4, every=(30, 60), first=(15, 25)),
+            note="raid5 recovery, 8 GiB HDD-like disks, bursts",
+        ),
+        run(
+            "limit-rawbursts",
+            "recovery",
+            "limit",
+            devices=4,
+            start="recovery",
+            disk="1536M",
+            array={"max": 5500},
+            bursts=bursts(seed + 5, every=(20, 50), kinds=("read_member",)),
+            note="raid5 recovery at sync_speed_max 5500, dd reads of raw member devices",
+        ),
+        run(
+            "limit-steady",
+            "check",
+            "limit",
+            devices=4,
+            start="check",
+            disk="1536M",
+            array={"max": 7000},
+            note="raid5 check held by sync_speed_max 7000",
+        ),
+    ]
+    return runs
 
 
 def at(when, **knobs):
@@ -840,6 +946,13 @@ BATCHES = {
     "g61": batch_g("61"),
     "g612": batch_g("612"),
     "g510": batch_g("510"),
+    # Batches h and i (issue 30): held out for FROZEN-h and FROZEN-i, the same list on every
+    # kernel with the batch's own seeds, a mix across the kernels as VM time allows.
+    **{
+        f"{b}{k}": round_four(k, seed + int(k))
+        for b, seed in (("h", 1000), ("i", 2000))
+        for k in ("61", "612", "510")
+    },
     # Probes for issue 30 (training, recorded before the freeze): what a low max does to md's
     # position with a small and a large stripe cache.
     "x": [
