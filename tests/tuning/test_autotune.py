@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from app.clock import Timeline
 from app.config import Settings
 from app.diagnosis.rules import MemberIo, Observation
 from app.diagnosis.verdicts import Diagnosis
@@ -81,13 +82,16 @@ class Nas:
         self.own_io = own_io
         self.own_sectors = 0.0
         self.clock = Clock()
+        # The wall clock runs `wall_step` s from the monotonic one (the test's clock): NTP's step.
+        self.wall_step = 0.0
+        timeline = Timeline(lambda: self.clock.now + self.wall_step, lambda: self.clock.now)
         self.done = 100_000.0
         self.last_speed = 0.0
         self.total = RESHAPE_TOTAL
         self.running = True
         self.original = tree.snapshot()
-        self.tuner = make_tuner(tree, tmp_path, self.clock, **{**FAST, **settings})
-        self.sampler = Sampler(self.tuner.host, self.tuner.conn, self.clock)
+        self.tuner = make_tuner(tree, tmp_path, timeline, **{**FAST, **settings})
+        self.sampler = Sampler(self.tuner.host, self.tuner.conn, timeline)
         self.write_progress()
         self.tick()
 
@@ -619,6 +623,24 @@ def test_an_early_speed_reading_far_too_low_is_corrected_by_the_pace_the_sweep_m
         "first 20 s, the reshape was about 300 s from its knee when the sweep began (md's speed="
         " had said 1800 s)" in view.reason
     ), view.reason
+
+
+def test_a_step_of_the_wall_clock_mid_sweep_leaves_the_pace_it_measures_alone(box, tmp_path):
+    # Issue 32 on issue 29's fit: NTP steps the clock a day ahead 10 s into the sweep. The pace
+    # the sweep measures runs from where it began, on monotonic time: the steps are fitted as
+    # they would have been, and the sweep still ends well inside the time to the knee.
+    nas = unread_grow(box, tmp_path, 300)
+    nas.last_speed = 20000 * REAL_KERNEL[513] / 6
+    nas.write_progress()
+    nas.tick()
+    nas.tuner.autotune()
+    began = nas.clock.now
+    nas.run(10)
+    nas.wall_step = 86400.0
+    view = nas.sweep()
+    assert view.state == "done", view.reason
+    assert nas.clock.now - began <= sweep.SWEEP_SHARE * 300
+    assert "at the pace measured over the sweep's first 20 s" in view.reason, view.reason
 
 
 def test_a_pace_slower_than_mds_reading_never_lengthens_the_steps(box, tmp_path):
