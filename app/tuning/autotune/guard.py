@@ -110,6 +110,12 @@ class OwnIo:
         return None
 
 
+def unread(kib_s: float | None) -> bool:
+    """Reads from an array this slow (KiB/s) are nobody's: under the diagnosis's floor for other
+    I/O (half a MiB/s: a disk's housekeeping). False when not known."""
+    return kib_s is not None and kib_s < threshold("other_io_kib_s")
+
+
 @dataclass
 class ArrayReads:
     """Reads on the array's own device (its users', not md's sync) since the sweep began: md's
@@ -140,4 +146,4 @@ class ArrayReads:
             return None
         kib_s = max(self.latest[1] - self.first[1], 0) * SECTOR_KIB
         kib_s /= self.latest[0] - self.first[0]
-        return kib_s if kib_s < threshold("other_io_kib_s") else None
+        return kib_s if unread(kib_s) else None

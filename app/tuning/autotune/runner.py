@@ -17,13 +17,12 @@ import math
 import sqlite3
 
 from app.config import Settings
-from app.diagnosis.thresholds import threshold
 from app.forecast import physics
 from app.live.tick import Tick
 from app.shapes.tuning import Sweep
 from app.store import journal
 from app.tuning.autotune import plan, record, sweep, writes
-from app.tuning.autotune.guard import OwnOps, low_memory, other_io_seen, someone_else
+from app.tuning.autotune.guard import OwnOps, low_memory, other_io_seen, someone_else, unread
 from app.tuning.autotune.plan import AutoTuneRefused
 from app.tuning.autotune.record import setting_label
 from app.tuning.autotune.state import Running
@@ -104,11 +103,11 @@ class AutoTuner:
         """The steps the sweep will measure, as far as known at its start. A read-ahead phase is
         not counted when nothing reads the array now: it will most likely be skipped
         (_nothing_to_read_ahead), and counting it would shorten the ladder's steps."""
-        unread = read_kib_s is not None and read_kib_s < threshold("other_io_kib_s")
+        skipped = unread(read_kib_s)
         return sum(
             len(phase.steps())
             for phase in phases
-            if not (unread and phase.knob == "read_ahead_kb" and phase is not phases[0])
+            if not (skipped and phase.knob == "read_ahead_kb" and phase is not phases[0])
         )
 
     def _configured(self) -> sweep.StepTimes:
