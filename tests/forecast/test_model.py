@@ -125,6 +125,23 @@ def test_a_flat_spell_no_longer_than_a_normal_step_does_not_move_the_eta() -> No
     assert all(abs(eta - truth) < 20 for eta in etas)  # type: ignore[operator]
 
 
+def test_a_regime_younger_than_two_of_mds_steps_keeps_its_guess() -> None:
+    """Batch h's 5.10 grow held by its max over a 16384 cache (issue 30): md moved a window every
+    25-30 s; 25 s past the knee its position had crept 1.6 % after a flat spell, and that pace,
+    measured over less than one of its steps, put the finish 439 s away where 38 s were left.
+    A regime that spans fewer than two of the run's normal steps keeps its guess."""
+    run = RunProgress(knee=2 / 3)
+    samples = staircase(6_675, 1_000, 25.0, step=5)  # to the first step past the knee
+    for sample in samples:
+        run.add(*sample)
+    ts, done, _ = samples[-1]
+    assert run.forecast().regime == "knee"
+    for i in range(1, 6):  # flat for 20 s, then a creep of 0.2 %
+        run.add(ts + 5 * i, done + (20_000 if i == 5 else 0), TOTAL)
+    fc = run.forecast()
+    assert fc.settling and left_s(fc) < (TOTAL - done) / 1_000
+
+
 def test_a_stall_much_longer_than_any_step_still_shows() -> None:
     samples = staircase(600, 800, 16.0)
     flat = [(T0 + 600 + s, samples[-1][1], TOTAL) for s in range(1, 400)]
