@@ -89,13 +89,17 @@ DRIFT_WEIGHT = 0.5
 # coverage on recoveries with bursts was 28-65 %).
 CLEAN_SPELLS = 0.9
 # Bursts of other I/O come and go, and on a NAS they end (a backup, a scan): the share of the
-# regime they took so far is a noisy guess of the share ahead, the noisier the fewer were seen.
-# When the quick spells run BURST_RATIO x or more the window's pace, the pace is taken BURST_PULL
-# of the way (log) towards theirs; the range's slow side still reaches the window's pace. Batch g
-# (issue 30, 4 bursty runs, 5 and 10 s sampling): 48.9 / 61.3 -> 31.2 / 34.8 %; batches a, b, d
-# and f unchanged, the long runs +0.4 points.
+# regime they took so far is a noisy guess of the share ahead. When the quick spells run
+# BURST_RATIO x or more the window's pace, the pace is taken BURST_PULL of the way (log) towards
+# theirs; the range's slow side still reaches the window's pace. FROZEN-h pulled 0.3 of the way;
+# on the rows where the rule acts, the pull that would have hit the true finish was 0.6-1.0 on
+# quiet hosts (batches b, d, f, g, h; median per run), so FROZEN-i pulls 0.6. Not where md's
+# position moves in steps (the run's normal step at least STEP_RUN x its shortest gap between
+# samples that showed progress): there the quick spells are md's jumps after flat spells, not a
+# free pace (the long 1 s runs and batch c's staircases lost 1-15 points without this guard).
 BURST_RATIO = 1.8
-BURST_PULL = 0.3
+BURST_PULL = 0.6
+STEP_RUN = 1.5
 # mdboost's own tuning: the first of these events in a stretch of tuning remembers the pace before
 # it; "revert" settles back on that pace (issue 25: never on the tuned one), within this range.
 TUNING_EVENTS = frozenset({"apply", "autotune"})
@@ -367,7 +371,8 @@ class RunProgress:
         average = measured
         if measured is not None and not held_by_max(measured, limits):
             measured = _with_drift(measured, regime.thirds(step))
-            clean = regime.spell_quantile(step, CLEAN_SPELLS)
+            in_steps = bool(self.gaps) and step_s >= STEP_RUN * min(self.gaps)
+            clean = None if in_steps else regime.spell_quantile(step, CLEAN_SPELLS)
             measured = _bursts_may_stop(measured, clean, limits)
         settling = measured is None
         speed = measured if measured is not None else regime.settle_speed

@@ -627,6 +627,21 @@ def test_deep_bursts_may_stop_so_the_eta_leans_towards_the_quick_spells() -> Non
     assert fc.high - fc.as_of >= left / average
 
 
+def test_mds_jumps_after_flat_spells_are_no_bursts() -> None:
+    """md held low moves a window every 25 s, creeping a little 20 s after each jump: its quick
+    spells are the jumps, not a pace the run would keep if something stopped. The ETA is the
+    staircase's own pace, not pulled towards the jumps (batch c's staircases and the long 1 s
+    runs lost 1-15 points without this)."""
+    samples = []
+    for i in range(40):
+        t = 5 * i
+        done = (t // 25) * 25_000 + (500 if t % 25 >= 20 else 0)
+        samples.append((T0 + t, done, TOTAL))
+    fc = forecast(samples, ())
+    pace = samples[-1][1] / (samples[-1][0] - T0)
+    assert left_s(fc) == pytest.approx((TOTAL - samples[-1][1]) / pace, rel=0.1)
+
+
 def test_checkpoints_stay_bounded_on_a_long_run() -> None:
     run = RunProgress()
     for ts, done, total in steady(86_400 * 3, 30, step=5):
