@@ -23,6 +23,7 @@ behave alike. Adding a sample is O(1) in time and memory and a forecast O(checkp
 sampler keeps one of these per open run and a poll costs the same on day 9 as on minute 1.
 """
 
+import collections
 import itertools
 import math
 from collections.abc import Iterable
@@ -89,17 +90,21 @@ DRIFT_WEIGHT = 0.5
 # coverage on recoveries with bursts was 28-65 %).
 CLEAN_SPELLS = 0.9
 # Bursts of other I/O come and go, and on a NAS they end (a backup, a scan): the share of the
-# regime they took so far is a noisy guess of the share ahead. When the quick spells run
-# BURST_RATIO x or more the window's pace, the pace is taken BURST_PULL of the way (log) towards
-# theirs; the range's slow side still reaches the window's pace. FROZEN-h pulled 0.3 of the way;
-# on the rows where the rule acts, the pull that would have hit the true finish was 0.6-1.0 on
-# quiet hosts (batches b, d, f, g, h; median per run), so FROZEN-i pulls 0.6. Not where md's
-# position moves in steps (the run's normal step at least STEP_RUN x its shortest gap between
-# samples that showed progress): there the quick spells are md's jumps after flat spells, not a
-# free pace (the long 1 s runs and batch c's staircases lost 1-15 points without this guard).
-BURST_RATIO = 1.8
+# regime they took so far is a noisy guess of the share ahead. When the quick spells run well
+# above the window's pace, the pace is taken part of the way (log) towards theirs: none at
+# RATIO_LOW x, BURST_PULL of the way from RATIO_HIGH x, smoothly between (a threshold made the
+# ETA jump by 40 s from sample to sample as the ratio crossed it). The range's slow side still
+# reaches the window's pace. On the rows where it acts, the pull that would have hit the true
+# finish was 0.6-1.0 on quiet hosts (batches b, d, f, g, h; median per run). Not where md's
+# position moves in steps: FLAT_STEPS of the newest samples showed no progress, or the run's
+# normal step is STEP_RUN x its median gap; there the quick spells are md's jumps after flat
+# spells, not a free pace (batch c's staircases and the long 1 s runs lost 1-15 points without
+# it). Bursty disk-bound runs sampled every 5 s showed progress at every sample.
+RATIO_LOW = 1.4
+RATIO_HIGH = 2.2
 BURST_PULL = 0.6
-STEP_RUN = 1.5
+FLAT_STEPS = 0.1
+STEP_RUN = 1.3
 # mdboost's own tuning: the first of these events in a stretch of tuning remembers the pace before
 # it; "revert" settles back on that pace (issue 25: never on the tuned one), within this range.
 TUNING_EVENTS = frozenset({"apply", "autotune"})
@@ -186,6 +191,7 @@ class RunProgress:
         self.last: Point | None = None
         self.step: Point | None = None  # the newest sample that showed progress
         self.gaps: list[float] = []  # seconds between the newest samples that showed progress
+        self.flat: collections.deque[bool] = collections.deque(maxlen=STEP_GAPS)  # no progress?
         self.total = 0
         self.last_progress_ts = 0.0
         self.finished_ts: float | None = None
@@ -226,6 +232,7 @@ class RunProgress:
         else:
             self._on_change(point, limits, event)
         progressed = last is None or done > last.done
+        self.flat.append(not progressed)
         if progressed:
             self.last_progress_ts = ts
             if self.step is not None and last is not None:
@@ -371,7 +378,10 @@ class RunProgress:
         average = measured
         if measured is not None and not held_by_max(measured, limits):
             measured = _with_drift(measured, regime.thirds(step))
-            in_steps = bool(self.gaps) and step_s >= STEP_RUN * min(self.gaps)
+            gaps = sorted(self.gaps)
+            in_steps = sum(self.flat) >= FLAT_STEPS * len(self.flat) or (
+                bool(gaps) and step_s >= STEP_RUN * gaps[len(gaps) // 2]
+            )
             clean = None if in_steps else regime.spell_quantile(step, CLEAN_SPELLS)
             measured = _bursts_may_stop(measured, clean, limits)
         settling = measured is None
@@ -502,9 +512,12 @@ def _with_drift(measured: float, thirds: tuple[float, float, float] | None) -> f
 
 
 def _bursts_may_stop(measured: float, clean: float | None, limits: Limits) -> float:
-    """The window's pace, moved part of the way towards its quick spells' pace when bursts of
-    other I/O held it well below them (BURST_RATIO, BURST_PULL); the max caps the quick pace."""
-    if clean is None or measured <= 0 or clean <= BURST_RATIO * measured:
+    """The window's pace, moved part of the way (log) towards its quick spells' pace (`clean`,
+    capped by the max) when bursts of other I/O held it well below them: none at RATIO_LOW x,
+    BURST_PULL of the way from RATIO_HIGH x."""
+    if clean is None or measured <= 0:
         return measured
     clean = cap(clean, limits)
-    return float(measured ** (1 - BURST_PULL) * clean**BURST_PULL)
+    share = (clean / measured - RATIO_LOW) / (RATIO_HIGH - RATIO_LOW)
+    pull = BURST_PULL * min(1.0, max(0.0, share))
+    return float(measured ** (1 - pull) * clean**pull)
