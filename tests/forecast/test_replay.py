@@ -254,14 +254,12 @@ def test_batch_g_on_612_meets_the_error_bar_at_5_and_10_s(step: int) -> None:
     assert g612["mdboost_median"] * 2 <= g612["kernel_median"], g612
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30: batch g misses the overall error bar (docs)")
-def test_batch_g_meets_the_error_bar() -> None:
-    """Open: half finish='s median error overall on held-out batch g at 5 s sampling (8.2 %
-    against 13.1 %; 10 runs). Its first five runs met it (4.6 % against 11.1 %); the five
-    recorded last (two limit-bound grows over a 16384 cache with 64 KiB chunks, two recoveries
-    with bursts, a resync that speeds up) did not."""
-    figures = backtest_json(*held_out_g())
-    overall = figures["overall"]
+def test_batch_g_as_training_data_keeps_half_finish_s_error() -> None:
+    """Batch g missed the overall bar under FROZEN-g, the model it was held out for (8.2 %
+    against 13.1 % at 5 s: its resyncs that speed up and recoveries with bursts). FROZEN-h's
+    and FROZEN-j's burst rule was fitted on those runs, so batch g is training data now and
+    this a regression guard, not evidence: 6.5 % against 13.1 %."""
+    overall = backtest_json(*held_out_g())["overall"]
     assert overall["mdboost_median"] * 2 <= overall["kernel_median"], overall
 
 
