@@ -60,9 +60,10 @@ Status = Literal["ok", "done", "stalled", "settling", "insufficient"]
 RESTART_DROP = 0.10
 STALL_S = 120.0  # no progress for this long while running: stalled (or STALL_STEPS steps)
 STALL_STEPS = 4.0
-# A regime with a guess (a change's, the knee's) keeps it until it spans this many of the run's
-# normal steps: on a staircase a pace measured over less is one creep after a flat spell (batch
-# h's 5.10 grow, 25 s past its knee: 439 s where 38 s were left).
+# A regime with a guess (a change's, the knee's) keeps it until its measuring window spans this
+# many of the run's normal steps: on a staircase a pace measured over less is one creep after a
+# flat spell (batch h's 5.10 grow, 25 s past its knee: 439 s where 38 s were left; batch j's 6.12
+# resync, measured from its settled point 20 s after it: 701 s where 184 were left).
 YOUNG_STEPS = 2.0
 # md's steps: the gaps between samples that showed progress, the newest STEP_GAPS of them. A gap
 # over STEP_OUTLIER x the next longest is a one-off (a stall), not a step; the longest of the
@@ -367,9 +368,9 @@ class RunProgress:
         if (
             measured is not None
             and regime.settle_speed is not None
-            and step.ts - regime.first.ts < YOUNG_STEPS * step_s
+            and self._window_s(step) < YOUNG_STEPS * step_s
         ):
-            measured = None  # younger than two of md's steps: the guess holds
+            measured = None  # a window shorter than two of md's steps: the guess holds
         limits = self.limits
         recent = regime.measure(step, RECENT_SHARE, RECENT_STEPS * step_s)
         if measured is not None and recent is not None and held_by_max(recent, limits):

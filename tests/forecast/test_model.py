@@ -143,6 +143,33 @@ def test_a_regime_younger_than_two_of_mds_steps_keeps_its_guess() -> None:
     assert fc.settling and left_s(fc) < (TOTAL - done) / 1_000
 
 
+def test_a_pace_measured_from_the_settled_point_waits_for_two_steps() -> None:
+    """Batch j's 6.12 resync (issue 30): its max lowered from 8000 to 4000, md moved a window
+    every ~20 s; the regime was measured from its settled point (30 s after the change) over one
+    flat spell and a creep, and its ETA said 701 s where 184 were left, for one sample. The
+    measuring window, not the regime, must span two of md's steps."""
+    old, new = Limits(1_000, 8_000, 256), Limits(1_000, 4_000, 256)
+    run = RunProgress()
+    done, t = 0, 0
+    while t < 600:  # at the old max, a window every 20 s
+        run.add(T0 + t, done, TOTAL, old)
+        t += 5
+        if t % 20 == 0:
+            done += 20 * 8_000
+    etas = []
+    while t < 1_000:  # at the new max, a window every 20 s, a creep 15 s into each
+        run.add(T0 + t, done, TOTAL, new)
+        fc = run.forecast()
+        if fc.eta is not None:
+            etas.append(fc.eta - (T0 + t) - (TOTAL - done) / 4_000)
+        t += 5
+        if t % 20 == 0:
+            done += 20 * 4_000 - 2_000
+        elif t % 20 == 15:
+            done += 2_000
+    assert max(abs(e) for e in etas) < 0.3 * (TOTAL - done) / 4_000
+
+
 def test_a_stall_much_longer_than_any_step_still_shows() -> None:
     samples = staircase(600, 800, 16.0)
     flat = [(T0 + 600 + s, samples[-1][1], TOTAL) for s in range(1, 400)]
