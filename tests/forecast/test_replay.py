@@ -310,3 +310,30 @@ def test_batch_h_holds_its_range_at_30_s() -> None:
     overall = backtest_json("--step", "6", *held_out_h())["overall"]
     assert overall["coverage"] >= 0.80, overall
     assert overall["mdboost_median"] < overall["kernel_median"], overall
+
+
+def held_out_j() -> list[str]:
+    """Batch j plus i61's resync: every run recorded after FROZEN-j (19:39:24 UTC)."""
+    runs = PROJECT_ROOT / "tests/fixtures/runs"
+    return [str(p) for p in sorted([*runs.glob("real5s-j*.csv"), *runs.glob("real5s-i61-*.csv")])]
+
+
+def test_batch_j_meets_the_error_bar_at_5_s() -> None:
+    """Batch j (14 runs on 5.10, 6.1 and 6.12 plus i61's resync, recorded 19:39-20:40 UTC after
+    FROZEN-j): half finish='s median error overall at 5 s sampling (FROZEN-j: 5.1 % against
+    13.3 %; with the window-span fix made after it was measured, 4.4 %), and every kernel below
+    finish=. Not at 10 s (6.5 % against 12.9 %), and the two raid5 4->5 grows with bursts are
+    worse than finish= (15.7 % against 14.3 %: 5.10 sped up 1.25x past its knee, not 5x)."""
+    figures = backtest_json(*held_out_j())
+    overall = figures["overall"]
+    assert overall["mdboost_median"] * 2 <= overall["kernel_median"], overall
+    for key in [k for k in figures if k.startswith("real5s-")]:
+        assert figures[key]["mdboost_median"] < figures[key]["kernel_median"], (key, figures[key])
+
+
+@pytest.mark.parametrize("step", [1, 2, 6])
+def test_the_range_holds_on_batch_j_at_5_10_and_30_s(step: int) -> None:
+    """Coverage 97.3 / 95.1 / 94.1 % and mdboost below finish= overall at every interval."""
+    overall = backtest_json("--step", str(step), *held_out_j())["overall"]
+    assert overall["coverage"] >= 0.80, overall
+    assert overall["mdboost_median"] < overall["kernel_median"], overall
