@@ -338,6 +338,15 @@ class RunProgress:
                 return longest
         return gaps[-1] if gaps else 0.0
 
+    def moves_in_steps(self, step_s: float) -> bool:
+        """md's position moves a window at a time (FLAT_STEPS of the newest samples showed no
+        progress, or the normal step `step_s` is STEP_RUN x the median gap), so the run's quick
+        spells are md's jumps after flat spells, not a pace free of other I/O."""
+        gaps = sorted(self.gaps)
+        if gaps and step_s >= STEP_RUN * gaps[len(gaps) // 2]:
+            return True
+        return sum(self.flat) >= FLAT_STEPS * len(self.flat)
+
     # ---- the forecast
 
     def forecast(self) -> Forecast:
@@ -376,15 +385,13 @@ class RunProgress:
         if measured is not None and recent is not None and held_by_max(recent, limits):
             # Held by its max now: measured from when it got there, whatever the ramp before.
             measured = regime.measure_held(step, HELD_SHARE * recent) or measured
+        # The pace of the run's quick spells, between bursts of other I/O (or md's jumps).
+        clean = regime.spell_quantile(step, CLEAN_SPELLS)
         average = measured
         if measured is not None and not held_by_max(measured, limits):
             measured = _with_drift(measured, regime.thirds(step))
-            gaps = sorted(self.gaps)
-            in_steps = sum(self.flat) >= FLAT_STEPS * len(self.flat) or (
-                bool(gaps) and step_s >= STEP_RUN * gaps[len(gaps) // 2]
-            )
-            clean = None if in_steps else regime.spell_quantile(step, CLEAN_SPELLS)
-            measured = _bursts_may_stop(measured, clean, limits)
+            if not self.moves_in_steps(step_s):
+                measured = _bursts_may_stop(measured, clean, limits)
         settling = measured is None
         speed = measured if measured is not None else regime.settle_speed
         if speed is None:
@@ -431,7 +438,6 @@ class RunProgress:
                 slow_speed = min(slow_speed, average)  # the bursts may go on as they were
             # Bursts (of other I/O, or of a busy host) may stop: the range reaches the pace of
             # the run's quick spells. A run held by its max gains little: the max caps it.
-            clean = regime.spell_quantile(step, CLEAN_SPELLS)
             if clean is not None:
                 fast_speed = max(fast_speed, clean)
         # A grow held by its max gets no knee, but may still overshoot the max past it.
