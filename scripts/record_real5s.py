@@ -130,7 +130,7 @@ def bursts(
 
 # Batch c's kernels: the batch name's suffix -> the Debian suite whose kernel boots.
 KERNELS = {"c510": "bullseye", "c61": "bookworm", "c612": "trixie"}
-KERNELS.update({x + b[1:]: suite for b, suite in list(KERNELS.items()) for x in "dfghij"})
+KERNELS.update({x + b[1:]: suite for b, suite in list(KERNELS.items()) for x in "dfghijk"})
 
 
 def held_out_mix(
@@ -946,11 +946,11 @@ BATCHES = {
     "g61": batch_g("61"),
     "g612": batch_g("612"),
     "g510": batch_g("510"),
-    # Batches h, i and j (issue 30): held out for FROZEN-h, -i and -j, the same list on every
-    # kernel with the batch's own seeds, a mix across the kernels as VM time allows.
+    # Batches h, i, j and k (issue 30): held out for FROZEN-h, -i, -j and -k, the same list on
+    # every kernel with the batch's own seeds, a mix across the kernels as VM time allows.
     **{
         f"{b}{k}": round_four(k, seed + int(k))
-        for b, seed in (("h", 1000), ("i", 2000), ("j", 3000))
+        for b, seed in (("h", 1000), ("i", 2000), ("j", 3000), ("k", 4000))
         for k in ("61", "612", "510")
     },
     # Probes for issue 30 (training, recorded before the freeze): what a low max does to md's
