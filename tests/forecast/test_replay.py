@@ -293,7 +293,7 @@ def test_batch_h_meets_the_error_bar_at_5_and_10_s(step: int) -> None:
     19:12:16 UTC): half finish='s median error overall at 5 and 10 s sampling (FROZEN-h: 5.8
     and 7.0 % against 12.5 and 16.2 %), the range holding 80 % or more, and no class worse
     than finish=. Six of its runs were training data for FROZEN-j's burst rule since: a
-    regression guard now, the evidence is in docs/forecast.md."""
+    regression guard now, the evidence is in docs/forecast-batches.md."""
     figures = backtest_json("--step", str(step), *held_out_h())
     assert len({k for k in figures if k.startswith("real5s-h")}) == 3, "three kernels"
     overall = figures["overall"]
