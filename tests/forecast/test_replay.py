@@ -341,19 +341,49 @@ def test_the_range_holds_on_batch_j_at_5_10_and_30_s(step: int) -> None:
 
 
 def held_out_k() -> list[str]:
+    """Batch k: 27 runs, nine on each of 5.10, 6.1 and 6.12, recorded after FROZEN-k."""
+    return [str(p) for p in sorted((PROJECT_ROOT / "tests/fixtures/runs").glob("real5s-k*.csv"))]
+
+
+def after_frozen_k() -> list[str]:
     """Every run recorded after FROZEN-k (21:14:25 UTC): five of batch i's list, then batch k."""
     runs = PROJECT_ROOT / "tests/fixtures/runs"
-    after = [p for p in runs.glob("real5s-i*.csv") if "i61-resync" not in p.name]
-    return [str(p) for p in sorted([*after, *runs.glob("real5s-k*.csv")])]
+    first = [p for p in runs.glob("real5s-i*.csv") if "i61-resync" not in p.name]
+    return sorted([*map(str, first), *held_out_k()])
 
 
-def test_the_runs_after_frozen_k_meet_the_error_bar_at_5_s() -> None:
-    """Five runs of batch i's list recorded 21:14-21:33 UTC after FROZEN-k (aimed at batch j's
-    miss: two raid5 4->5 grows with bursts, a resync that speeds up, a recovery with bursts, a
-    coarse-step grow): 7.4 % against finish='s 35.6 % at 5 s sampling, and no class worse."""
+def test_batch_k_meets_the_error_bar_at_5_s() -> None:
+    """Batch k (27 runs, recorded 22:31-00:20 UTC after FROZEN-k, 21:14:25 UTC) at 5 s sampling,
+    the live app's while a sync runs: 4.2 % against finish='s 8.4 % (half, by 0.03 points),
+    coverage 99.6 %, and no class and no kernel worse than finish=."""
     figures = backtest_json(*held_out_k())
+    assert {k for k in figures if k.startswith("real5s-k")} == {
+        "real5s-k510 runs",
+        "real5s-k61 runs",
+        "real5s-k612 runs",
+    }
     overall = figures["overall"]
     assert overall["mdboost_median"] * 2 <= overall["kernel_median"], overall
     assert overall["coverage"] >= 0.80, overall
+    worse = {k: v for k, v in figures.items() if v["mdboost_median"] > v["kernel_median"]}
+    assert not worse, worse
+
+
+@pytest.mark.parametrize("step", [2, 6])
+def test_batch_k_holds_its_range_at_10_and_30_s(step: int) -> None:
+    """At 10 s 4.9 % against 9.1 % (not half), at 30 s 4.7 % against 9.6 %; coverage 97.0 and
+    96.7 %. At 30 s the three resyncs that speed up are worse than finish= (25 rows)."""
+    overall = backtest_json("--step", str(step), *held_out_k())["overall"]
+    assert overall["coverage"] >= 0.80, overall
+    assert overall["mdboost_median"] < overall["kernel_median"], overall
+
+
+@pytest.mark.parametrize("step", [1, 2])
+def test_every_run_after_frozen_k_beats_finish_in_every_class(step: int) -> None:
+    """Batch k with the five runs of batch i's list recorded before it (aimed at batch j's miss,
+    the raid5 4->5 grows with bursts): 4.9 / 6.1 % against 9.7 / 10.4 % at 5 / 10 s, coverage
+    99.2 / 96.7 %, no class or kernel worse than finish=."""
+    figures = backtest_json("--step", str(step), *after_frozen_k())
+    assert figures["overall"]["coverage"] >= 0.80, figures["overall"]
     worse = {k: v for k, v in figures.items() if v["mdboost_median"] > v["kernel_median"]}
     assert not worse, worse
