@@ -10,10 +10,12 @@ import sqlite3
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from app import heap
-from app.config import BadSettings, Settings
+from app.config import Settings, problems
 from app.forecast import replay
 from app.kernel import mdstat_parse
 from app.logs import LOG_CONFIG
@@ -67,14 +69,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "backup":
             return _backup(Settings().db, args.path)
         return _serve(Settings(), args.host, args.port)
-    except BadSettings as error:
+    except ValidationError as error:
         _print_bad_settings(error)
         return 2
 
 
-def _print_bad_settings(error: BadSettings) -> None:
+def _print_bad_settings(error: ValidationError) -> None:
     """Each bad MDBOOST_* setting with what is wrong, never its value (it may be a secret)."""
-    for name, message in error.problems:
+    for name, message in problems(error):
         print(f"mdboost: cannot start: {name}: {message}", file=sys.stderr)
 
 
@@ -126,13 +128,13 @@ def _demo(args: argparse.Namespace) -> int:
     from app.simulator import Simulator  # the demo's box, loaded for the demo only
 
     sim = Simulator(state_dir / "tree", speedup=args.speedup)
-    overrides: dict[str, object] = {
+    overrides: dict[str, Any] = {
         "proc_root": state_dir / "tree" / "proc",
         "sys_root": state_dir / "tree" / "sys",
         "demo": True,
     }
     defaults = Settings()
-    if "db" not in defaults.fields_set:
+    if "db" not in defaults.model_fields_set:
         overrides["db"] = state_dir / "mdboost.db"
     sample_s = defaults.sample_seconds or 0.0
     if defaults.sample_seconds is None and args.speedup > 1:
@@ -141,7 +143,7 @@ def _demo(args: argparse.Namespace) -> int:
         sample_s = overrides["sample_seconds"] = max(
             0.5, defaults.busy_sample_seconds / args.speedup
         )
-    if "effect_minutes" not in defaults.fields_set:
+    if "effect_minutes" not in defaults.model_fields_set:
         # Each before/after window must hold samples: at 300x a sample 0.5 s apart is 2.5
         # simulated minutes, and boost's effect read "not enough samples to measure".
         window_min = EFFECT_WINDOW_SAMPLES * sample_s * args.speedup / 60

@@ -146,8 +146,8 @@ def test_a_short_mdboost_password_stops_start_up_saying_the_minimum(box, tmp_pat
 
 
 def test_bad_settings_stop_start_up_each_on_its_own_line(box, tmp_path):
-    """Issue 27 replaced pydantic-settings with app/config.py's reader: `mdboost serve` still
-    names every bad setting with what is wrong, one line each, and exits 2 before listening."""
+    """`mdboost serve` names every bad setting with what is wrong, one line each, and exits 2
+    before listening."""
     port = free_port()
     done = subprocess.run(
         [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
