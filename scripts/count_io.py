@@ -1,0 +1,119 @@
+"""Count the SQL statements and the kernel-file reads of one boost press, one dashboard load and one
+sampler tick, over the tests' syncing box.
+
+    PYTHONPATH=. python scripts/count_io.py [--statements]
+
+SQLite's trace callback sees every statement each connection runs; the host's open() is wrapped,
+so every /proc or /sys file the kernel layer opens is counted. The app runs in this process on the
+clock of scripts/api_answers.py (ticks only when this script takes one), so each figure is one
+action's own work and nothing a background tick did. --statements prints each statement.
+"""
+
+import argparse
+import os
+import re
+import sqlite3
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from app.clock import Timeline
+from app.config import Settings
+from app.kernel import host
+from app.live import sampler
+from app.main import create_app
+from app.notify import delivery
+from scripts.api_answers import PASSWORD, SAME_SITE, Clock, Ticks, no_delivery, reshape_at
+from tests.kernel_tree import KernelTree, act_like_md, syncing_box
+
+
+class Counts:
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+        self.reads: list[str] = []
+
+    def connect(self, real: Callable[..., sqlite3.Connection]) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+            conn = real(*args, **kwargs)
+            conn.set_trace_callback(self.statements.append)
+            return conn
+
+        return counted
+
+    def open(self, file: Any, *args: Any, **kwargs: Any) -> Any:
+        self.reads.append(str(file))
+        return open(file, *args, **kwargs)
+
+    @contextmanager
+    def of(self, what: str, show: bool) -> Iterator[None]:
+        self.statements.clear()
+        self.reads.clear()
+        yield
+        statements, reads = list(self.statements), list(self.reads)
+        print(f"{what}: {len(statements)} SQL statements, {len(reads)} kernel-file reads")
+        if show:
+            kinds = Counter(re.sub(r"\s+", " ", s).strip()[:110] for s in statements)
+            for statement, count in kinds.most_common():
+                print(f"    {count:3d} x {statement}")
+            for path, count in Counter(reads).most_common():
+                print(f"    {count:3d} x read {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--statements", action="store_true", help="print each statement")
+    show = parser.parse_args().statements
+    counts = Counts()
+    sqlite3.connect = counts.connect(sqlite3.connect)  # type: ignore[assignment]
+    host.open = counts.open  # type: ignore[attr-defined]  # the module's open(): the kernel's
+    work = Path(tempfile.mkdtemp(prefix="mdboost-count-io-"))
+    tree = KernelTree(work / "kernel")
+    syncing_box(tree)
+    reshape_at(tree, 1000)
+    os.environ["MDBOOST_ALLOWED_HOSTS"] = "testserver"
+    settings = Settings(
+        proc_root=tree.proc, sys_root=tree.sys, db=work / "mdboost.db", password=PASSWORD
+    )
+    clock, ticks = Clock(), Ticks()
+    sampler.run_forever = ticks.run_forever  # type: ignore[assignment]
+    delivery.run_forever = no_delivery  # type: ignore[assignment]
+    app = create_app(settings)
+    app.state.clock = Timeline(wall=clock.wall, mono=clock.mono)
+    with TestClient(app) as client:
+
+        def tick(done: int) -> None:
+            reshape_at(tree, done)
+            clock.now += 5.0
+            ticks.take()
+
+        for done in range(2000, 12000, 2000):
+            tick(done * 50)
+        client.post("/login", data={"password": PASSWORD}, follow_redirects=False)
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/account").text)
+        assert csrf is not None
+        form = {"csrf_token": csrf[1]}
+        with counts.of("one sampler tick", show):
+            tick(600_000)
+        with counts.of("one dashboard load (GET /)", show):
+            assert client.get("/").status_code == 200
+        before = tree.snapshot()
+        pressed = {**SAME_SITE, "hx-request": "true"}
+        with counts.of("one boost press (POST /ui/boost on)", show):
+            answer = client.post("/ui/boost", data={**form, "on": "true"}, headers=pressed)
+            assert answer.status_code == 200, answer.text
+        act_like_md(tree, before)
+        tick(700_000)
+        with counts.of("one tick while boosted", show):
+            tick(800_000)
+        with counts.of("one boost press (POST /ui/boost off)", show):
+            answer = client.post("/ui/boost", data={**form, "on": "false"}, headers=pressed)
+            assert answer.status_code == 200, answer.text
+
+
+if __name__ == "__main__":
+    main()
