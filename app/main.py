@@ -145,11 +145,10 @@ def create_app(
     )
     app.add_middleware(ForwardedMiddleware, proxies=TrustedProxies(settings.forwarded_allow_ips))
     errors.install(app)
-    # Each route built once, on the app (routes/__init__.py says why not include_router).
     for module in (health, auth, notify):
-        module.router.add_to(app)
+        app.include_router(module.router)
     for module in (arrays, runs, tuning, schedules, pages, plan, forecast, docs, metrics):
-        module.router.add_to(app, dependencies=[Depends(require_reader)])
+        app.include_router(module.router, dependencies=[Depends(require_reader)])
     return app
 
 

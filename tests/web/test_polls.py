@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from app.config import Settings
@@ -59,8 +60,8 @@ def get_routes() -> list[str]:
     found = []
     for info in pkgutil.iter_modules(routes.__path__):
         module = importlib.import_module(f"{routes.__name__}.{info.name}")
-        for route in module.router.operations:
-            if "GET" in route.methods:
+        for route in module.router.routes:
+            if isinstance(route, APIRoute) and "GET" in route.methods:
                 found.append(route.path.replace("{name}", "md2").replace("{run_id}", "1"))
     return found
 

@@ -3,7 +3,7 @@
 import json
 from typing import Annotated
 
-from fastapi import HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
 
 from app.live import array_view
@@ -11,9 +11,8 @@ from app.shapes import documents
 from app.shapes.arrays import ArrayList, DiagnosisBody, Samples
 from app.store import history
 from app.web.deps import DbDep, SnapshotDep
-from app.web.routes import Routes
 
-router = Routes(prefix="/api/arrays", tags=["arrays"])
+router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 
 
 @router.get("")

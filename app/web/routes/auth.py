@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import Depends, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,11 +12,10 @@ from app.shapes.tuning import NewTokenAnswer, Tokens
 from app.web import auth
 from app.web.account import render_account
 from app.web.deps import ClockDep, DbDep, LoginThrottleDep, RowId, get_settings
-from app.web.routes import Routes
 from app.web.security import AdminDep, login_session, password_configured, same_origin
 from app.web.templating import render_page
 
-router = Routes(tags=["auth"])
+router = APIRouter(tags=["auth"])
 
 PasswordField = Annotated[str, Form(max_length=1024)]
 # Form posts from a page on another site are refused: it must not claim the one-time set-up,

@@ -6,12 +6,10 @@ strict CSP holds; ReDoc is not offered (it needs a CDN and a web worker from blo
 
 from typing import Any
 
-from fastapi import Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from app.web.routes import Routes
-
-router = Routes(tags=["docs"], include_in_schema=False)
+router = APIRouter(tags=["docs"], include_in_schema=False)
 
 DOCS_PAGE = """<!doctype html>
 <html lang="en">

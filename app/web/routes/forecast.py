@@ -1,14 +1,13 @@
 """ETAs: one array's running operation, and an SHR pool's arrays reshaping one after another."""
 
-from fastapi import HTTPException
+from fastapi import APIRouter, HTTPException
 
 from app.live import forecasts
 from app.live.forecasts import ArrayForecast, PoolForecastBody
 from app.store import history
 from app.web.deps import ClockDep, DbDep, SnapshotDep
-from app.web.routes import Routes
 
-router = Routes(prefix="/api", tags=["forecast"])
+router = APIRouter(prefix="/api", tags=["forecast"])
 
 
 # boost_active is left out while nothing runs, as the code sets it.

@@ -1,10 +1,11 @@
 """Liveness for Docker's HEALTHCHECK and monitors."""
 
+from fastapi import APIRouter
+
 from app.shapes import Health
 from app.web.deps import ReconcileDep, SamplerDep, SettingsDep, SnapshotDep, TuningAccessDep
-from app.web.routes import Routes
 
-router = Routes(tags=["health"])
+router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz")

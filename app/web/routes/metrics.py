@@ -1,11 +1,11 @@
 """GET /metrics: Prometheus's text format, from the sampler's latest tick (never the kernel)."""
 
+from fastapi import APIRouter
 from fastapi.responses import Response
 
 from app.web.deps import SettingsDep, SnapshotBuilderDep
-from app.web.routes import Routes
 
-router = Routes(tags=["metrics"])
+router = APIRouter(tags=["metrics"])
 
 
 @router.get("/metrics", response_class=Response)

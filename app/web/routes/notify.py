@@ -3,16 +3,15 @@
 import secrets
 from typing import Annotated
 
-from fastapi import Depends, Form, Request
+from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.notify import destinations, messages, senders
 from app.web import security
 from app.web.account import render_account
 from app.web.deps import ClockDep, DbDep, RowId, SettingsDep
-from app.web.routes import Routes
 
-router = Routes(
+router = APIRouter(
     prefix="/account/notify",
     tags=["notify"],
     include_in_schema=False,

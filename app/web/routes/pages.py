@@ -4,7 +4,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
-from fastapi import Depends, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.live.snapshot import Snapshot
@@ -22,10 +22,9 @@ from app.web.deps import (
 )
 from app.web.errors import call_tuning, message_of
 from app.web.headline import headline
-from app.web.routes import Routes
 from app.web.templating import Static, render_page
 
-router = Routes(tags=["pages"], include_in_schema=False)
+router = APIRouter(tags=["pages"], include_in_schema=False)
 router.mount("/static", Static(), name="static")
 
 CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]

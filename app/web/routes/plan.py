@@ -2,17 +2,16 @@
 
 from typing import Annotated, Literal
 
-from fastapi import HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
 from app.planner.change import BadChange
 from app.shapes.plan import MAX_DISK_BYTES, PlanBody, PlanRequest
 from app.web import planning
 from app.web.deps import ClockDep, DbDep, SnapshotDep
-from app.web.routes import Routes
 from app.web.templating import render_page
 
-router = Routes(tags=["plan"])
+router = APIRouter(tags=["plan"])
 
 
 @router.post("/api/plan", response_model=PlanBody)

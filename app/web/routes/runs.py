@@ -2,14 +2,13 @@
 
 from typing import Annotated
 
-from fastapi import HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query
 
 from app.shapes.arrays import RunDetail, Runs
 from app.store import history
 from app.web.deps import DbDep, RowId
-from app.web.routes import Routes
 
-router = Routes(prefix="/api/runs", tags=["runs"])
+router = APIRouter(prefix="/api/runs", tags=["runs"])
 
 
 @router.get("")

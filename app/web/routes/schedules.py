@@ -3,7 +3,7 @@
 import sqlite3
 from typing import Annotated
 
-from fastapi import Depends, Form, HTTPException, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,10 +15,9 @@ from app.tuning.tuner import Tuner
 from app.web import security, views
 from app.web.deps import ClockDep, DbDep, RowId, TunerDep, get_snapshot
 from app.web.errors import error_page, http_error, message_of
-from app.web.routes import Routes
 from app.web.templating import render_page
 
-router = Routes(tags=["schedules"])
+router = APIRouter(tags=["schedules"])
 
 PRESET = r"^[a-z][a-z0-9_-]{0,39}$"
 # ASCII digits only: \d also took Arabic-Indic and full-width ones, stored as 07:00 (issue 26).

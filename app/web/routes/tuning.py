@@ -2,17 +2,16 @@
 
 from typing import Annotated
 
-from fastapi import Body, Path
+from fastapi import APIRouter, Body, Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.shapes.tuning import PresetPlan, Presets, Sweep, TuningDone, TuningStatus
 from app.tuning import view as tuning_view
 from app.web.deps import DbDep, SnapshotDep, TunerDep
 from app.web.errors import call_tuning
-from app.web.routes import Routes
 from app.web.security import TuningChangeDep
 
-router = Routes(prefix="/api", tags=["tuning"])
+router = APIRouter(prefix="/api", tags=["tuning"])
 
 PresetName = Annotated[str, Path(pattern=r"^[a-z][a-z0-9_-]{0,39}$")]
 
