@@ -14,8 +14,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeAlias
 
 log = logging.getLogger(__name__)
+
+# The names the layers above the store give a connection and its errors: only app/store imports
+# sqlite3, the rest holds a connection it was handed and passes it back to the store's functions.
+Connection: TypeAlias = sqlite3.Connection
+Error: TypeAlias = sqlite3.Error
 
 INCREMENTAL = 2  # PRAGMA auto_vacuum's value for incremental (pragma.html#pragma_auto_vacuum)
 WAL_LIMIT_BYTES = 4 * 1024 * 1024

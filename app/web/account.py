@@ -1,12 +1,12 @@
 """The account page: what it shows, for the routers that answer with it."""
 
-import sqlite3
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from app.notify import destinations
+from app.store import db
 from app.web import auth
 from app.web.deps import get_settings
 from app.web.security import Principal
@@ -14,7 +14,7 @@ from app.web.templating import render_page
 
 
 def render_account(
-    request: Request, conn: sqlite3.Connection, admin: Principal, **extra: Any
+    request: Request, conn: db.Connection, admin: Principal, **extra: Any
 ) -> HTMLResponse:
     context = {
         "tokens": auth.list_api_tokens(conn),

@@ -10,7 +10,6 @@ import base64
 import hashlib
 import hmac
 import secrets
-import sqlite3
 import threading
 import time
 from collections import deque
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from app.shapes.tuning import Token
+from app.store import auth as stored
 from app.store import db
 
 SESSION_COOKIE = "mdboost_session"
@@ -66,48 +66,33 @@ def same_secret(given: str, expected: str) -> bool:
 
 
 # ---- the stored password (when MDBOOST_PASSWORD is not set)
-def stored_password_hash(conn: sqlite3.Connection) -> str | None:
-    row = conn.execute("SELECT hash FROM auth_password WHERE id = 1").fetchone()
-    return str(row[0]) if row else None
+def stored_password_hash(conn: db.Connection) -> str | None:
+    return stored.setup_password_hash(conn)
 
 
-def set_password_once(conn: sqlite3.Connection, password: str, now: float) -> bool:
+def set_password_once(conn: db.Connection, password: str, now: float) -> bool:
     """The one-time set-up: store the first password; False if one exists already."""
-    hashed = hash_password(password)
-    with db.write_transaction(conn):
-        cursor = conn.execute(
-            "INSERT OR IGNORE INTO auth_password (id, hash, created) VALUES (1, ?, ?)",
-            (hashed, now),
-        )
-    return cursor.rowcount == 1
+    return stored.add_setup_password(conn, hash_password(password), now)
 
 
-def note_env_password(conn: sqlite3.Connection, password: str | None, now: float) -> bool:
+def note_env_password(conn: db.Connection, password: str | None, now: float) -> bool:
     """At start-up: remember MDBOOST_PASSWORD (salted); True when it changed, which ends every
     session. An unset one forgets the last, so the set-up password's fingerprint applies."""
-    row = conn.execute("SELECT hash FROM auth_env_password WHERE id = 1").fetchone()
-    if password is not None and row is not None and verify_password(password, row[0]):
+    last = stored.env_password_hash(conn)
+    if password is not None and last is not None and verify_password(password, last):
         return False
-    if password is None and row is None:
+    if password is None and last is None:
         return False
-    with db.write_transaction(conn):
-        conn.execute("DELETE FROM auth_env_password")
-        if password is not None:
-            conn.execute(
-                "INSERT INTO auth_env_password (id, hash, created) VALUES (1, ?, ?)",
-                (hash_password(password), now),
-            )
-        conn.execute("DELETE FROM auth_sessions")
+    stored.replace_env_password(conn, None if password is None else hash_password(password), now)
     return True
 
 
-def password_fingerprint(conn: sqlite3.Connection, env_password_set: bool) -> str:
+def password_fingerprint(conn: db.Connection, env_password_set: bool) -> str:
     """Which admin password is in force, revealing nothing: a hash of its salted hash. Each
     session carries the one it was opened under; a new password (or a reset) changes it."""
     if env_password_set:
-        row = conn.execute("SELECT hash FROM auth_env_password WHERE id = 1").fetchone()
-        return token_hash("env:" + (row[0] if row else ""))
-    return token_hash("setup:" + (stored_password_hash(conn) or ""))
+        return token_hash("env:" + (stored.env_password_hash(conn) or ""))
+    return token_hash("setup:" + (stored.setup_password_hash(conn) or ""))
 
 
 # ---- login sessions
@@ -117,38 +102,28 @@ class LoginSession:
     csrf: str
 
 
-def create_session(conn: sqlite3.Connection, now: float, password_fp: str) -> LoginSession:
+def create_session(conn: db.Connection, now: float, password_fp: str) -> LoginSession:
     session = LoginSession(secrets.token_urlsafe(32), secrets.token_urlsafe(32))
-    with db.write_transaction(conn):
-        conn.execute("DELETE FROM auth_sessions WHERE expires < ?", (now,))
-        conn.execute(
-            "INSERT INTO auth_sessions (token_hash, csrf, created, expires, password_fp)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (token_hash(session.token), session.csrf, now, now + SESSION_SECONDS, password_fp),
-        )
+    hashed = token_hash(session.token)
+    stored.add_session(conn, hashed, session.csrf, now, now + SESSION_SECONDS, password_fp)
     return session
 
 
 def find_session(
-    conn: sqlite3.Connection, token: str, now: float, password_fp: str
+    conn: db.Connection, token: str, now: float, password_fp: str
 ) -> LoginSession | None:
     """The session behind a cookie, if it has not expired and its password is still in force."""
-    row = conn.execute(
-        "SELECT csrf FROM auth_sessions WHERE token_hash = ? AND expires >= ? AND password_fp = ?",
-        (token_hash(token), now, password_fp),
-    ).fetchone()
-    return LoginSession(token, row[0]) if row else None
+    csrf = stored.session_csrf(conn, token_hash(token), now, password_fp)
+    return LoginSession(token, csrf) if csrf is not None else None
 
 
-def end_session(conn: sqlite3.Connection, token: str) -> None:
-    with db.write_transaction(conn):
-        conn.execute("DELETE FROM auth_sessions WHERE token_hash = ?", (token_hash(token),))
+def end_session(conn: db.Connection, token: str) -> None:
+    stored.delete_session(conn, token_hash(token))
 
 
-def end_every_session(conn: sqlite3.Connection) -> int:
+def end_every_session(conn: db.Connection) -> int:
     """Sign out everywhere: every browser must sign in again (API tokens stay)."""
-    with db.write_transaction(conn):
-        return conn.execute("DELETE FROM auth_sessions").rowcount
+    return stored.delete_sessions(conn)
 
 
 # ---- API tokens made in the page
@@ -156,7 +131,7 @@ Scope = Literal["read", "admin"]  # read: GET API, /metrics, the page; admin: ev
 
 
 def create_api_token(
-    conn: sqlite3.Connection,
+    conn: db.Connection,
     name: str,
     now: float,
     parent_id: int | None = None,
@@ -164,57 +139,26 @@ def create_api_token(
 ) -> str:
     """A new token; `parent_id` is the page-made token that made it, revoked with it."""
     token = "mdb_" + secrets.token_urlsafe(32)
-    with db.write_transaction(conn):
-        conn.execute(
-            "INSERT INTO api_tokens (name, token_hash, created, parent_id, scope)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (name, token_hash(token), now, parent_id, scope),
-        )
+    stored.add_token(conn, name, token_hash(token), now, parent_id, scope)
     return token
 
 
-def api_token(conn: sqlite3.Connection, token: str) -> tuple[int, Scope] | None:
+def api_token(conn: db.Connection, token: str) -> tuple[int, Scope] | None:
     """The id and scope of an active page-made token, or None."""
-    row = conn.execute(
-        "SELECT id, scope FROM api_tokens WHERE token_hash = ? AND revoked IS NULL",
-        (token_hash(token),),
-    ).fetchone()
-    return (int(row[0]), "read" if row[1] == "read" else "admin") if row else None
+    found = stored.active_token(conn, token_hash(token))
+    if found is None:
+        return None
+    return found.id, "read" if found.scope == "read" else "admin"
 
 
-def revoke_api_token(conn: sqlite3.Connection, token_id: int, now: float) -> bool:
+def revoke_api_token(conn: db.Connection, token_id: int, now: float) -> bool:
     """Revoke a token and every token made with it, and with those, and so on (a leaked token
     must not live on through the tokens it made). False when it was not active."""
-    with db.write_transaction(conn):
-        cursor = conn.execute(
-            "UPDATE api_tokens SET revoked = ? WHERE id = ? AND revoked IS NULL", (now, token_id)
-        )
-        if cursor.rowcount != 1:
-            return False
-        conn.execute(
-            "WITH RECURSIVE made(id) AS (SELECT ? UNION"
-            " SELECT t.id FROM api_tokens t JOIN made ON t.parent_id = made.id)"
-            " UPDATE api_tokens SET revoked = ? WHERE id IN made AND revoked IS NULL",
-            (token_id, now),
-        )
-    return True
+    return stored.revoke_token(conn, token_id, now)
 
 
-def list_api_tokens(conn: sqlite3.Connection) -> list[Token]:
-    rows = conn.execute(
-        "SELECT id, name, scope, created, revoked, parent_id FROM api_tokens ORDER BY id DESC"
-    ).fetchall()
-    return [
-        Token(
-            id=r["id"],
-            name=r["name"],
-            scope=r["scope"],
-            created=r["created"],
-            revoked=r["revoked"],
-            parent_id=r["parent_id"],
-        )
-        for r in rows
-    ]
+def list_api_tokens(conn: db.Connection) -> list[Token]:
+    return stored.tokens(conn)
 
 
 # ---- throttling
