@@ -80,6 +80,16 @@ def detect(prev: State | None, obs: TickFacts, rules: EventRules) -> tuple[State
                         },
                     )
                 )
+        for found in obs.slower:
+            if found.event_id > state["drift_seen"]:
+                events.append(
+                    Event(
+                        "slower",
+                        f"slower:{found.event_id}",
+                        found.array,
+                        detail={"preset": found.preset, "sentence": found.sentence},
+                    )
+                )
     state["drift_seen"] = max([state["drift_seen"], obs.last_event_id])
     return state, events
 

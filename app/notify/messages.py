@@ -22,6 +22,7 @@ PRIORITY: dict[str, Priority] = {
     "stalled": "high",
     "mismatch": "high",
     "boost_left_on": "high",
+    "slower": "high",
     "milestone": "low",
     "slow_reason": "low",
     "resumed": "low",
@@ -38,6 +39,7 @@ TAGS = {
     "pool_finished": ["white_check_mark"],
     "restored": ["white_check_mark"],
     "drift": ["wrench"],
+    "slower": ["turtle", "leftwards_arrow_with_hook"],
     "slow_reason": ["turtle"],
 }
 
@@ -172,6 +174,9 @@ def _text(event: Event, name: str, action: str, ctx: Context) -> tuple[str, list
         return f"{where}{d['key']} changed by someone else", [
             f"mdboost set {d['key']} to {d['desired']}; it is now {d['current']}."
         ]
+    if kind == "slower":
+        where = f"{name}: " if name else ""
+        return f"{where}{d['preset']} put back, it was slower", [f"{d['sentence']}."]
     if kind == "sampler_failing":
         return "mdboost cannot sample the arrays", [
             f"{d['failures']} samples in a row failed since {clock(d['since'])}: {d['error']}"

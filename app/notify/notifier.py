@@ -151,8 +151,18 @@ class Notifier:
             )
             for d in [json.loads(r["detail"])]
         )
+        slower = tuple(
+            observation.Slower(r["id"], r["array"], d.get("preset", "?"), d.get("sentence", ""))
+            for r in conn.execute(
+                "SELECT id, array, detail FROM events WHERE kind = 'slower' AND id > ? ORDER BY id",
+                (drift_seen,),
+            )
+            for d in [json.loads(r["detail"])]
+        )
         last_event = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
-        return observation.TickFacts(now, tuple(seen), None, ended, boost, drift, last_event)
+        return observation.TickFacts(
+            now, tuple(seen), None, ended, boost, drift, slower, last_event
+        )
 
     @property
     def page_url(self) -> str:

@@ -66,6 +66,16 @@ class Drift:
 
 
 @dataclass(frozen=True)
+class Slower:
+    """mdboost put a preset back because it made a sync slower (app/tuning/session/never_slower)."""
+
+    event_id: int
+    array: str | None
+    preset: str
+    sentence: str
+
+
+@dataclass(frozen=True)
 class TickFacts:
     now: float  # the sampler's clock
     arrays: tuple[ArrayFacts, ...] | None  # None: this tick could not sample
@@ -73,6 +83,7 @@ class TickFacts:
     ended: dict[int, RunEnd] = field(default_factory=dict)  # runs open last time, ended since
     boost_session: tuple[int, tuple[str, ...]] | None = None  # open session: id, tuned arrays
     drift: tuple[Drift, ...] = ()  # drift events newer than the state's drift_seen
+    slower: tuple[Slower, ...] = ()  # 'slower' events newer than it
     last_event_id: int = 0  # newest tuning event id (the baseline on a first start)
 
 

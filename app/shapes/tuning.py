@@ -103,6 +103,16 @@ class Sweep(Body):
     now: SweepStepNow | None
 
 
+class SlowerFinding(Body):
+    """A preset mdboost put back by itself because the sync went slower with it."""
+
+    array: str
+    preset: str
+    found_at: float  # unix seconds
+    ratio: float  # pace after / before, in like conditions
+    sentence: str
+
+
 class TuningStatus(Body):
     state: TuningState
     active: bool
@@ -116,6 +126,8 @@ class TuningStatus(Body):
     capabilities: list[KnobAccessBody]  # each knob: on this kernel? writable? (kernel/access.py)
     preset_errors: list[PresetErrorBody]
     autotune: Sweep | None  # the latest sweep and its steps (app/tuning/autotune/)
+    # Put back for making the job on the page slower (None: nothing was, in the open runs)
+    slower: SlowerFinding | None = None
 
 
 class PresetKnob(Body):

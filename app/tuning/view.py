@@ -17,15 +17,17 @@ from app.shapes.tuning import (
     Schedules,
     Session,
     SessionKnob,
+    SlowerFinding,
     Sweep,
     TuningState,
     TuningStatus,
 )
-from app.store import effects, journal
+from app.store import effects, journal, slower
 from app.tuning.autotune.record import setting_label
 from app.tuning.autotune.writes import PRESET as AUTOTUNE_PRESET
 from app.tuning.planning.plan import member_disks
 from app.tuning.planning.presets import PresetError
+from app.tuning.session.policy import slower_sentence
 from app.tuning.tuner import Tuner
 
 
@@ -74,6 +76,22 @@ def status(tuner: Tuner, conn: sqlite3.Connection, snapshot: Snapshot) -> Tuning
         ],
         preset_errors=[preset_error(e) for e in tuner.preset_errors],
         autotune=sweep,
+        slower=_slower(conn, snapshot),
+    )
+
+
+def _slower(conn: sqlite3.Connection, snapshot: Snapshot) -> SlowerFinding | None:
+    """The latest preset put back for making a sync slower, while that sync's run is open."""
+    found = slower.latest(conn)
+    state = snapshot.array(found.array) if found is not None else None
+    if found is None or state is None or state.run is None or state.run["id"] != found.run_id:
+        return None
+    return SlowerFinding(
+        array=found.array,
+        preset=found.preset,
+        found_at=found.found_at,
+        ratio=round(found.ratio, 2),
+        sentence=slower_sentence(found),
     )
 
 

@@ -1,7 +1,8 @@
 """Sessions that end by themselves (time up, arrays finished, mdboost stopping), and the tick.
 
-The sampler calls on_tick() after every sample: it reverts a session that is due, notes drift
-(someone else changed a knob mdboost set) once per value, and stores finished before/after effects.
+The sampler calls on_tick() after every sample: it reverts a session that is due or that made a
+sync slower than before it (never_slower.py), notes drift (someone else changed a knob mdboost
+set) once per value, and stores finished before/after effects.
 """
 
 import json
@@ -12,8 +13,9 @@ from app.live import array_view
 from app.live.knobs import knob_states
 from app.live.snapshot import Snapshot
 from app.live.tick import Tick
-from app.store import db, effects, history, journal
+from app.store import db, effects, history, journal, slower
 from app.tuning.session.apply import Applier, Busy, JournalUnavailable, TuningFailed
+from app.tuning.session.never_slower import NeverSlower
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +26,8 @@ class Policy:
     def __init__(self, applier: Applier) -> None:
         self.applier = applier
         self.drift_seen: set[tuple[int, str, str]] = set()
+        self.never_slower = NeverSlower(applier.settings.effect_minutes * 60)
+        self.kernel_release: str | None = None
 
     def revert_reason(
         self, open_session: sqlite3.Row, at_start: bool = False, tick: Tick | None = None
@@ -60,6 +64,8 @@ class Policy:
         Skipped while an apply or revert holds the lock: the next tick does it.
         """
         applier = self.applier
+        if tick is not None:
+            self.never_slower.observe(tick)
         if applier.operation.locked() or not applier.lock.acquire(blocking=False):
             return
         try:
@@ -68,6 +74,8 @@ class Policy:
             if open_session is not None and applier.awaiting_record(open_session["id"]):
                 return
             why = self.revert_reason(open_session, tick=tick) if open_session is not None else None
+            if open_session is not None and why is None and tick is not None:
+                why = self._slower_than_before(open_session, tick)
             if open_session is not None and why is not None:
                 try:
                     applier.revert_locked(why)
@@ -80,6 +88,60 @@ class Policy:
             effects.settle(applier.conn, applier.settings.effect_minutes * 60, applier.clock())
         finally:
             applier.lock.release()
+
+    def _slower_than_before(self, open_session: sqlite3.Row, tick: Tick) -> str | None:
+        """The revert's reason when the session's latest apply, settled, made a sync slower
+        than the pace before it in like conditions; each finding is remembered for this box."""
+        conn, now = self.applier.conn, tick.ts
+        applied = slower.applies(conn, open_session["id"])
+        if not applied or now is None:
+            return None
+        latest = applied[-1].op_id
+        found = []
+        for part in applied:
+            if part.op_id != latest:
+                self.never_slower.judged.add((part.op_id, part.array))
+                continue
+            if not self.never_slower.due(part, now) or slower.judged(conn, part.op_id, part.array):
+                continue
+            judged = self.never_slower.judge(part)
+            if judged is None or not judged[0].slower:
+                continue
+            comparison, last = judged
+            trace = self.never_slower.traces.get(part.array)
+            knobs = [k["key"] for k in journal.session_knobs(conn, open_session["id"])]
+            finding = slower.SlowerPreset(
+                found_at=now,
+                op_id=part.op_id,
+                array=part.array,
+                run_id=part.run_id,
+                action=trace.action if trace is not None else "",
+                preset=part.preset,
+                kernel_release=self._kernel_release(),
+                before_kb_s=comparison.before_kb_s,
+                after_kb_s=comparison.after_kb_s,
+                noise_kb_s=comparison.noise_kb_s,
+                other_io=comparison.other_io,
+                md_thread=last.md_thread[0] if last.md_thread else None,
+                md_thread_cores=round(last.md_thread[1], 2) if last.md_thread else None,
+                knobs=tuple(knobs),
+            )
+            try:
+                slower.record(conn, finding, slower_sentence(finding))
+            except sqlite3.Error as error:  # the kernel comes first: put it back all the same
+                log.warning("cannot remember that %s was slower: %s", part.preset, error)
+            found.append(finding)
+        if not found:
+            return None
+        for finding in found:
+            log.warning("%s", slower_sentence(finding))
+        return "; ".join(slower_sentence(f) for f in found)
+
+    def _kernel_release(self) -> str | None:
+        """uname -r, read once (it cannot change while the system runs)."""
+        if self.kernel_release is None:
+            self.kernel_release = self.applier.host.read_kernel_release() or ""
+        return self.kernel_release or None
 
     def _note_drift(self, open_session: sqlite3.Row, snapshot: Snapshot | None) -> None:
         """Log and record a knob someone else changed, once per value: from the knobs the
@@ -124,3 +186,22 @@ def _nothing_left_to_resume(applier: Applier, open_session: sqlite3.Row) -> bool
     was put back at SIGTERM while the disk was full, so the journal still calls it open."""
     knobs = knob_states(applier.host, applier.conn, open_session)
     return bool(knobs) and all(k.current is not None and k.drift for k in knobs)
+
+
+def slower_sentence(found: slower.SlowerPreset) -> str:
+    """'boost made md2's reshape slower: 30.1 → 24.0 MB/s (×0.80, beyond its ±1.2 MB/s
+    noise); mdboost put the original values back' (MB = 10^6 bytes)."""
+
+    def mb_s(kb_s: float) -> str:
+        return f"{kb_s * 1.024 / 1000:.1f}"
+
+    busy = (
+        f", {found.md_thread} at {found.md_thread_cores:.0%} of a CPU core"
+        if found.md_thread and found.md_thread_cores is not None
+        else ""
+    )
+    return (
+        f"{found.preset} made {found.array}'s {found.action or 'sync'} slower: "
+        f"{mb_s(found.before_kb_s)} → {mb_s(found.after_kb_s)} MB/s (×{found.ratio:.2f}, beyond "
+        f"its ±{mb_s(found.noise_kb_s)} MB/s noise{busy}); mdboost put the original values back"
+    )
