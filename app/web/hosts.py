@@ -1,9 +1,11 @@
-"""The Host allow-list: a guard against DNS rebinding (issue 13).
+"""The Host allow-list: a guard against DNS rebinding.
 
 A page on evil.example can point its own name at the NAS's LAN address; the browser then sends
 `Host: evil.example` and treats the answers as same-origin, so the page could read the API and
 pass the same-origin check. mdboost answers only to names that cannot be rebound like that: IP
-literals, localhost, this machine's own names, mDNS `*.local`, and MDBOOST_ALLOWED_HOSTS.
+literals, localhost, this machine's own names, single-label names such as `diskstation` (the
+NAS's own name on the LAN; public DNS holds no dotless names, so no outside page owns one), mDNS
+`*.local`, and MDBOOST_ALLOWED_HOSTS.
 """
 
 import functools
@@ -16,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.web.errors import error_page
 
 LOOPBACK_NAMES = ("localhost",)
+PUBLIC_PREFIX = "/static/"
 ALWAYS_ALLOWED_SUFFIXES = (".local", ".localhost")  # mDNS (DSM announces NAME.local); loopback
 
 
@@ -47,6 +50,17 @@ def is_ip_literal(name: str) -> bool:
     return True
 
 
+def is_single_label(name: str) -> bool:
+    """A dotless name such as `diskstation`: resolved on the LAN (DNS search domain, mDNS, NetBIOS),
+    never by public DNS, which ICANN keeps free of dotless names."""
+    return "." not in name and ":" not in name
+
+
+def wants_json(accept: str) -> bool:
+    """An API client that asked for JSON and not for a page; browsers and curl get the page."""
+    return "application/json" in accept and "text/html" not in accept
+
+
 class HostAllowList:
     """Which Host headers mdboost answers to; `configured` is MDBOOST_ALLOWED_HOSTS."""
 
@@ -59,7 +73,12 @@ class HostAllowList:
         name = host_name(header) if header else None
         if not name:
             return False
-        return is_ip_literal(name) or name in self.exact or name.endswith(self.suffixes)
+        return (
+            is_ip_literal(name)
+            or is_single_label(name)
+            or name in self.exact
+            or name.endswith(self.suffixes)
+        )
 
 
 class HostGuard:
@@ -76,19 +95,22 @@ class HostGuard:
         headers = dict(scope.get("headers", []))
         raw = headers.get(b"host")
         header = raw.decode("latin-1") if raw is not None else None
-        if self.allowed.allows(header):
+        # The stylesheet and icons are public and hold nothing to read: the refusal page uses them.
+        if self.allowed.allows(header) or scope["path"].startswith(PUBLIC_PREFIX):
             await self.app(scope, receive, send)
             return
         shown = repr(header[:100]) if header is not None else "(none)"
+        name = (host_name(header) if header else None) or "the name"
         message = (
-            f"mdboost does not answer to the host name {shown} (a guard against DNS rebinding). "
-            "Open it by the NAS's IP address or a name ending in .local, or add this name to "
-            "MDBOOST_ALLOWED_HOSTS (comma-separated, *.example.org for a whole domain) and "
-            "restart mdboost."
+            f"mdboost does not answer to the host name {shown}, to keep other web sites from "
+            "reaching it through a name of theirs (DNS rebinding). Open it by the NAS's own name, "
+            "its IP address or NAME.local, or add this name to "
+            f'MDBOOST_ALLOWED_HOSTS in compose.yaml (MDBOOST_ALLOWED_HOSTS: "{name}"; '
+            "comma-separated, *.example.org for a whole domain) and restart mdboost."
         )
         response: Response
-        if not scope["path"].startswith("/api/") and b"text/html" in headers.get(b"accept", b""):
-            response = error_page(403, message)
-        else:
+        if wants_json(headers.get(b"accept", b"").decode("latin-1")):
             response = JSONResponse({"detail": message}, status_code=403)
+        else:
+            response = error_page(403, message)
         await response(scope, receive, send)

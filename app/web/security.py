@@ -139,6 +139,23 @@ def password_configured(request: Request, conn: DbDep) -> bool:
     return settings.password is not None or auth.stored_password_hash(conn) is not None
 
 
+SETUP_SEEN_COOKIE = "setup_seen"
+
+
+def first_visit_before_set_up(request: Request, conn: DbDep) -> bool:
+    """A browser's first look at a box with no admin password yet: it goes to the set-up page,
+    which the README promises; once seen (a cookie), the owner may just watch."""
+    headers = request.headers
+    browsing = "text/html" in headers.get("accept", "") and not (
+        headers.get("hx-request") or headers.get("authorization")  # a poll, a token's script
+    )
+    return (
+        browsing
+        and not request.cookies.get(SETUP_SEEN_COOKIE)
+        and not password_configured(request, conn)
+    )
+
+
 def login_session(request: Request, conn: DbDep) -> auth.LoginSession | None:
     cookie = request.cookies.get(auth.SESSION_COOKIE)
     if not cookie or len(cookie) > 200 or not sessions_accepted(request):

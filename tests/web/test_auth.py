@@ -239,3 +239,20 @@ def test_the_sign_in_page_says_when_a_session_has_ended(tree, tmp_path):
         assert "session has ended" not in client.get("/login").text
         client.cookies.set("mdboost_session", "a-session-that-ended")
         assert "session has ended" in client.get("/login").text
+
+
+def test_a_fresh_boxs_first_visit_goes_to_set_up_and_then_may_just_watch(fresh):
+    """The README's promise: the first visit offers the set-up page, no "Sign in" tap needed;
+    once it was shown the owner may watch without a password; htmx polls and the API never move."""
+    page = {"accept": "text/html,application/xhtml+xml"}
+    first = fresh.get("/", headers=page)
+    assert (first.status_code, first.headers["location"]) == (303, "/setup")
+    assert fresh.get("/api/arrays").status_code == 200
+    assert fresh.get("/", headers={**page, "hx-request": "true"}).status_code == 200
+    setup = fresh.get("/setup", headers=page)
+    assert "Just watch for now" in setup.text
+    assert fresh.get("/", headers=page).status_code == 200  # the cookie says it was offered
+    fresh.cookies.clear()
+    assert fresh.post("/setup", data={"password": PASSWORD, "confirm": PASSWORD}).status_code == 303
+    fresh.cookies.clear()
+    assert fresh.get("/", headers=page).status_code == 200  # a password is set: no set-up

@@ -395,6 +395,7 @@ def test_a_failed_array_is_first_and_alarming_on_a_phone_and_boost_on_it_is_refu
     with tree_server(tree, tmp_path, MDBOOST_API_TOKEN="browser-test-token") as server:
         page = open_page(browser, PHONE, "light")
         console = Console(page)
+        page.goto(server.base + "/setup")  # no password yet: the first visit offered set-up
         page.goto(server.base + "/")
         cards = page.locator("section.arrays .array")
         assert cards.evaluate_all("cards => cards.map(c => c.id)") == [

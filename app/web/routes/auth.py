@@ -12,7 +12,13 @@ from app.shapes.tuning import NewTokenAnswer, Tokens
 from app.web import auth
 from app.web.account import render_account
 from app.web.deps import ClockDep, DbDep, LoginThrottleDep, RowId, get_settings
-from app.web.security import AdminDep, login_session, password_configured, same_origin
+from app.web.security import (
+    SETUP_SEEN_COOKIE,
+    AdminDep,
+    login_session,
+    password_configured,
+    same_origin,
+)
 from app.web.templating import render_page
 
 router = APIRouter(tags=["auth"])
@@ -21,6 +27,7 @@ PasswordField = Annotated[str, Form(max_length=1024)]
 # Form posts from a page on another site are refused: it must not claim the one-time set-up,
 # sign the admin in or out, or make tokens (issue 13).
 SAME_ORIGIN = [Depends(same_origin)]
+YEAR_S = 365 * 86400
 # Where to go after signing in: a path on this site only (never //host or a scheme).
 Next = Annotated[str, Form(max_length=200)]
 
@@ -34,7 +41,12 @@ def _local(path: str | None) -> str:
 
 def _login_form(request: Request, conn: DbDep, error: str | None, next_path: str) -> Response:
     expired = request.cookies.get(auth.SESSION_COOKIE) and login_session(request, conn) is None
-    context = {"error": error, "next": _local(next_path), "expired": bool(expired)}
+    context = {
+        "error": error,
+        "next": _local(next_path),
+        "expired": bool(expired),
+        "demo_password_in_log": get_settings(request).demo_open,
+    }
     return render_page(request, "login.html", context)
 
 
@@ -127,7 +139,11 @@ def sign_out_everywhere(conn: DbDep, admin: AdminDep) -> Response:
 def setup_page(request: Request, conn: DbDep) -> Response:
     if password_configured(request, conn):
         return RedirectResponse("/login", status_code=303)
-    return render_page(request, "setup.html", {"error": None})
+    response = render_page(request, "setup.html", {"error": None})
+    response.set_cookie(
+        SETUP_SEEN_COOKIE, "1", max_age=YEAR_S, httponly=True, samesite="strict", path="/"
+    )
+    return response
 
 
 @router.post(

@@ -125,6 +125,8 @@ def _attempt(action: Callable[[], T]) -> tuple[T | None, str | None]:
 def index(
     request: Request, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep, tuner: TunerDep
 ) -> Response:
+    if security.first_visit_before_set_up(request, conn):
+        return RedirectResponse("/setup", status_code=303)
     boost = views.boost_panel(request, tuner, conn, snapshot)
     done = DONE.get(request.query_params.get("done") or "")
     return _page(request, snapshot, conn, clock(), boost | ({"done": done} if done else {}))
