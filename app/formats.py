@@ -111,7 +111,6 @@ def about(seconds: float | None) -> str:
 
 # Parts of a day, by the hour they start: what "Fri evening" means.
 PARTS_OF_DAY = ((0, "night"), (6, "morning"), (12, "afternoon"), (18, "evening"))
-WEEK_S = 6 * 86400
 
 
 def when(ts: float | None, now: float, zone: tzinfo | None = None) -> str:

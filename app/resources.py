@@ -7,7 +7,6 @@ package-dir); an editable install or a run from the repository finds them at its
 from importlib.resources import files
 from pathlib import Path
 
-DATA_DIRS = ("migrations", "presets", "templates", "static")
 # The checkout holding app/: in an editable install or a run from the repository.
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
 

@@ -167,17 +167,16 @@ class Size:
     """What the database takes on disk, measured by the sampler's maintenance (app.live)."""
 
     file_bytes: int  # the main file, its WAL and shared-memory file
-    in_use_bytes: int  # the main file's pages in use
     measured_at: float  # wall time
 
 
 def measure(conn: sqlite3.Connection, now: float) -> Size:
-    file_bytes, in_use = space_in_use(conn)
+    file_bytes = _file_bytes(conn)
     path = _main_file(conn)
     for suffix in ("-wal", "-shm") if path is not None else ():
         with contextlib.suppress(FileNotFoundError):
             file_bytes += Path(f"{path}{suffix}").stat().st_size
-    return Size(file_bytes, in_use, now)
+    return Size(file_bytes, now)
 
 
 def space_in_use(conn: sqlite3.Connection) -> tuple[int, int]:

@@ -236,7 +236,6 @@ async def require_reader(request: Request, conn: DbDep) -> Principal:
 
 AdminDep = Annotated[Principal, Depends(require_admin)]
 TuningChangeDep = Annotated[Principal, Depends(require_tuner)]
-ReaderDep = Annotated[Principal, Depends(require_reader)]
 
 
 def same_origin(request: Request) -> None:
