@@ -2,7 +2,6 @@
 browser module, and a TestClient over a temporary kernel tree."""
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from app.config import Settings
 from app.main import create_app
 from tests import apt
 from tests.kernel_tree import KernelTree
-from tests.server import Server, wait_for
+from tests.server import Server
 from tests.web.browsing import CHROMIUM, CHROMIUM_ARGS
 
 
@@ -66,15 +65,4 @@ def client(
         **params,
     )
     with TestClient(create_app(settings)) as test_client:
-        get = test_client.get
-
-        def get_after_a_tick(*args, **kwargs):
-            """The page shows the sampler's present: GET once a tick has read the tree as the
-            test left it (issue 12)."""
-            since = time.time()
-            snapshot_builder = test_client.app.state.snapshot_builder
-            wait_for(lambda: (snapshot_builder.snapshot.ts or 0) > since, 10, "a sampler tick")
-            return get(*args, **kwargs)
-
-        test_client.get = get_after_a_tick  # type: ignore[method-assign]
         yield test_client

@@ -6,6 +6,7 @@ import re
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
 from tests.server import wait_for
 from tests.web.test_ui import DELAYED_MD3, RESHAPE, boxes
+from tests.web.ticks import after_a_tick
 
 
 def headline(html: str) -> str:
@@ -30,6 +31,7 @@ def test_a_running_reshape_is_said_in_one_sentence_with_boost_right_below(tree, 
 def test_a_rebuild_without_redundancy_says_the_data_is_at_risk(tree: KernelTree, client):
     recovery = RESHAPE.replace("reshape", "recovery")
     boxes(tree, raid5("md2", recovery, status="UUU_"))
+    after_a_tick(client)
     said = headline(client.get("/").text)
     assert "Storage pool (md2) is rebuilding onto the replacement disk: 23.4 % done" in said
     assert "Your data is readable, but Storage pool (md2) has no redundancy left" in said
@@ -43,6 +45,7 @@ def test_a_failed_array_is_what_the_sentence_says_first(tree: KernelTree, client
     )
     tree.md("md3", array_state="broken", degraded="2")
     tree.mdstat(mdstat_text(raid5("md2"), broken, raid1("md1"), raid1("md0")))
+    after_a_tick(client)
     html = client.get("/").text
     assert ">Needs you now<" in html
     failed = "Storage pool (md3) has failed and the data on it is not available: see below."

@@ -7,6 +7,7 @@ import pytest
 
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
 from tests.server import wait_for
+from tests.web.ticks import after_a_tick
 
 RESHAPE = (
     "[===>.................]  reshape = 23.4% (457230848/1953494784) "
@@ -67,6 +68,7 @@ def test_each_member_disk_shows_dsm_s_name_its_model_and_size(tree: KernelTree, 
 
 def test_idle_healthy_arrays_collapse_and_a_degraded_one_stands_out(tree: KernelTree, client):
     boxes(tree, raid5("md2", status="UU_U"))
+    after_a_tick(client)
     html = client.get("/").text
     assert re.search(r'<details class="array idle" id="array-md0">', html)
     assert '<article class="array degraded" id="array-md2"' in html
@@ -76,9 +78,11 @@ def test_idle_healthy_arrays_collapse_and_a_degraded_one_stands_out(tree: Kernel
 
 def test_polling_trigger_only_while_an_operation_runs(tree: KernelTree, client):
     boxes(tree, raid5("md2", RESHAPE))
+    after_a_tick(client)
     assert client.get("/").text.count(POLLING) == 1
     assert POLLING in client.get("/ui/arrays/md2").text
     boxes(tree, raid5("md2"))
+    after_a_tick(client)
     assert POLLING not in client.get("/").text
     card = client.get("/ui/arrays/md2")
     assert card.status_code == 200 and POLLING not in card.text
@@ -94,6 +98,7 @@ def test_everything_from_proc_is_escaped(tree: KernelTree, client):
             f"      {RESHAPE.replace('reshape', 'recovery')}\n"
         )
     )
+    after_a_tick(client)
     for path in ("/", "/ui/arrays/md2"):
         html = client.get(path).text
         assert hostile not in html
@@ -121,6 +126,7 @@ def tunable_box(tree: KernelTree) -> None:
 
 def test_boost_plan_then_apply_then_revert_through_the_page_endpoints(tree: KernelTree, client):
     tunable_box(tree)
+    after_a_tick(client)
     assert 'aria-checked="false"' in client.get("/").text
     plan = client.post("/ui/boost/plan", headers=HTMX).text
     assert "Turn boost on?" in plan and "stripe_cache_size" in plan
@@ -132,6 +138,7 @@ def test_boost_plan_then_apply_then_revert_through_the_page_endpoints(tree: Kern
     assert 'role="switch" aria-checked="true"' in on
     assert tree.read("sys/block/md2/md/stripe_cache_size") == "16384\n"
     tree.write("sys/block/md2/md/stripe_cache_size", "4096")  # DSM or a person changes it
+    after_a_tick(client)
     assert "Changed outside mdboost: <strong>stripe_cache_size</strong>" in client.get("/").text
     off = client.post("/ui/revert", headers=HTMX).text
     assert 'aria-checked="false"' in off and 'id="runs" aria-labelledby="runs-h" hx-swap-oob' in off
@@ -193,6 +200,7 @@ def test_an_shr_expansion_shows_the_pool_as_one_job(tree: KernelTree, client):
     assert "Phase <strong>1 of 2</strong>" in html
     assert "md2 now" in html and "md3 waiting" in html
     boxes(tree, raid5("md2", RESHAPE))  # a single array's job: its own card says it all
+    after_a_tick(client)
     assert 'id="pool"' not in client.get("/").text
 
 
@@ -208,6 +216,7 @@ def test_a_failed_array_comes_first_even_before_a_running_one_and_says_what_to_d
 ):
     tree.md("md3", degraded="2")
     boxes(tree, raid5("md2", RESHAPE) + BROKEN_MD3)
+    after_a_tick(client)
     html = client.get("/").text
     assert (
         html.index('id="array-md3"') < html.index('id="array-md2"') < html.index('id="array-md0"')
@@ -239,6 +248,7 @@ def test_a_raid0_without_its_disk_is_failed_on_its_card_not_healthy(tree: Kernel
     """Issue 28: the headline said FAILED while the card folded into a "healthy" line."""
     tree.md("md4", array_state="broken")
     boxes(tree, raid5("md2") + UNPLUGGED_MD4)
+    after_a_tick(client)
     html = client.get("/").text
     assert "<title>md4 FAILED · mdboost" in html
     card = html.split('id="array-md4"')[0].rsplit("<", 1)[1] + html.split('id="array-md4"')[1]
