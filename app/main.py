@@ -65,7 +65,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.tuning_access = access.report_tuning_access(app.state.host)
-        conn, app.state.moved_aside = await asyncio.to_thread(_open_store, settings)
+        conn, moved_now = await asyncio.to_thread(_open_store, settings)
+        app.state.moved_aside = moved_now or await asyncio.to_thread(opening.last_moved_aside, conn)
         password = settings.password.get_secret_value() if settings.password else None
         try:
             if await asyncio.to_thread(note_env_password, conn, password, app.state.clock()):
@@ -81,7 +82,9 @@ def create_app(
             settings.keep_days or None,
         )
         tuner = app.state.tuner = Tuner.open(app.state.host, app.state.clock, settings)
-        app.state.reconcile = await asyncio.to_thread(tuner.reconcile)
+        app.state.reconcile = await asyncio.to_thread(
+            tuner.reconcile, moved_now.path if moved_now else None
+        )
         snapshot_builder = app.state.snapshot_builder = SnapshotBuilder(
             app.state.host, conn, tuner.lock
         )
@@ -164,7 +167,7 @@ def _open_store(settings: Settings) -> tuple[sqlite3.Connection, opening.MovedAs
         detail = {"path": str(moved.path), "reason": moved.reason}
         with db.write_transaction(conn):
             add_event(conn, moved.ts, None, None, "database_moved_aside", detail)
-    return conn, moved or opening.last_moved_aside(conn)
+    return conn, moved
 
 
 def _interval(settings: Settings) -> Callable[[Tick], float]:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from app.store import db, history
+from app.store.originals import OriginalKnob, Originals
 
 
 class JournaledChange(Protocol):
@@ -245,3 +246,51 @@ def _change_json(change: JournaledChange) -> dict[str, Any]:
         "from": change.from_value,
         "to": change.to_value,
     }
+
+
+def session_originals(conn: sqlite3.Connection, session_id: int) -> Originals:
+    """A session and its knobs as the originals file keeps them."""
+    session = conn.execute(
+        "SELECT id, started, preset, arrays FROM tuning_sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    return Originals(
+        session_id=session["id"],
+        started=session["started"],
+        preset=session["preset"],
+        arrays=tuple(json.loads(session["arrays"])),
+        knobs=tuple(
+            OriginalKnob(row["key"], row["knob"], row["target"], row["original"], row["desired"])
+            for row in session_knobs(conn, session_id)
+        ),
+    )
+
+
+def session_ended(conn: sqlite3.Connection, session_id: int) -> bool:
+    """Whether this database holds the session, ended: an originals file naming it is stale."""
+    row = conn.execute(
+        "SELECT ended IS NOT NULL FROM tuning_sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def restore_session(conn: sqlite3.Connection, found: Originals, source: str, now: float) -> int:
+    """Open again, in this database, a session found outside it (the originals file, a damaged
+    database moved aside); an event on each of its arrays says where it came from."""
+    with db.write_transaction(conn):
+        session_id = conn.execute(
+            "INSERT INTO tuning_sessions (started, preset, arrays) VALUES (?, ?, ?)",
+            (found.started, found.preset, json.dumps(list(found.arrays))),
+        ).lastrowid
+        assert session_id is not None
+        conn.executemany(
+            "INSERT OR IGNORE INTO tuning_knobs"
+            " (session_id, key, knob, target, original, desired) VALUES (?, ?, ?, ?, ?, ?)",
+            [(session_id, k.key, k.knob, k.target, k.original, k.desired) for k in found.knobs],
+        )
+        detail = {"source": source, "knobs": len(found.knobs), "preset": found.preset}
+        for array in found.arrays or (None,):
+            run = history.open_run(conn, array) if array else None
+            history.add_event(
+                conn, now, array, run["id"] if run else None, "session_restored", detail
+            )
+    return session_id

@@ -2,6 +2,7 @@
 
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
 from app.config import Settings
 from app.kernel.host import Host
@@ -19,7 +20,7 @@ from app.tuning.schedule.daily import local_zone
 from app.tuning.schedule.scheduler import Scheduler
 from app.tuning.session.apply import Applier
 from app.tuning.session.policy import Policy
-from app.tuning.session.reconcile import reconcile
+from app.tuning.session.reconcile import Recovery, reconcile, recover
 
 
 class Tuner:
@@ -45,6 +46,7 @@ class Tuner:
         self.scheduler = Scheduler(self.applier, self.plan, *local_zone(settings.tz))
         self.autotuner = AutoTuner(self.applier, settings)
         self.latest: Tick | None = None  # the sampler's last tick: what auto-tune starts from
+        self.recovery: Recovery | None = None  # a session start-up found outside the database
         self.operation = self.applier.operation
         self.lock = self.applier.lock
 
@@ -97,8 +99,10 @@ class Tuner:
             self.scheduler.note_manual()
             return result
 
-    def reconcile(self) -> str | None:
-        """At start-up: the open session as the journal says, then a sweep a crash cut short."""
+    def reconcile(self, moved_aside: Path | None = None) -> str | None:
+        """At start-up: a session the database lost (`moved_aside`: the damaged file this start
+        moved), the open session as the journal says, then a sweep a crash cut short."""
+        self.recovery = recover(self.applier, moved_aside)
         done = reconcile(self.applier, self.policy)
         with self.applier.exclusive(wait=True):
             self.autotuner.recover()

@@ -22,6 +22,7 @@ from app.store import history
 from app.store.opening import MovedAside
 from app.tuning import view as tuning_view
 from app.tuning.autotune.record import setting_label
+from app.tuning.session.reconcile import Recovery
 from app.tuning.tuner import Tuner
 from app.web import security
 from app.web.deps import get_settings, get_tuning_access
@@ -32,10 +33,21 @@ PAST_RUNS = 20
 MARKER_EVENTS = ("apply", "revert", "autotune", "clock_step")
 
 
-def store(settings: Settings, sampler: Sampler, moved_aside: MovedAside | None) -> dict[str, Any]:
-    """The footer's retention and database size, and a damaged file moved aside at start: all
-    as the sampler's maintenance and the start-up found them (no file is opened here)."""
-    return {"keep_days": settings.keep_days, "size": sampler.size, "moved_aside": moved_aside}
+def store(
+    settings: Settings,
+    sampler: Sampler,
+    moved_aside: MovedAside | None,
+    recovery: Recovery | None = None,
+) -> dict[str, Any]:
+    """The footer's retention and database size, a damaged file moved aside at start and a
+    session start-up found outside the database: all as the sampler's maintenance and the
+    start-up found them (no file is opened here)."""
+    return {
+        "keep_days": settings.keep_days,
+        "size": sampler.size,
+        "moved_aside": moved_aside,
+        "recovery": recovery,
+    }
 
 
 def diagnoses(snapshot: Snapshot) -> dict[str, Any]:

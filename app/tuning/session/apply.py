@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from app.config import Settings
@@ -20,7 +20,7 @@ from app.kernel.knobs import CATALOGUE, SYSTEM, read_knob
 from app.live.knobs import journaled_knobs
 from app.live.snapshot import KnobNow
 from app.shapes.tuning import Restored, TuningDone
-from app.store import journal
+from app.store import journal, originals
 from app.tuning.errors import TuningError
 from app.tuning.planning.plan import KnobChange, KnobPlan
 from app.tuning.session.revert import (
@@ -112,6 +112,8 @@ class Applier:
         self.unrecorded: UnrecordedRevert | None = None
         # The present listens here, so that a page shows a write's own read-back at once.
         self.on_write: OnWrite | None = None
+        # The open session's originals, outside SQLite: they outlive a damaged database.
+        self.originals_path = originals.path_beside(settings.db)
 
     @contextmanager
     def exclusive(self, wait: bool) -> Iterator[None]:
@@ -140,9 +142,26 @@ class Applier:
         if pending is None or not record_revert(self.conn, pending):
             return  # nothing waits, or still no room: the next tick tries again
         self.unrecorded = None
+        self._forget_originals()
         log.info(
             "journaled the revert of session %d, which waited for disk space", pending.session_id
         )
+
+    def keep_originals(self, session_id: int, writing: list[KnobChange] | None = None) -> None:
+        """Copy the session's originals to their own file, flushed to disk, with the values
+        `writing` is about to put in the kernel as the desired ones."""
+        found = journal.session_originals(self.conn, session_id)
+        desired = {change.key: change.to_value for change in writing or []}
+        knobs = tuple(replace(k, desired=desired.get(k.key, k.desired)) for k in found.knobs)
+        originals.write(self.originals_path, replace(found, knobs=knobs))
+
+    def _forget_originals(self) -> None:
+        """The session's revert is journaled: its originals file goes (or, if that fails, the
+        next start finds the session ended in the journal and drops the file then)."""
+        try:
+            originals.remove(self.originals_path)
+        except OSError as error:
+            log.warning("cannot remove %s: %s", self.originals_path, error.strerror or error)
 
     # ---- apply
     def apply(self, name: str, plan: KnobPlan, step: str | None = None) -> TuningDone:
@@ -160,6 +179,15 @@ class Applier:
             raise JournalUnavailable(
                 f"nothing was changed: the originals must be journaled first, and the tuning "
                 f"journal cannot be written ({error})"
+            ) from None
+        try:
+            self.keep_originals(session_id, changes)
+        except (OSError, sqlite3.Error) as error:
+            reason = getattr(error, "strerror", None) or str(error)
+            self._abandon(session_id, op_id, f"the originals file cannot be written: {reason}")
+            raise JournalUnavailable(
+                f"nothing was changed: the originals must be saved first, and "
+                f"{self.originals_path} cannot be written ({reason})"
             ) from None
         self._crash_point("after_journal")
         written: list[KnobChange] = []
@@ -201,6 +229,9 @@ class Applier:
             journal.abandon_apply(self.conn, session_id, op_id, message, self.clock())
         except sqlite3.Error as error:
             log.error("cannot journal a rolled-back apply (%s): reconciled at next start", error)
+            return
+        if journal.open_session(self.conn) is None:
+            self._forget_originals()
 
     def _write(self, change: KnobChange, value: str, restoring: bool = False) -> None:
         """Write one knob. Values from users and presets must lie in the catalogue's range;
@@ -329,6 +360,8 @@ class Applier:
                 )
                 log.error("reverted %d knobs, but cannot journal it: %s", len(restored), error)
                 raise JournalUnavailable(unrecorded_message(self.unrecorded, str(error))) from None
+        if not errors:
+            self._forget_originals()
         self._written(read_back)
         if errors:
             log.error(

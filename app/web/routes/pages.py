@@ -19,6 +19,7 @@ from app.web.deps import (
     get_moved_aside,
     get_sampler,
     get_settings,
+    get_tuner,
 )
 from app.web.errors import call_tuning, message_of
 from app.web.headline import headline
@@ -50,7 +51,12 @@ def _page(
         "demo": get_settings(request).demo,
         "diagnoses": views.diagnoses(snapshot),
         "plan_section": planning.section(snapshot, conn, now),
-        "store": views.store(get_settings(request), get_sampler(request), get_moved_aside(request)),
+        "store": views.store(
+            get_settings(request),
+            get_sampler(request),
+            get_moved_aside(request),
+            get_tuner(request).recovery,
+        ),
     }
     regions = _regions(snapshot, conn, now, boost)
     for card in regions["cards"]:  # the no-JS picture: only whole pages carry the chart
