@@ -12,6 +12,7 @@ print figures). Run from the repository root:
 """
 
 import argparse
+import itertools
 import math
 import os
 import platform
@@ -27,13 +28,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from app.config import Settings
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from app.live import process_io, sampler
+from app.live.snapshot_builder import SnapshotBuilder
 from app.md import mdstat
 from app.resources import SOURCE_ROOT, data_dir
 from app.simulator import box, layout
-from app.store import db, rollup
+from app.store import db, journal, rollup
+from app.tuning.tuner import Tuner
 
 # tests.server: the same child-process server the end-to-end tests use.
 sys.path.insert(0, str(SOURCE_ROOT))
@@ -211,6 +215,50 @@ def bench_sampler_tick(work: Path, ticks: int = 500) -> list[Figure]:
         ),
         io_scan_figure(),
     ]
+
+
+def bench_session_tick(work: Path, ticks: int = 500) -> list[Figure]:
+    """The whole tick as the server runs it (sample, present, tuner) while the boost session is
+    open against while none is: drift, effects and the never-slower comparison are the open
+    session's own work. Blocks of ticks with and without boost alternate (A B B A ...)."""
+    sim = box.Simulator(work / "session-tree")
+    sim.state.next_burst = sim.state.sim_time + 10 * DAY_S  # no burst: the same work either way
+    settings = Settings(
+        proc_root=sim.root / "proc", sys_root=sim.root / "sys", db=work / "session.db"
+    )
+    conn = db.connect(settings.db)
+    db.migrate(conn, data_dir("migrations"))
+    host = Host(settings.proc_root, settings.sys_root)
+    clock = lambda: sim.state.sim_time  # noqa: E731
+    sampling = sampler.Sampler(host, conn, clock)
+    tuner = Tuner.open(host, clock, settings)
+    present = SnapshotBuilder(host, conn, tuner.lock)
+    tuner.applier.on_write = present.after_write
+    block = max(ticks // 8, 5)
+    cpu_ms: dict[bool, list[float]] = {False: [], True: []}
+    for boosted in itertools.islice(itertools.cycle((False, True, True, False)), 8):
+        session_open = journal.open_session(tuner.conn) is not None
+        if boosted and not session_open:
+            tuner.apply("boost")
+        elif not boosted and session_open:
+            tuner.revert()
+        for _ in range(block):
+            sim.advance(TICK_S)
+            start = time.process_time()
+            tick = sampling.sample_once()
+            present.update(tick)
+            tuner.on_tick(tick, present.snapshot)
+            cpu_ms[boosted].append((time.process_time() - start) * 1000)
+    conn.close()
+    tuner.conn.close()
+    idle, session = statistics.fmean(cpu_ms[False]), statistics.fmean(cpu_ms[True])
+    how = (
+        f"time.process_time() around Sampler.sample_once(), SnapshotBuilder.update() and "
+        f"Tuner.on_tick() on a Simulator tree (md2 reshaping, 5 s between ticks), {block}-tick "
+        f"blocks A B B A x2: {idle:.2f} ms a tick with no session, {session:.2f} ms with boost "
+        "open"
+    )
+    return [Figure("tick CPU with boost open minus none, mean", session - idle, 1.0, "ms", how)]
 
 
 def io_scan_figure(rounds: int = 20) -> Figure:
@@ -668,6 +716,7 @@ def main() -> int:
             figures.append(bench_parse())
         if args.only in (None, "tick"):
             figures.extend(bench_sampler_tick(work, scale.ticks))
+            figures.extend(bench_session_tick(work, scale.ticks))
         if args.only is None:
             server_figures, notes = bench_server(work, scale.rounds, scale.history_days)
             figures.extend(server_figures)

@@ -41,6 +41,24 @@ SMOKE: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
         "best: stripe_cache_size",
         (REALKERNEL,),
     ),
+    "bench_boost.py": (
+        [
+            "--kinds",
+            "defaults boost",
+            "--each",
+            "1",
+            "--disk-mib",
+            "256",
+            "--retries",
+            "0",
+            "--max-load-per-core",
+            "1000",
+            "--kernel",
+            "6.1",
+        ],
+        "clean of 2 trials",
+        (REALKERNEL,),
+    ),
 }
 # Scripts that measure nothing: they record fixtures, take screenshots or set up the checkout.
 NOT_BENCHMARKS = {

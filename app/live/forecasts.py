@@ -11,7 +11,7 @@ from app.live import array_view
 from app.live.snapshot import Snapshot
 from app.md import mdstat
 from app.shapes import Body
-from app.store import effects, history, journal
+from app.store import effects, history, journal, slower
 
 BOOST_PRESET = "boost"
 # An SHR pool's arrays reshape one after another: a run that completed this long before the
@@ -120,8 +120,11 @@ def _boost_estimate(
     untuned: float | None,
     boost_max: float | None,
 ) -> boost.BoostEstimate | None:
-    """From this array's measured boost; else from another array of the same SHR pool, which
-    sits on the same disks (md2's x5 says more about md3 than any model); else the physics."""
+    """From this box's own measurements once it has them: this array's measured boost; else
+    another array's of the same SHR pool, which sits on the same disks (md2's x5 says more about
+    md3 than any model); else a boost mdboost put back here for making a sync slower; else
+    boost measured over the untuned pace of any array of this box. Without any, the physics:
+    the limits, md's thread near a full core, or the clean bench of this kernel (boost.py)."""
     ratio = effects.latest_ratio(conn, BOOST_PRESET, name)
     if ratio is not None:
         return boost.boost_forecast(fc, ratio, untuned_speed=untuned)
@@ -130,6 +133,14 @@ def _boost_estimate(
         if ratio is not None:
             on = f"{sibling}, on the same disks"
             return boost.boost_forecast(fc, ratio, measured_on=on, untuned_speed=untuned)
+    put_back = slower.latest(conn, BOOST_PRESET)
+    if put_back is not None:
+        on = f"{put_back.array} of this box, where mdboost put it back"
+        return boost.boost_forecast(fc, put_back.ratio, measured_on=on, untuned_speed=untuned)
+    elsewhere = effects.latest_measured(conn, BOOST_PRESET)
+    if elsewhere is not None and elsewhere["untuned"]:
+        on = f"{elsewhere['array']} of this box"
+        return boost.boost_forecast(fc, elsewhere["ratio"], measured_on=on, untuned_speed=untuned)
     disks = history.last_sync_pace(conn, name)
     found = boost.boost_forecast(
         fc,
@@ -140,16 +151,12 @@ def _boost_estimate(
         kernel_release=snapshot.kernel_release,
         cpu_bound=_cpu_bound(snapshot, name),
     )
-    elsewhere = effects.latest_measured(conn, BOOST_PRESET)
     if found is None or elsewhere is None:
         return found
-    # Boost was measured on this box, but not in a way that scales this run's untuned pace: say
-    # so, never "boost has not been measured" (issue 25).
+    # Boost was measured on this box, but only over settings already tuned, which says nothing
+    # of its gain over the untuned pace: say so, never "boost has not been measured".
     measured = f"×{elsewhere['ratio']:.1f} on {elsewhere['array']}"
-    if elsewhere["untuned"]:
-        note = f"boost measured {measured}, a different array"
-    else:
-        note = f"boost measured {measured} over settings already tuned, not over the untuned pace"
+    note = f"boost measured {measured} over settings already tuned, not over the untuned pace"
     return dataclasses.replace(found, why=f"{found.why}; {note}")
 
 

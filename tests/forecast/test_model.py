@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from app.forecast.boost import MODEL_BOOST_BY_KERNEL, MODEL_BOOST_RATIO, boost_forecast
+from app.forecast.boost import CLEAN_BENCH, MODEL_BOOST_RATIO, boost_forecast
 from app.forecast.model import STALL_S, Forecast, ProgressSample, RunProgress, forecast
 from app.forecast.physics import (
     KNEE_BY_KERNEL,
@@ -735,51 +735,60 @@ def test_boost_of_a_disk_bound_run_uses_the_real_kernel_figure() -> None:
     estimate = boost_forecast(run.forecast(), boost_max=400_000)
     assert estimate is not None and estimate.source == "model"
     assert estimate.ratio == MODEL_BOOST_RATIO
-    assert estimate.why.startswith("the disks set the pace, and a larger stripe cache")
+    assert estimate.why.startswith("the disks set the pace, and boost made HDD-like disks")
     assert estimate.low < estimate.eta < estimate.high  # type: ignore[operator]
     assert boost_forecast(forecast([])) is None
 
 
-def test_the_disk_bound_figure_is_the_kernel_generations_own() -> None:
-    """Issue 29: 6.1 has its own measured stripe-cache figure and 6.12 its own boost figure
-    (1.29x over two trials); 5.10's grows were held by md's raid5 thread under emulation, so it
-    gets 6.1's and says why (the issue's 1.44x did not reproduce: 0.97x); a generation never
-    measured gets 6.1's and says so."""
+def test_the_disk_bound_figure_is_the_clean_bench_of_the_kernel_and_names_it() -> None:
+    """A generation with clean trials (host load under 1.5 per core) gets its own figure, with
+    its release and date; one without gets 6.1's and says it is not yet measured cleanly,
+    never a figure measured while the build machine was busy (5.10's 0.87x was one)."""
     run = RunProgress()
     feed(run, steady(600, 8_000), DSM)
-    on_510 = boost_forecast(run.forecast(), kernel_release="5.10.0-32-amd64")
     on_61 = boost_forecast(run.forecast(), kernel_release="6.1.0-56-amd64")
-    on_612 = boost_forecast(run.forecast(), kernel_release="6.12.117+deb13-amd64")
-    assert on_510 is not None and on_61 is not None and on_612 is not None
-    assert "5.10" not in MODEL_BOOST_BY_KERNEL and on_510.ratio == MODEL_BOOST_RATIO
-    assert "on Linux 5.10 it could not be measured: its grows were held by md's raid5" in (
-        on_510.why
+    assert on_61 is not None and on_61.ratio == CLEAN_BENCH["6.1"].ratio == 1.29
+    assert on_61.why == (
+        "the disks set the pace, and boost made HDD-like disks ×1.29 faster on Linux 6.1.0-56 "
+        "(clean bench, 2026-11-26)"
     )
-    assert on_61.ratio == MODEL_BOOST_BY_KERNEL["6.1"]
-    assert on_612.ratio == MODEL_BOOST_BY_KERNEL["6.12"] != MODEL_BOOST_RATIO
-    assert "boost made HDD-like disks ×1.29 faster on Linux 6.12" in on_612.why
-    on_66 = boost_forecast(run.forecast(), kernel_release="6.6.30-amd64")
-    assert on_66 is not None and on_66.ratio == MODEL_BOOST_RATIO
-    assert "not measured on 6.6" in on_66.why
+    for release, generation in (("6.12.117+deb13-amd64", "6.12"), ("6.6.30-amd64", "6.6")):
+        other = boost_forecast(run.forecast(), kernel_release=release)
+        assert other is not None and other.ratio == MODEL_BOOST_RATIO
+        assert other.why.endswith(f"; Linux {generation} is not yet measured cleanly)")
     assert kernel_generation("4.4.302+") == "4.4" and kernel_generation(None) is None
 
 
 def test_a_grow_held_by_an_md_thread_near_a_full_core_is_not_offered_boost() -> None:
-    """Issue 29: with md0_raid5 at 84-98 % of a core (5.10 under emulation) a stripe cache of
-    16384 ran 0.97-1.08x and boost 0.87x: where the diagnosis says the CPU holds the run, the model
-    promises nothing; a speed limit that holds it is still lifted by boost."""
+    """With md0_raid5 at 87-98 % of a core (QEMU held to 0.6 of a host core, 5.10) boost made
+    the grow slower, 0.80x: where the diagnosis says the CPU holds the run, nothing is promised;
+    a speed limit that holds it is still lifted by boost."""
     run = RunProgress()
     feed(run, steady(600, 8_000), DSM)
     estimate = boost_forecast(run.forecast(), cpu_bound=("md0_raid5", 0.93))
     assert estimate is not None and not estimate.helps and estimate.eta is None
     assert estimate.why == (
         "md0_raid5 uses 93% of a CPU core: the CPU sets the pace, and a larger stripe cache made "
-        "such a grow no faster (Linux 5.10: ×0.97-1.08): boost would not make it faster"
+        "such a grow slower (Linux 5.10 with QEMU held to 0.6 of a core: boost ×0.80): boost "
+        "would not make it faster"
     )
     held = RunProgress()
     feed(held, steady(600, 5_000), Limits(1_000, 5_000, 256))
     lifted = boost_forecast(held.forecast(), boost_max=200_000, cpu_bound=("md0_raid5", 0.93))
     assert lifted is not None and lifted.source == "limit" and lifted.helps
+
+
+def test_a_boost_measured_slower_here_is_not_offered_again() -> None:
+    run = RunProgress()
+    feed(run, steady(600, 8_000), DSM)
+    estimate = boost_forecast(
+        run.forecast(), 0.8, measured_on="md2 of this box, where mdboost put it back"
+    )
+    assert estimate is not None and not estimate.helps and estimate.source == "measured"
+    assert estimate.why == (
+        "it measured ×0.8 on md2 of this box, where mdboost put it back: boost did not make it "
+        "faster here"
+    )
 
 
 def test_a_min_above_the_max_is_the_ceiling() -> None:

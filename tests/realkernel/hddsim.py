@@ -10,7 +10,10 @@ fixed handshake, simple replies) and holds every answer for the time the mechani
 one request at a time per disk, nearest first among those queued (as a disk's command queue
 does; the oldest goes first once it has waited a second).
 
-    python3 hddsim.py SOCKET NAME=IMAGE [NAME=IMAGE ...]
+    python3 hddsim.py [--media OUTER-INNER] SOCKET NAME=IMAGE [NAME=IMAGE ...]
+
+--media 250-150: a NAS disk's zoned media rate in MB/s, the outer edge's first (a 7200 rpm
+3.5" disk of today: 250 at the start of the disk, 150 at its end); without it, a flat 60 MB/s.
 
 QEMU attaches one with -blockdev driver=nbd,server.type=unix,server.path=SOCKET,export=NAME.
 """
@@ -44,24 +47,41 @@ STARVED_S = 1.0
 
 @dataclass(frozen=True)
 class Mechanics:
-    """A 7200 rpm disk with its write cache off, its media rate scaled to what TCG can feed."""
+    """A 7200 rpm disk with its write cache off, its media rate scaled to what TCG can feed, or
+    (inner_rate_bytes_s set) a NAS disk's zoned rate: outer tracks hold more sectors per turn,
+    so the rate falls linearly from rate_bytes_s at the disk's start to the inner rate at its end."""
 
     rate_bytes_s: float = 60e6
     rpm: int = 7200
     seek_min_s: float = 0.001  # track to track
     seek_max_s: float = 0.015  # full stroke
+    inner_rate_bytes_s: float | None = None
+
+    def rate_at(self, offset: int, capacity: int) -> float:
+        """Bytes per second under the head at byte `offset`."""
+        if self.inner_rate_bytes_s is None:
+            return self.rate_bytes_s
+        share = min(max(offset / capacity, 0.0), 1.0)
+        return self.rate_bytes_s + (self.inner_rate_bytes_s - self.rate_bytes_s) * share
 
     def service_s(self, head: int, offset: int, length: int, capacity: int) -> float:
         """Seconds one request takes with the head at byte `head`."""
-        transfer = length / self.rate_bytes_s
+        rate = self.rate_at(offset, capacity)
+        transfer = length / rate
         gap = offset - head
         if gap == 0:
             return transfer
         travel = math.sqrt(min(abs(gap) / capacity, 1.0))
         seek = self.seek_min_s + (self.seek_max_s - self.seek_min_s) * travel + 30 / self.rpm
         if gap > 0:  # a short skip forward is cheaper as waiting for the platter to turn past it
-            return min(gap / self.rate_bytes_s, seek) + transfer
+            return min(gap / rate, seek) + transfer
         return seek + transfer
+
+
+def nas_disk(outer_mb_s: float, inner_mb_s: float) -> Mechanics:
+    """A 7200 rpm NAS disk (seeks of 1 ms track to track, 15 ms full stroke, half a turn 4.2 ms)
+    with a zoned media rate, MB/s at the outer and the inner edge."""
+    return Mechanics(rate_bytes_s=outer_mb_s * 1e6, inner_rate_bytes_s=inner_mb_s * 1e6)
 
 
 @dataclass
@@ -213,10 +233,17 @@ def report(disks: dict[str, Disk]) -> None:
 
 
 async def serve(
-    socket_path: Path, images: dict[str, Path], stop: asyncio.Event, report_s: float = math.inf
+    socket_path: Path,
+    images: dict[str, Path],
+    stop: asyncio.Event,
+    report_s: float = math.inf,
+    mechanics: Mechanics | None = None,
 ) -> dict[str, Disk]:
     """Serve the images as NBD exports on socket_path until stop is set; the disks, with counts."""
-    disks = {name: Disk(path, path.stat().st_size) for name, path in images.items()}
+    disks = {
+        name: Disk(path, path.stat().st_size, mechanics or Mechanics())
+        for name, path in images.items()
+    }
     workers = [asyncio.create_task(disk.serve()) for disk in disks.values()]
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -241,19 +268,27 @@ async def serve(
     return disks
 
 
-async def _serve_until_terminated(socket_path: Path, images: dict[str, Path]) -> None:
+async def _serve_until_terminated(
+    socket_path: Path, images: dict[str, Path], mechanics: Mechanics
+) -> None:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    await serve(socket_path, images, stop, report_s=10.0)
+    await serve(socket_path, images, stop, report_s=10.0, mechanics=mechanics)
 
 
 def main(argv: list[str]) -> int:
+    mechanics = Mechanics()
+    if argv and argv[0] == "--media":
+        outer, _, inner = argv[1].partition("-")
+        mechanics = nas_disk(float(outer), float(inner or outer))
+        argv = argv[2:]
+    print(f"hddsim: {mechanics}", flush=True)
     socket_path = Path(argv[0])
     images = {}
     for spec in argv[1:]:
         name, _, image = spec.partition("=")
         images[name] = Path(image)
-    asyncio.run(_serve_until_terminated(socket_path, images))
+    asyncio.run(_serve_until_terminated(socket_path, images, mechanics))
     return 0
 
 

@@ -540,13 +540,18 @@ def _accelerator() -> list[str]:
     return ["-accel", "tcg,thread=multi,tb-size=512", "-cpu", "max"]
 
 
-def _start_disk_server(directory: Path, images: Sequence[Path]) -> subprocess.Popen[bytes]:
-    """hddsim.py serving the images as d0, d1, ... on directory/hdd.sock, once it listens."""
+def _start_disk_server(
+    directory: Path, images: Sequence[Path], media_mb_s: tuple[float, float] | None = None
+) -> subprocess.Popen[bytes]:
+    """hddsim.py serving the images as d0, d1, ... on directory/hdd.sock, once it listens;
+    `media_mb_s` (outer, inner): a NAS disk's zoned media rate instead of hddsim's flat 60 MB/s."""
     socket_path = directory / "hdd.sock"
     specs = [f"d{i}={img}" for i, img in enumerate(images)]
+    media = ["--media", f"{media_mb_s[0]:g}-{media_mb_s[1]:g}"] if media_mb_s else []
+    script = str(Path(__file__).with_name("hddsim.py"))
     with (directory.parent / "hddsim.log").open("wb") as log_file:  # the server keeps its own
         server = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("hddsim.py")), str(socket_path), *specs],
+            [sys.executable, script, *media, str(socket_path), *specs],
             stdout=log_file,
             stderr=subprocess.STDOUT,
         )
@@ -568,6 +573,8 @@ def boot(
     drive_opts: str = "",
     drive_opts_by_disk: Sequence[str] = (),
     spinning: bool = False,
+    media_mb_s: tuple[float, float] | None = None,
+    cpu_cores: float | None = None,
     memory_mib: int = 3072,
     smp: int = 2,
     timeout_s: float = 900,
@@ -580,7 +587,9 @@ def boot(
     "throttling.bps-total=60000000,throttling.iops-total=120"; drive_opts_by_disk[i], where
     given and not empty, to disk i's alone (one slow member among fast ones). spinning=True serves
     the disks through hddsim.py instead, whose answers take as long as a hard disk's head travel
-    (drive options do not apply there).
+    (drive options do not apply there; `media_mb_s`, outer and inner: a NAS disk's zoned media
+    rate). `cpu_cores` holds QEMU to that share of one host core (a cgroup quota), as a weak NAS
+    CPU would hold md's thread.
     """
     if shutil.which("qemu-system-x86_64") is None:
         raise HarnessUnavailable("qemu-system-x86_64 is not installed")
@@ -606,7 +615,7 @@ def boot(
             # NAS kernel does its disks (with a queue per vCPU it would pick "none").
             device += ",num-queues=1"
         drives += ["-drive", attach, "-device", device]
-    disk_server = _start_disk_server(run_dir / "disks", images) if spinning else None
+    disk_server = _start_disk_server(run_dir / "disks", images, media_mb_s) if spinning else None
     shares = [
         "-fsdev",
         f"local,id=io,path={run_dir},security_model=none",
@@ -655,6 +664,8 @@ def boot(
             proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT
             )
+            if cpu_cores is not None:
+                hold_to_cores(proc.pid, cpu_cores)
             if attempt == 2 or _reached_ready(proc, run_dir / "console.log"):
                 try:
                     proc.wait(timeout=timeout_s)
@@ -678,6 +689,26 @@ def boot(
         if line.startswith("VM: ready uptime="):
             ready = float(line.split("=")[1].split()[0])
     return GuestRun(run_dir=run_dir, rc=rc, wall_s=wall, ready_s=ready, console=console_text)
+
+
+CPU_CGROUP = Path("/sys/fs/cgroup/cpu/mdboost-vm")  # cgroup v1's cpu controller
+CPU_CGROUP_V2 = Path("/sys/fs/cgroup/mdboost-vm")
+QUOTA_PERIOD_US = 100_000
+
+
+def hold_to_cores(pid: int, cores: float) -> None:
+    """Put process `pid` (QEMU, all its threads) in a cgroup whose CPU quota is `cores` of one
+    host core per 100 ms (cgroup v1's cpu.cfs_quota_us, else v2's cpu.max)."""
+    quota = int(cores * QUOTA_PERIOD_US)
+    if CPU_CGROUP.parent.is_dir():
+        CPU_CGROUP.mkdir(exist_ok=True)
+        (CPU_CGROUP / "cpu.cfs_period_us").write_text(f"{QUOTA_PERIOD_US}\n")
+        (CPU_CGROUP / "cpu.cfs_quota_us").write_text(f"{quota}\n")
+        (CPU_CGROUP / "cgroup.procs").write_text(f"{pid}\n")
+        return
+    CPU_CGROUP_V2.mkdir(exist_ok=True)
+    (CPU_CGROUP_V2 / "cpu.max").write_text(f"{quota} {QUOTA_PERIOD_US}\n")
+    (CPU_CGROUP_V2 / "cgroup.procs").write_text(f"{pid}\n")
 
 
 def _reached_ready(proc: subprocess.Popen[bytes], console: Path) -> bool:

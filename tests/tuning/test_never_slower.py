@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from app.live import forecasts
+from app.live.snapshot_builder import SnapshotBuilder
 from app.notify import messages
 from app.notify.events import detect
 from app.notify.observation import EventRules, Slower, TickFacts
@@ -55,6 +57,12 @@ def test_a_boost_that_slows_the_reshape_is_put_back_said_and_remembered(
     # The boost panel says it while the reshape runs.
     assert tuning["slower"]["array"] == "md2" and tuning["slower"]["ratio"] == pytest.approx(0.8)
     assert tuning["slower"]["sentence"] == reason
+    # The estimate shown before the next press comes from this measurement, and promises nothing.
+    present = SnapshotBuilder(nas.tuner.host, nas.tuner.conn)
+    present.update(nas.tick())
+    view = forecasts.array_eta(present.snapshot, nas.tuner.conn, "md2", nas.clock.now)
+    assert view.boost is not None and view.boost.source == "measured"
+    assert not view.boost.helps and view.boost.ratio < 0.9
     # Judged once: the ticks after the revert find nothing more to put back.
     nas.run(60)
     assert events(nas, "slower") == ["md2"] and events(nas, "revert") == ["md2"]

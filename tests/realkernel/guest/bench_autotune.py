@@ -21,6 +21,7 @@ another). Results go to $OUT/bench.json.
 import json
 import os
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,22 @@ ROUNDS = int(os.environ.get("ROUNDS", "1"))
 SERVER = os.environ.get("SERVER", "1") == "1"
 SAMPLE_S = os.environ.get("SAMPLE_S", "1")  # mdboost's tick in the guest (the box's: 5 s busy)
 READER = os.environ.get("READER", "0") == "1"
+# READER_DUTY="20/60": the reader reads 20 s of every 60 s (other I/O that comes and goes).
+
+
+def duty_cycle() -> tuple[float, float] | None:
+    """READER_DUTY as (on, period) seconds; None: the reader reads all the time."""
+    text = os.environ.get("READER_DUTY", "")
+    if not text:
+        return None
+    on, period = text.split("/")
+    return float(on), float(period)
+
+
+DUTY = duty_cycle()
+# Seconds into the grow before boost is pressed: 0 right after it starts; later, mdboost knows
+# the pace before the press and can compare (app/tuning/session/never_slower.py).
+PRESS_AFTER_S = float(os.environ.get("PRESS_AFTER_S", "0"))
 # "defaults", stripe cache values, and "autotune", in the order they run.
 PLAN = os.environ.get("PLAN", "defaults 1024 4096 16384 32768 autotune").split()
 # Auto-tune's step lengths, scaled to a reshape of minutes (a NAS's takes days: the defaults
@@ -183,10 +200,11 @@ class CpuWatch:
 
 def trial(kind: str, number: int, server_pid: int | None) -> dict[str, Any]:
     dsm_array_with_a_new_disk()
-    reader = Reader("/dev/md0")
+    reader = Reader("/dev/md0", DUTY)
     if READER:
         reader.start()
     stats_before = diskstats()
+    seen_slower = len(slower_rows()) if kind == "boost" else 0
     cpu = CpuWatch(server_pid)
     started = time.monotonic()
     cache, _, threads = kind.partition("+threads")
@@ -203,6 +221,9 @@ def trial(kind: str, number: int, server_pid: int | None) -> dict[str, Any]:
     elif kind == "boost":
         wait_for(lambda: api_action("md0") == "reshape", "the sampler to see the reshape", 60, 1)
         knobs_before = knobs()
+        while time.monotonic() - started < PRESS_AFTER_S and running_action("md0") != "idle":
+            cpu.poll()
+            time.sleep(0.5)  # a sampling interval, as in the loop below
         api("POST", "/api/boost", {"on": True})
     elif kind == "floor":  # boost's limits alone, the stripe cache left as mdadm left it
         md_path("md0", "sync_speed_max").write_text("2000000\n")
@@ -232,6 +253,7 @@ def trial(kind: str, number: int, server_pid: int | None) -> dict[str, Any]:
     per_device_kib = int(Path("/sys/block/md0/md/component_size").read_text())
     if kind == "autotune":
         sweep = sweep or _sweep_over()
+    found_slower = put_back(slower_rows()[seen_slower:]) if kind == "boost" else None
     if knobs_before is not None:  # mdboost reverts by itself when the reshape ends
         wait_for(lambda: not api("GET", "/api/tuning")["active"], "the revert", 60, 0.5)
         after = knobs()
@@ -250,6 +272,9 @@ def trial(kind: str, number: int, server_pid: int | None) -> dict[str, Any]:
             round(per_device_kib * 1024 * KNEE / knee_s / 1e6, 2) if knee_s else None
         ),
         "reader_mb_s": round(reader.bytes / seconds / 1e6, 2) if READER else None,
+        "reader_duty": list(DUTY) if READER and DUTY else None,
+        "press_after_s": PRESS_AFTER_S if kind == "boost" else None,
+        "put_back": found_slower,
         "stripe_cache_at_grow": at_grow,
         "diskstats": diskstat_delta(stats_before, stats_after),
         "mdboost": SERVER,
@@ -265,6 +290,34 @@ def trial(kind: str, number: int, server_pid: int | None) -> dict[str, Any]:
         }
     say(json.dumps({k: v for k, v in result.items() if k != "sweep"}))
     return result
+
+
+def slower_rows() -> list[tuple[Any, ...]]:
+    """mdboost's findings of a preset that made a grow slower (its never-slower rule): paces
+    before and after, noise, md's busiest thread then, from its database."""
+    conn = sqlite3.connect("file:/tmp/mdboost/mdboost.db?mode=ro", uri=True)
+    try:
+        return conn.execute(
+            "SELECT before_kb_s, after_kb_s, noise_kb_s, md_thread, md_thread_cores"
+            " FROM slower_presets ORDER BY id"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def put_back(rows: list[tuple[Any, ...]]) -> dict[str, Any] | None:
+    """The trial's finding, when mdboost put boost back during it; None when it kept boost."""
+    if not rows:
+        return None
+    before, after, noise, thread, cores = rows[-1]
+    return {
+        "ratio": round(after / before, 2),
+        "before_kb_s": round(before),
+        "after_kb_s": round(after),
+        "noise_kb_s": round(noise),
+        "md_thread": thread,
+        "md_thread_cores": cores,
+    }
 
 
 def _sweep_over() -> dict[str, Any] | None:

@@ -48,19 +48,35 @@ DSM_READ_AHEAD_KB = "384"
 
 
 class Reader(threading.Thread):
-    """Reads the array front to back, again and again, bypassing the page cache."""
+    """Reads the array front to back, again and again, bypassing the page cache; with `duty`
+    (on, period) in seconds, only `on` seconds of every `period` (Plex, an indexer, a backup)."""
 
-    def __init__(self, device: str) -> None:
+    def __init__(self, device: str, duty: tuple[float, float] | None = None) -> None:
         super().__init__(daemon=True)
         self.device = device
+        self.duty = duty
         self.bytes = 0
         self.stop = threading.Event()
+
+    def reading(self, started: float) -> bool:
+        """Whether this moment is in the reading part of the duty cycle (wait out the rest)."""
+        if self.duty is None:
+            return True
+        on, period = self.duty
+        into = (time.monotonic() - started) % period
+        if into < on:
+            return True
+        self.stop.wait(period - into)
+        return False
 
     def run(self) -> None:
         fd = os.open(self.device, os.O_RDONLY | os.O_DIRECT)
         buffer = mmap.mmap(-1, 1 << 20)  # page-aligned, as O_DIRECT needs
+        started = time.monotonic()
         try:
             while not self.stop.is_set():
+                if not self.reading(started):
+                    continue
                 got = os.readv(fd, [buffer])
                 if got <= 0:
                     os.lseek(fd, 0, os.SEEK_SET)
