@@ -111,6 +111,7 @@ STEP_RUN = 1.3
 TUNING_EVENTS = frozenset({"apply", "autotune"})
 REVERT_RANGE = (1.25, 0.75)  # fast, slow factors on the pace before tuning
 REVERT_REASON = "the pace before tuning, until the new one is measured"
+SETTLING_REASON = "the pace is the previous one, scaled by the change"
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,45 @@ class Forecast:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Pace:
+    """The pace a forecast projects (blocks/s), and the paces its range reaches for."""
+
+    speed: float | None  # measured, else the regime's settling guess (None: neither yet)
+    settling: bool  # `speed` is the guess, not measured
+    recent: float | None  # over the regime's later share: where the pace is heading
+    average: float | None  # the window's plain pace, before the drift and the bursts
+    clean: float | None  # the quick spells' pace, between bursts of other I/O
+
+
+@dataclass(frozen=True)
+class _Road:
+    """The rest of the run at the pace now."""
+
+    speed: float  # blocks/s now (on the HDD trend line when there is one)
+    held: bool  # held by its max
+    limits: Limits  # as this run honours them (its own max past an overshoot)
+    knee_ahead: float | None  # progress of the knee it speeds up at (never when held)
+    loose_at: float | None  # progress of the knee of a grow its max holds loosely
+    trend: float  # fraction the speed falls from 0 % to 100 % (HDD zones)
+
+    @property
+    def bound(self) -> str | None:
+        """What holds the run: "max limit", "disks" (disk-bound or yielding), None if unknown."""
+        if self.limits.speed_max is None:
+            return None
+        return "max limit" if self.held else "disks"
+
+
+@dataclass(frozen=True)
+class _SecondsLeft:
+    """Seconds to the finish at the likely pace, and at the range's fast and slow paces."""
+
+    likely: float
+    fastest: float
+    slowest: float
 
 
 def reverted(fc: Forecast, untuned: float) -> Forecast:
@@ -350,29 +390,68 @@ class RunProgress:
     # ---- the forecast
 
     def forecast(self) -> Forecast:
-        """The forecast from the samples so far."""
-        last, total = self.last, self.total
+        """The forecast from the samples so far: the pace now, the road ahead at that pace,
+        the seconds left (likely, fastest, slowest), and the range around them."""
+        last = self.last
         if last is None:
             return Forecast("insufficient", "no progress samples yet")
-        now, done_now = last.ts, last.done
-        progress = done_now / total
+        progress = last.done / self.total
         base = Forecast(
             "insufficient",
-            as_of=now,
+            as_of=last.ts,
             progress=progress,
-            remaining_blocks=int(total - done_now),
+            remaining_blocks=int(self.total - last.done),
             knee=self.knee,
         )
-        if self.finished_ts is not None and done_now >= total:
-            finished = self.finished_ts
-            return replace(base, status="done", eta=finished, low=finished, high=finished)
         step_s = self.normal_step()
-        if now - self.last_progress_ts >= max(STALL_S, STALL_STEPS * step_s):
-            minutes = (now - self.last_progress_ts) / 60
-            return replace(base, status="stalled", reason=f"no progress for {minutes:.0f} min")
+        ended = self._finished_or_stalled(base, last, step_s)
+        if ended is not None:
+            return ended
         regime = self.regime
         base = replace(base, regime_start=regime.first.ts, regime=regime.kind)
         step = self.step if self.step is not None else last
+        pace = self._pace(step, step_s)
+        if pace.speed is None:
+            why = "the run started" if regime.kind == "start" else f"{regime.kind} changed the pace"
+            return replace(base, reason=f"{why} {last.ts - regime.first.ts:.0f} s ago; measuring")
+        if pace.speed <= 0:
+            return replace(base, status="stalled", reason="no progress in the current regime")
+        road = self._road_ahead(pace.speed, pace.settling, step, progress)
+        seconds = self._seconds_left(pace, road, progress)
+        eta, low, high = self._finish_times(step, last.ts, step_s, seconds)
+        reason = None
+        if pace.settling:
+            reason = REVERT_REASON if self.back_to_untuned else SETTLING_REASON
+        return replace(
+            base,
+            status="settling" if pace.settling else "ok",
+            reason=reason,
+            eta=eta,
+            low=low,
+            high=high,
+            speed_blocks_s=road.speed,
+            bound=road.bound,
+            settling=pace.settling,
+            trend=road.trend,
+            whole_run_s=self._whole_run_seconds(road.speed, road.held),
+        )
+
+    def _finished_or_stalled(self, base: Forecast, last: Point, step_s: float) -> Forecast | None:
+        """The answer when the run has ended, or has moved nothing for a stall's length
+        (STALL_S, or STALL_STEPS of its normal steps `step_s`); None while it runs."""
+        now = last.ts
+        if self.finished_ts is not None and last.done >= self.total:
+            finished = self.finished_ts
+            return replace(base, status="done", eta=finished, low=finished, high=finished)
+        if now - self.last_progress_ts >= max(STALL_S, STALL_STEPS * step_s):
+            minutes = (now - self.last_progress_ts) / 60
+            return replace(base, status="stalled", reason=f"no progress for {minutes:.0f} min")
+        return None
+
+    def _pace(self, step: Point, step_s: float) -> _Pace:
+        """The pace now, measured over the regime's window up to `step` (the newest step) and
+        moved for a drift and for bursts that may stop; the settling guess while unmeasured."""
+        regime, limits = self.regime, self.limits
         measured = regime.measure(step)
         if (
             measured is not None
@@ -380,7 +459,6 @@ class RunProgress:
             and self._window_s(step) < YOUNG_STEPS * step_s
         ):
             measured = None  # a window shorter than two of md's steps: the guess holds
-        limits = self.limits
         recent = regime.measure(step, RECENT_SHARE, RECENT_STEPS * step_s)
         if measured is not None and recent is not None and held_by_max(recent, limits):
             # Held by its max now: measured from when it got there, whatever the ramp before.
@@ -392,19 +470,18 @@ class RunProgress:
             measured = _with_drift(measured, regime.thirds(step))
             if not self.moves_in_steps(step_s):
                 measured = _bursts_may_stop(measured, clean, limits)
-        settling = measured is None
-        speed = measured if measured is not None else regime.settle_speed
-        if speed is None:
-            why = "the run started" if regime.kind == "start" else f"{regime.kind} changed the pace"
-            return replace(base, reason=f"{why} {now - regime.first.ts:.0f} s ago; measuring")
-        if speed <= 0:
-            return replace(base, status="stalled", reason="no progress in the current regime")
+        if measured is None:
+            return _Pace(regime.settle_speed, True, recent, average, clean)
+        return _Pace(measured, False, recent, average, clean)
+
+    def _road_ahead(self, speed: float, settling: bool, step: Point, progress: float) -> _Road:
+        """What the rest of the run looks like at `speed`: held by its max or not, the knee it
+        speeds up at (a loosely held grow's own), the max as it honours it, and the HDD trend."""
+        limits = self.limits
         held = held_by_max(speed, limits)
         knee_ahead = self.knee if self.knee is not None and progress < self.knee else None
         # A grow held loosely by its max (a large stripe cache) speeds up past its knee too.
         loose_at = knee_ahead if held and loosely_held(limits) else None
-        loose_x, loose_fast_x = loose_knee(limits)
-        top = ceiling(limits)
         if held:
             knee_ahead = None
         if (
@@ -415,84 +492,96 @@ class RunProgress:
             # This run keeps a pace past its max's overshoot (a large stripe cache: md throttles
             # a window at a time): the max as this run honours it is the measured pace. Only
             # once measured over more than md's own throttle window: a shorter one above the
-            # max is md catching up after a flat spell, a change or the start (issue 30).
+            # max is md catching up after a flat spell, a change or the start.
             limits = replace(limits, speed_max=speed / MAX_OVERSHOOT)
-        trend = 0.0 if settling or held else falling_trend(regime.checkpoints, total)
+        trend = 0.0 if settling or held else falling_trend(self.regime.checkpoints, self.total)
         if trend > 0:
-            speed = regime.speed_at(trend, progress, total, step.ts)
-        if loose_at is not None:
-            remaining = _two_paces(speed, max(speed, loose_x * top), progress, loose_at, total)
+            speed = self.regime.speed_at(trend, progress, self.total, step.ts)
+        return _Road(speed, held, limits, knee_ahead, loose_at, trend)
+
+    def _seconds_left(self, pace: _Pace, road: _Road, progress: float) -> _SecondsLeft:
+        """Seconds to the finish at the likely pace, the fast side's and the slow side's."""
+        total, speed = self.total, road.speed
+        if road.loose_at is not None:
+            after = max(speed, loose_knee(self.limits)[0] * ceiling(self.limits))
+            likely = _two_paces(speed, after, progress, road.loose_at, total)
         else:
-            remaining = seconds_left(
-                speed, progress, knee_ahead, self.speedup, limits, total, trend
+            likely = seconds_left(
+                speed, progress, road.knee_ahead, self.speedup, road.limits, total, road.trend
             )
-        fast_speed, slow_speed = speed, speed
-        if settling:
-            fast_speed = speed * regime.settle_range[0]
-            slow_speed = speed * regime.settle_range[1]
-        elif recent is not None and recent > 0:
-            # The pace may have changed for good (a resync that speeds up once other I/O
-            # stops): the range reaches what the recent pace would give, either way.
-            fast_speed, slow_speed = max(speed, recent), min(speed, recent)
-            if average is not None and average > 0:
-                slow_speed = min(slow_speed, average)  # the bursts may go on as they were
-            # Bursts (of other I/O, or of a busy host) may stop: the range reaches the pace of
-            # the run's quick spells. A run held by its max gains little: the max caps it.
-            if clean is not None:
-                fast_speed = max(fast_speed, clean)
-        # A grow held by its max gets no knee, but may still overshoot the max past it.
-        fast_knee = self.knee if held and self.knee is not None and progress < self.knee else None
-        if loose_at is not None:
-            fast_pace = min(fast_speed, max(speed, top * MAX_OVERSHOOT))
-            fast_after = max(fast_pace, loose_fast_x * top)
-            fastest = _two_paces(fast_pace, fast_after, progress, loose_at, total)
-        elif held and settling and loosely_held(self.limits):
-            # Settling past a loosely held grow's knee: up to its fast pace.
-            fastest = seconds_left(
-                min(fast_speed, loose_knee(self.limits)[1] * top),
-                progress,
-                None,
-                self.speedup,
-                Limits(),
-                total,
-            )
-        else:
-            fastest = seconds_left(
-                fast_speed,
-                progress,
-                knee_ahead if fast_knee is None else fast_knee,
-                self.speedup_range[1],
-                limits,
-                total,
-                trend,
-                MAX_OVERSHOOT if fast_knee is None else HELD_KNEE_OVERSHOOT,
-            )
+        fast_speed, slow_speed = self._range_paces(pace, road)
+        fastest = self._fastest_seconds(fast_speed, pace.settling, road, progress)
         slowest = seconds_left(
-            slow_speed, progress, knee_ahead, self.speedup_range[0], limits, total, trend
+            slow_speed,
+            progress,
+            road.knee_ahead,
+            self.speedup_range[0],
+            road.limits,
+            total,
+            road.trend,
         )
-        q_low, q_high = regime.error_quantiles(step, remaining)
-        # From the newest step: a flat spell up to a normal step long moves nothing, a longer
-        # one delays the finish by what it lasted beyond. md's next step may come up to a
-        # normal step early or late.
+        return _SecondsLeft(likely, fastest, slowest)
+
+    def _fastest_seconds(
+        self, fast_speed: float, settling: bool, road: _Road, progress: float
+    ) -> float:
+        """Seconds to the finish at the range's fast pace, with the fast side of the knee."""
+        total, top = self.total, ceiling(self.limits)
+        loose_fast_x = loose_knee(self.limits)[1]
+        if road.loose_at is not None:
+            fast_pace = min(fast_speed, max(road.speed, top * MAX_OVERSHOOT))
+            fast_after = max(fast_pace, loose_fast_x * top)
+            return _two_paces(fast_pace, fast_after, progress, road.loose_at, total)
+        if road.held and settling and loosely_held(self.limits):
+            # Settling past a loosely held grow's knee: up to its fast pace.
+            fast_pace = min(fast_speed, loose_fast_x * top)
+            return seconds_left(fast_pace, progress, None, self.speedup, Limits(), total)
+        # A grow held by its max gets no knee, but may still overshoot the max past it.
+        knee, overshoot = road.knee_ahead, MAX_OVERSHOOT
+        if road.held and self.knee is not None and progress < self.knee:
+            knee, overshoot = self.knee, HELD_KNEE_OVERSHOOT
+        return seconds_left(
+            fast_speed,
+            progress,
+            knee,
+            self.speedup_range[1],
+            road.limits,
+            total,
+            road.trend,
+            overshoot,
+        )
+
+    def _range_paces(self, pace: _Pace, road: _Road) -> tuple[float, float]:
+        """The fast and slow paces (blocks/s) the range reaches: a settling guess's own range,
+        else the recent pace either way, the window's plain pace (the bursts may go on as they
+        were) and the quick spells' pace (they may stop)."""
+        speed = road.speed
+        if pace.settling:
+            return speed * self.regime.settle_range[0], speed * self.regime.settle_range[1]
+        if pace.recent is None or pace.recent <= 0:
+            return speed, speed
+        # The pace may have changed for good (a resync that speeds up once other I/O stops).
+        fast_speed, slow_speed = max(speed, pace.recent), min(speed, pace.recent)
+        if pace.average is not None and pace.average > 0:
+            slow_speed = min(slow_speed, pace.average)
+        # A run held by its max gains little from the quick spells: the max caps it.
+        if pace.clean is not None:
+            fast_speed = max(fast_speed, pace.clean)
+        return fast_speed, slow_speed
+
+    def _finish_times(
+        self, step: Point, now: float, step_s: float, seconds: _SecondsLeft
+    ) -> tuple[float, float, float]:
+        """The finish and the range around it (unix seconds), counted from the newest step: a
+        flat spell up to a normal step (`step_s`) long moves nothing, a longer one delays the
+        finish by what it lasted beyond, and md's next step may come up to a normal step early
+        or late. The range widens by this regime's own past errors over a like horizon."""
+        q_low, q_high = self.regime.error_quantiles(step, seconds.likely)
         anchor = step.ts + max(0.0, now - step.ts - step_s)
-        return replace(
-            base,
-            status="settling" if settling else "ok",
-            reason=(
-                None
-                if not settling
-                else REVERT_REASON
-                if self.back_to_untuned
-                else "the pace is the previous one, scaled by the change"
-            ),
-            eta=max(now, anchor + remaining),
-            low=max(now, anchor + fastest * math.exp(q_low) - step_s),
-            high=max(now, anchor + slowest * math.exp(q_high) + step_s),
-            speed_blocks_s=speed,
-            bound=None if limits.speed_max is None else ("max limit" if held else "disks"),
-            settling=settling,
-            trend=trend,
-            whole_run_s=self._whole_run_seconds(speed, held),
+        return (
+            max(now, anchor + seconds.likely),
+            max(now, anchor + seconds.fastest * math.exp(q_low) - step_s),
+            max(now, anchor + seconds.slowest * math.exp(q_high) + step_s),
         )
 
     def _whole_run_seconds(self, speed: float, held: bool) -> float:
