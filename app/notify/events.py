@@ -9,9 +9,10 @@ SpareActive) plus what mdadm cannot know: reshapes across an SHR pool, stalls, a
 
 import copy
 import math
+from dataclasses import replace
 from typing import Any
 
-from app.notify.observation import ArrayFacts, Event, EventRules, State, TickFacts
+from app.notify.observation import ArrayFacts, ArrayMemory, Event, EventRules, State, TickFacts
 from app.notify.run_events import pool_finished, run_ended, run_started
 
 
@@ -55,14 +56,14 @@ def detect(prev: State | None, obs: TickFacts, rules: EventRules) -> tuple[State
         since = state["failing_since"]
         events.append(Event("sampler_recovered", f"sampler:{since:.0f}:recovered", detail={}))
     state |= {"failures": 0, "failing_since": None, "failing_sent": False}
-    old_arrays: dict[str, dict[str, Any]] = state["arrays"]
-    new_arrays: dict[str, dict[str, Any]] = {}
+    old_arrays = {name: ArrayMemory.from_saved(saved) for name, saved in state["arrays"].items()}
+    new_arrays: dict[str, ArrayMemory] = {}
     for array in sorted(obs.arrays, key=lambda a: a.name):
         before = old_arrays.get(array.name)
         new_arrays[array.name] = _array(array, before, obs, rules, state, events)
     for name in sorted(set(old_arrays) - set(new_arrays)):
         run_ended(old_arrays[name], None, obs, rules, state, events)
-    state["arrays"] = new_arrays
+    state["arrays"] = {name: memory.saved() for name, memory in new_arrays.items()}
     pool_finished(obs, state, events)
     _boost_left_on(obs, state, events)
     if not first:
@@ -106,130 +107,120 @@ def _sampler_failed(state: State, obs: TickFacts, rules: EventRules, events: lis
 
 def _array(
     array: ArrayFacts,
-    before: dict[str, Any] | None,
+    before: ArrayMemory | None,
     obs: TickFacts,
     rules: EventRules,
     state: State,
     events: list[Event],
-) -> dict[str, Any]:
+) -> ArrayMemory:
     """Events of one array; returns what to remember of it."""
-    name, now = array.name, obs.now
-    was: dict[str, Any] = before or {"state": None, "degraded": 0, "devices": {}, "run_id": None}
-    at = f"{now:.0f}"
-    # "failed" is remembered since issue 28; an older memory knew only mdstat's word.
-    was_failed = was.get("failed", was["state"] == "broken")
-    if (array.failed or array.state == "broken") and not was_failed:
-        events.append(Event("broken", f"array:{name}:broken:{at}", name))
-    for device, flags in sorted(array.devices.items()):
-        if "F" in flags and "F" not in was["devices"].get(device, ""):
-            events.append(
-                Event(
-                    "member_failed",
-                    f"array:{name}:failed:{device}:{at}",
-                    name,
-                    detail={"device": device},
-                )
-            )
-    if array.degraded > (was["degraded"] or 0):
-        detail = {"missing": array.degraded, "status": array.status}
-        events.append(
-            Event("degraded", f"array:{name}:degraded:{array.degraded}:{at}", name, detail=detail)
-        )
-    elif before is not None and array.degraded == 0 and (was["degraded"] or 0) > 0:
-        events.append(
-            Event("restored", f"array:{name}:restored:{at}", name, detail={"status": array.status})
-        )
-
-    if was["run_id"] is not None and was["run_id"] != array.run_id:
+    was = before if before is not None else ArrayMemory()
+    _health(array, was, before is not None, obs.now, events)
+    if was.run_id is not None and was.run_id != array.run_id:
         run_ended(was, array, obs, rules, state, events)
-    memory: dict[str, Any] = {
-        "state": array.state,
-        "failed": array.failed or array.state == "broken",
-        "degraded": array.degraded,
-        "devices": array.devices,
-        "run_id": array.run_id,
-        "action": array.action,
-        "role": array.role,
-        "done": array.done_blocks,
-        "milestone": None,
-        "progress_ts": now,
-        "stalled_since": None,
-    }
+    memory = ArrayMemory(
+        state=array.state,
+        failed=array.failed or array.state == "broken",
+        degraded=array.degraded,
+        devices=array.devices,
+        run_id=array.run_id,
+        action=array.action,
+        role=array.role,
+        done=array.done_blocks,
+    )
     if array.run_id is None:
         # No run, no stall clock: a timestamp here would change every tick and make an idle
         # tick's state differ, so the notifier would rewrite it each tick for nothing.
-        return memory | {"progress_ts": None}
-    _slow_reason(array, was, memory, events)
-    progress = array.progress
+        return memory
+    memory.verdict = _slow_reason(array, was, events)
     step = rules.milestone_percent
+    progress = array.progress
     reached = math.floor(progress / step) if progress is not None and step > 0 else None
-    if was["run_id"] != array.run_id:
+    if was.run_id != array.run_id:
         run_started(array, obs, state, events)
-        # Watched while idle last tick: the run began since, so every milestone it passed is new.
-        # First seen already running: the milestones before now are history.
-        memory["milestone"] = reached if before is None or reached is None else 0
+        # First seen already running: the milestones before now are history. Watched while
+        # idle last tick: the run began since, so every milestone it passed is new.
         if before is None or reached is None:
+            memory.milestone, memory.progress_ts = reached, obs.now
             return memory
-        was = {**was, "milestone": 0, "done": array.done_blocks}
+        was = replace(was, milestone=0, done=array.done_blocks)
+        memory.milestone, memory.progress_ts = 0, obs.now
     else:
-        memory |= {k: was.get(k) for k in ("milestone", "progress_ts", "stalled_since")}
-    moved = (
-        array.done_blocks is not None
-        and was.get("done") is not None
-        and array.done_blocks != was["done"]
-    )
-    if moved:
-        if memory["stalled_since"] is not None:
-            since = memory["stalled_since"]
-            events.append(
-                Event(
-                    "resumed",
-                    f"run:{array.run_id}:resumed:{since:.0f}",
-                    name,
-                    array.run_id,
-                    {"action": array.action, "stalled_s": now - since},
-                )
-            )
-        memory |= {"progress_ts": now, "stalled_since": None}
-    elif memory["stalled_since"] is None and now - memory["progress_ts"] >= rules.stall_s:
-        since = memory["progress_ts"]
-        memory["stalled_since"] = since
-        events.append(
-            Event(
-                "stalled",
-                f"run:{array.run_id}:stalled:{since:.0f}",
-                name,
-                array.run_id,
-                {"action": array.action, "since": since, "percent": progress},
-            )
-        )
+        memory.milestone = was.milestone
+        memory.progress_ts, memory.stalled_since = was.progress_ts, was.stalled_since
+    _stall_clock(array, was, memory, obs.now, rules, events)
     if reached is not None:
-        last = was.get("milestone")
-        for m in range((last if last is not None else reached) + 1, reached + 1):
-            if m * step < 100:
-                events.append(
-                    Event(
-                        "milestone",
-                        f"run:{array.run_id}:milestone:{m * step:g}",
-                        name,
-                        array.run_id,
-                        {"action": array.action, "percent": m * step},
-                    )
-                )
-        memory["milestone"] = reached
+        _milestones(array, was.milestone, reached, step, events)
+        memory.milestone = reached
     return memory
 
 
-def _slow_reason(
-    array: ArrayFacts, was: dict[str, Any], memory: dict[str, Any], events: list[Event]
+def _health(
+    array: ArrayFacts, was: ArrayMemory, seen_before: bool, now: float, events: list[Event]
 ) -> None:
-    """A new reason holds the run back (it held a minute, app/diagnosis/hysteresis.py): tell
-    once per reason and streak; a reason that merely ends is no news."""
-    verdict, since, sentence = array.verdict or (None, None, None)
-    memory["verdict"] = verdict
-    same_run = was.get("run_id") == array.run_id
-    if verdict is None or (same_run and was.get("verdict") == verdict):
+    """md gave up on the array, a member failed, members went missing or all came back."""
+    name, at = array.name, f"{now:.0f}"
+    if (array.failed or array.state == "broken") and not was.failed:
+        events.append(Event("broken", f"array:{name}:broken:{at}", name))
+    for device, flags in sorted(array.devices.items()):
+        if "F" in flags and "F" not in was.devices.get(device, ""):
+            key = f"array:{name}:failed:{device}:{at}"
+            events.append(Event("member_failed", key, name, detail={"device": device}))
+    if array.degraded > was.degraded:
+        detail = {"missing": array.degraded, "status": array.status}
+        key = f"array:{name}:degraded:{array.degraded}:{at}"
+        events.append(Event("degraded", key, name, detail=detail))
+    elif seen_before and array.degraded == 0 and was.degraded > 0:
+        key = f"array:{name}:restored:{at}"
+        events.append(Event("restored", key, name, detail={"status": array.status}))
+
+
+def _stall_clock(
+    array: ArrayFacts,
+    was: ArrayMemory,
+    memory: ArrayMemory,
+    now: float,
+    rules: EventRules,
+    events: list[Event],
+) -> None:
+    """A run that moved since the last tick resumes (told if it was stalled); one that has not
+    moved for rules.stall_s is stalled, told once from when it last moved."""
+    moved = array.done_blocks is not None and was.done is not None and array.done_blocks != was.done
+    if moved:
+        if memory.stalled_since is not None:
+            since = memory.stalled_since
+            detail = {"action": array.action, "stalled_s": now - since}
+            key = f"run:{array.run_id}:resumed:{since:.0f}"
+            events.append(Event("resumed", key, array.name, array.run_id, detail))
+        memory.progress_ts, memory.stalled_since = now, None
         return
+    since = memory.progress_ts if memory.progress_ts is not None else now
+    if memory.stalled_since is None and now - since >= rules.stall_s:
+        memory.stalled_since = since
+        detail = {"action": array.action, "since": since, "percent": array.progress}
+        key = f"run:{array.run_id}:stalled:{since:.0f}"
+        events.append(Event("stalled", key, array.name, array.run_id, detail))
+
+
+def _milestones(
+    array: ArrayFacts, told: int | None, reached: int, step: float, events: list[Event]
+) -> None:
+    """Every milestone (of `step` percent) past the last one told, up to `reached`; 100 % is the
+    run's finish, told as such."""
+    for m in range((told if told is not None else reached) + 1, reached + 1):
+        if m * step < 100:
+            detail = {"action": array.action, "percent": m * step}
+            key = f"run:{array.run_id}:milestone:{m * step:g}"
+            events.append(Event("milestone", key, array.name, array.run_id, detail))
+
+
+def _slow_reason(array: ArrayFacts, was: ArrayMemory, events: list[Event]) -> str | None:
+    """A new reason holds the run back (it held a minute, app/diagnosis/hysteresis.py): tell
+    once per reason and streak; a reason that merely ends is no news. Returns the verdict."""
+    verdict, since, sentence = array.verdict or (None, None, None)
+    same_run = was.run_id == array.run_id
+    if verdict is None or (same_run and was.verdict == verdict):
+        return verdict
     events.append(
         Event(
             "slow_reason",
@@ -239,6 +230,7 @@ def _slow_reason(
             {"action": array.action, "verdict": verdict, "since": since, "sentence": sentence},
         )
     )
+    return verdict
 
 
 def _boost_left_on(obs: TickFacts, state: State, events: list[Event]) -> None:

@@ -1,7 +1,7 @@
 """What the event detector is given each tick (arrays, ended runs, the open boost, drift), its
 rules, and the events it gives back (pure data)."""
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 State = dict[str, Any]  # the detector's memory between ticks, saved as JSON with the outbox
@@ -94,3 +94,56 @@ class Event:
     array: str | None = None
     run_id: int | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ArrayMemory:
+    """What the detector remembers of one array from one tick to the next (saved in the State's
+    "arrays" as a JSON object with these keys); the defaults are an array not seen before."""
+
+    state: str | None = None  # mdstat's word: active | inactive | broken
+    failed: bool = False  # md had given up on it
+    degraded: int = 0  # missing members
+    devices: dict[str, str] = field(default_factory=dict)  # member -> mdstat flags ("F", ...)
+    run_id: int | None = None  # the open run
+    action: str | None = None  # the running operation
+    role: str | None = None  # data | system | swap
+    done: int | None = None  # blocks done at the tick
+    milestone: int | None = None  # milestones (of EventRules.milestone_percent) told so far
+    progress_ts: float | None = None  # sampler clock of the run's last progress (stall timer)
+    stalled_since: float | None = None  # sampler clock the stall was told from
+    verdict: str | None = None  # what held the run back (remembered while a run is open)
+
+    @classmethod
+    def from_saved(cls, saved: dict[str, Any]) -> "ArrayMemory":
+        """The memory a saved JSON object holds, in the present format whatever its age."""
+        saved = upgraded(saved)
+        return cls(
+            state=saved["state"],
+            failed=saved["failed"],
+            degraded=saved["degraded"] or 0,
+            devices=saved["devices"],
+            run_id=saved["run_id"],
+            action=saved.get("action"),
+            role=saved.get("role"),
+            done=saved.get("done"),
+            milestone=saved.get("milestone"),
+            progress_ts=saved.get("progress_ts"),
+            stalled_since=saved.get("stalled_since"),
+            verdict=saved.get("verdict"),
+        )
+
+    def saved(self) -> dict[str, Any]:
+        """The JSON object to save; an idle array has no verdict to remember."""
+        saved = asdict(self)
+        if self.run_id is None:
+            del saved["verdict"]
+        return saved
+
+
+def upgraded(saved: dict[str, Any]) -> dict[str, Any]:
+    """A saved array memory in the present format: one that has no "failed" knew only mdstat's
+    word for it, and its other missing keys read as unknown (None)."""
+    if "failed" in saved:
+        return saved
+    return {**saved, "failed": saved["state"] == "broken"}

@@ -4,7 +4,7 @@
 from typing import Any
 
 from app.live.forecasts import POOL_CHAIN_S
-from app.notify.observation import ArrayFacts, Event, EventRules, State, TickFacts
+from app.notify.observation import ArrayFacts, ArrayMemory, Event, EventRules, State, TickFacts
 
 # After an SHR member's reshape ends, wait this long (sampler clock) for the next one to start
 # before calling the expansion finished: DSM starts the next array within seconds.
@@ -34,21 +34,21 @@ def run_started(array: ArrayFacts, obs: TickFacts, state: State, events: list[Ev
 
 
 def run_ended(
-    was: dict[str, Any],
+    was: ArrayMemory,
     array: ArrayFacts | None,
     obs: TickFacts,
     rules: EventRules,
     state: State,
     events: list[Event],
 ) -> None:
-    run_id = was["run_id"]
+    run_id = was.run_id
     if run_id is None:
         return
     end = obs.ended.get(run_id)
     name = end.array if end else (array.name if array else "?")
-    action = end.action if end else was.get("action")
+    action = end.action if end else was.action
     outcome = end.outcome if end else "ended"
-    detail = {
+    detail: dict[str, Any] = {
         "action": action,
         "outcome": outcome,
         "started": end.started if end else None,

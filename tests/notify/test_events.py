@@ -4,7 +4,7 @@ import json
 from dataclasses import replace
 
 from app.notify.events import detect
-from app.notify.observation import ArrayFacts, Drift, EventRules, RunEnd, TickFacts
+from app.notify.observation import ArrayFacts, ArrayMemory, Drift, EventRules, RunEnd, TickFacts
 from app.notify.run_events import POOL_SETTLE_S
 
 RULES = EventRules(milestone_percent=25, stall_s=600, mismatch_threshold=0, sampler_failures=3)
@@ -60,6 +60,28 @@ def test_a_restart_with_the_saved_state_repeats_nothing_and_misses_nothing():
     saved = json.loads(json.dumps(state))  # what notify_state holds
     _, more = run([TickFacts(20, (running(done=300),))], saved)
     assert more == ["run:1:milestone:25"]
+
+
+def test_a_memory_saved_before_failed_was_remembered_still_knows_a_broken_array():
+    """A memory from before "failed" was saved: mdstat's word "broken" told it, so a broken
+    array is not announced again after the upgrade, while a newly broken one is."""
+    broken = array(state="broken", degraded=2, failed=True)
+    old = {"state": "broken", "degraded": 2, "devices": {}, "run_id": None}
+    state, keys = run([TickFacts(50, (broken,))], {"arrays": {"md2": old}})
+    assert keys == []
+    assert state["arrays"]["md2"]["failed"] is True
+    old_active = {"state": "active", "degraded": 2, "devices": {}, "run_id": None}
+    _, keys = run([TickFacts(50, (broken,))], {"arrays": {"md2": old_active}})
+    assert keys == ["array:md2:broken:50"]
+
+
+def test_the_saved_memory_reads_back_as_it_was():
+    busy = running(done=100, verdict=("busy", 0.0, "Busy"))
+    state, _ = run([TickFacts(0, (busy, array("md3")))])
+    saved = json.loads(json.dumps(state))
+    for memory in saved["arrays"].values():
+        assert ArrayMemory.from_saved(memory).saved() == memory
+    assert "verdict" in saved["arrays"]["md2"] and "verdict" not in saved["arrays"]["md3"]
 
 
 def test_a_run_already_under_way_is_announced_without_back_filled_milestones():
