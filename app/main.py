@@ -25,7 +25,7 @@ from app.store import db, opening
 from app.store.history import add_event
 from app.tuning.tuner import Tuner
 from app.web import errors, templating
-from app.web.auth import LoginThrottle, note_env_password
+from app.web.auth import note_env_password
 from app.web.hosts import HostAllowList, HostGuard
 from app.web.load import LoadLimit
 from app.web.proxy import ForwardedMiddleware, TrustedProxies
@@ -44,6 +44,7 @@ from app.web.routes import (
     tuning,
 )
 from app.web.security import GuardMiddleware, require_reader
+from app.web.throttle import Throttle
 
 if TYPE_CHECKING:  # the demo's box loads only for the demo (issue 27: RSS)
     from app import simulator
@@ -133,7 +134,8 @@ def create_app(
     app.state.host = Host(settings.proc_root, settings.sys_root)
     # Wall time whose differences are monotonic; the sampler's ticks catch the wall's steps.
     app.state.clock = fixed_rate(sim.clock) if sim is not None else Timeline()
-    app.state.login_throttle = LoginThrottle()
+    app.state.login_throttle = Throttle()  # wrong passwords
+    app.state.bearer_throttle = Throttle()  # wrong bearer tokens
     app.state.sessions_accepted = True
     app.add_middleware(
         LoadLimit,

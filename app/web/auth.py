@@ -1,4 +1,4 @@
-"""Who may change things: an admin password (salted scrypt), sessions, API tokens, throttling.
+"""Who may change things: an admin password (salted scrypt), sessions, API tokens.
 
 Reading is open by default (MDBOOST_READ_REQUIRES_LOGIN closes it). Every change needs an admin:
 a session cookie (HttpOnly, SameSite=Strict) plus the session's CSRF token, or an
@@ -10,9 +10,6 @@ import base64
 import hashlib
 import hmac
 import secrets
-import threading
-import time
-from collections import deque
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,8 +23,6 @@ CSRF_FIELD = "csrf_token"
 SESSION_SECONDS = 30 * 86400
 # scrypt parameters (RFC 7914 section 2: N=2^14, r=8, p=1 is the interactive-login setting).
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
-FAILURES_ALLOWED = 5
-FAILURE_WINDOW_S = 60.0
 
 
 def hash_password(password: str) -> str:
@@ -159,35 +154,3 @@ def revoke_api_token(conn: db.Connection, token_id: int, now: float) -> bool:
 
 def list_api_tokens(conn: db.Connection) -> list[Token]:
     return stored.tokens(conn)
-
-
-# ---- throttling
-class LoginThrottle:
-    """At most FAILURES_ALLOWED failed logins per client per minute; then 429 until it cools.
-
-    An attempt is counted before its password is checked (reserve), so parallel guesses cannot
-    all slip past the count while the first ones are still hashing (issue 13: 35 of 40 did).
-    """
-
-    def __init__(self) -> None:
-        self.attempts: dict[str, deque[float]] = {}
-        self.lock = threading.Lock()
-
-    def reserve(self, client: str) -> int:
-        """Count one attempt for `client` now; seconds to wait instead, when it has none left."""
-        now = time.monotonic()
-        with self.lock:
-            attempts = self.attempts.setdefault(client, deque())
-            while attempts and now - attempts[0] > FAILURE_WINDOW_S:
-                attempts.popleft()
-            if len(attempts) >= FAILURES_ALLOWED:
-                return int(FAILURE_WINDOW_S - (now - attempts[0])) + 1
-            attempts.append(now)
-            if len(self.attempts) > 10_000:  # a flood of addresses must not grow memory forever
-                self.attempts = {client: attempts}
-            return 0
-
-    def succeeded(self, client: str) -> None:
-        """The password was right: the client's earlier attempts no longer count."""
-        with self.lock:
-            self.attempts.pop(client, None)

@@ -17,7 +17,7 @@ from app.live.snapshot_builder import SnapshotBuilder
 from app.store import db
 from app.store.opening import MovedAside
 from app.tuning.tuner import Tuner
-from app.web.auth import LoginThrottle
+from app.web.throttle import Throttle
 
 
 def get_settings(request: Request) -> Settings:
@@ -76,8 +76,13 @@ def get_moved_aside(request: Request) -> MovedAside | None:
     return moved
 
 
-def get_login_throttle(request: Request) -> LoginThrottle:
-    throttle: LoginThrottle = request.app.state.login_throttle
+def get_login_throttle(request: Request) -> Throttle:
+    throttle: Throttle = request.app.state.login_throttle
+    return throttle
+
+
+def get_bearer_throttle(request: Request) -> Throttle:
+    throttle: Throttle = request.app.state.bearer_throttle
     return throttle
 
 
@@ -96,6 +101,6 @@ ClockDep = Annotated[Callable[[], float], Depends(get_clock)]
 SamplerDep = Annotated[Sampler, Depends(get_sampler)]
 TuningAccessDep = Annotated[TuningAccess, Depends(get_tuning_access)]
 ReconcileDep = Annotated[str | None, Depends(get_reconcile)]
-LoginThrottleDep = Annotated[LoginThrottle, Depends(get_login_throttle)]
+LoginThrottleDep = Annotated[Throttle, Depends(get_login_throttle)]
 # A row id from a URL: SQLite integers are 64-bit, so larger numbers are refused before a query.
 RowId = Annotated[int, Path(ge=1, le=2**62)]

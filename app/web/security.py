@@ -5,6 +5,7 @@ No CORS middleware on purpose: browsers then refuse cross-origin reads of the AP
 
 import asyncio
 import json
+import math
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -13,7 +14,13 @@ from pydantic import SecretStr
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.web import auth
-from app.web.deps import DbDep, get_clock, get_settings, sessions_accepted
+from app.web.deps import (
+    DbDep,
+    get_bearer_throttle,
+    get_clock,
+    get_settings,
+    sessions_accepted,
+)
 
 # A strict policy: only our own files, no inline script or style, never inside a frame.
 CONTENT_SECURITY_POLICY = (
@@ -72,6 +79,10 @@ class GuardMiddleware:
                 return
             except ClientGone:
                 return
+            bad_number = _bad_json_number(headers.get(b"content-type", b""), body)
+            if bad_number is not None:
+                await self._refuse_number(send_with_headers, bad_number)
+                return
             receive = _replay(body, receive)
         await self.app(scope, receive, send_with_headers)
 
@@ -91,7 +102,20 @@ class GuardMiddleware:
             if not message.get("more_body", False):
                 return bytes(body)
 
-    async def _refuse(self, send: Send, status: int, message: str) -> None:
+    async def _refuse_number(self, send: Send, bad: "BadNumber") -> None:
+        """422 as FastAPI words a validation error, naming the field (loc) and the number."""
+        where = ".".join(str(part) for part in bad.loc) or "the body"
+        detail = [
+            {
+                "type": "finite_number",
+                "loc": ["body", *bad.loc],
+                "msg": f"{where}: {bad.text} is not a finite number within range",
+                "input": bad.text,
+            }
+        ]
+        await self._refuse(send, 422, detail)
+
+    async def _refuse(self, send: Send, status: int, message: object) -> None:
         body = json.dumps({"detail": message}).encode()
         await send(
             {
@@ -116,6 +140,62 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return {"type": "http.request", "body": body, "more_body": False}
 
     return replay
+
+
+# Python's json reads NaN, Infinity and 1e400 (as inf) where JSON (RFC 8259 section 6) has no
+# such numbers; past the models they reached arithmetic and SQLite as 500s. Integers beyond
+# SQLite's 64 bits cannot be stored either.
+LARGEST_INTEGER = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class BadNumber:
+    loc: tuple[str | int, ...]  # the field's path in the body, e.g. ("targets", 0, "value")
+    text: str  # the number as the client wrote it
+
+
+class _Rejected(str):
+    """A number as written, standing in for the value json would have made of it."""
+
+
+def _finite_float(text: str) -> float | _Rejected:
+    value = float(text)
+    return value if math.isfinite(value) else _Rejected(text)
+
+
+def _storable_int(text: str) -> int | _Rejected:
+    value = int(text)
+    return value if abs(value) <= LARGEST_INTEGER else _Rejected(text)
+
+
+def _bad_json_number(content_type: bytes, body: bytes) -> BadNumber | None:
+    """The first number in a JSON body that is not finite or not storable; None when there is
+    none, or when the body is not JSON (FastAPI answers malformed JSON itself)."""
+    if b"json" not in content_type.lower():
+        return None
+    try:
+        parsed = json.loads(
+            body, parse_constant=_Rejected, parse_float=_finite_float, parse_int=_storable_int
+        )
+    except (ValueError, RecursionError):
+        return None
+    return _find_rejected(parsed)
+
+
+def _find_rejected(parsed: object) -> BadNumber | None:
+    """Depth first, in the body's order, without recursion (a body may nest deeply)."""
+    stack: list[tuple[tuple[str | int, ...], object]] = [((), parsed)]
+    while stack:
+        loc, value = stack.pop()
+        if isinstance(value, _Rejected):
+            return BadNumber(loc, str(value))
+        children: list[tuple[str | int, object]] = []
+        if isinstance(value, dict):
+            children = list(value.items())
+        elif isinstance(value, list):
+            children = list(enumerate(value))
+        stack.extend(((*loc, key), child) for key, child in reversed(children))
+    return None
 
 
 class BodyTooLarge(Exception):
@@ -177,6 +257,15 @@ async def _signed_in(request: Request, conn: DbDep) -> Principal | None:
     settings = get_settings(request)
     header = request.headers.get("authorization", "")
     if header[:7].lower() == "bearer ":
+        throttle, client = get_bearer_throttle(request), request.client
+        address = client.host if client else "?"
+        wait = throttle.wait(address)
+        if wait:
+            raise HTTPException(
+                429,
+                detail=f"too many wrong API tokens: try again in {wait} s",
+                headers={"Retry-After": str(wait)},
+            )
         token = header[7:].strip()
         if _env_token(settings.api_token, token):
             return Principal("token")
@@ -185,6 +274,7 @@ async def _signed_in(request: Request, conn: DbDep) -> Principal | None:
         found = auth.api_token(conn, token)
         if found is not None:
             return Principal("token", token_id=found[0], scope=found[1])
+        throttle.failed(address)
         raise HTTPException(401, detail="invalid API token")
     session = login_session(request, conn)
     if session is not None:
@@ -201,6 +291,9 @@ async def _signed_in(request: Request, conn: DbDep) -> Principal | None:
 async def _require_signed_in(request: Request, conn: DbDep, open_demo: bool = False) -> Principal:
     principal = await _signed_in(request, conn)
     if principal is None and open_demo:
+        # Anyone may tune the open demo, but only from its own page or a tool: not through a
+        # page elsewhere that the visitor happens to open (a simple cross-site request).
+        same_origin(request)
         return Principal("demo")
     if principal is None:
         raise HTTPException(

@@ -76,3 +76,22 @@ def test_on_the_open_demo_notifications_and_tokens_need_the_printed_password(tmp
         csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
         made = anyone.post("/api/tokens", json={"name": "mine"}, headers={"x-csrf-token": csrf})
         assert made.status_code == 200 and made.json()["token"].startswith("mdb_")
+
+
+def test_the_open_demos_api_refuses_cross_site_requests_as_its_forms_do(tmp_path: Path):
+    """Any page the visitor opens could boost, revert or auto-tune the open demo with a simple
+    cross-site request (text/plain needs no CORS preflight); its own page and tools may."""
+    demo = Server(["demo", "--state-dir", str(tmp_path)], log=tmp_path / "server.log")
+    simple = {"content-type": "text/plain"}
+    with demo, httpx.Client(base_url=demo.base) as anyone:
+        for path in ("/api/boost", "/api/revert", "/api/autotune"):
+            for cross_site in (
+                {"origin": "http://evil.example", "sec-fetch-site": "cross-site"},
+                {"origin": "http://evil.example"},  # a browser without Sec-Fetch-Site
+                {"origin": "null", "sec-fetch-site": "cross-site"},  # a sandboxed frame
+            ):
+                answer = anyone.post(path, content=b'{"on": true}', headers=simple | cross_site)
+                assert answer.status_code == 403, (path, cross_site, answer.text)
+        own_page = {"origin": demo.base, "sec-fetch-site": "same-origin"}
+        assert anyone.post("/api/revert", json={}, headers=own_page).status_code != 403
+        assert anyone.post("/api/revert", json={}).status_code != 403  # curl: no Origin
