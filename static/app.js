@@ -37,6 +37,11 @@
 
   function localiseTimes(root) {
     if (!zone || document.documentElement.dataset.tz === zone) return;
+    // The zone the page names (and the schedule form sends) becomes this browser's with them.
+    for (const el of within(root, "[data-page-zone]")) {
+      if (el.tagName === "INPUT") el.value = zone;
+      else el.textContent = zone;
+    }
     for (const el of within(root, "time[data-ts]")) {
       const text = clock(Number(el.dataset.ts) * 1000);
       el.textContent = el.dataset.form === "day" ? text.split(" ").slice(0, 3).join(" ") : text; // templating.DAY_FORMAT

@@ -372,7 +372,7 @@ def compose_run_args(kernel_sys: Path, data: Path) -> list[str]:
     args += [f"--security-opt={opt}" for opt in service["security_opt"]]
     args += ["--read-only"] if service["read_only"] else []
     args += [f"--tmpfs={path}" for path in service["tmpfs"]]
-    host_paths = {"./data": str(data), "/sys": str(kernel_sys)}
+    host_paths = {"./data": str(data), "/sys": str(kernel_sys), "/etc/localtime": "/etc/localtime"}
     for volume in service["volumes"]:
         source, target, *mode = volume.split(":")
         args += ["-v", ":".join([host_paths[source], target, *mode])]

@@ -152,8 +152,9 @@ class Presets(Body):
 class ScheduleBody(Body):
     id: int
     preset: str
-    start: str  # HH:MM in the box's zone
+    start: str  # HH:MM in `zone`
     end: str
+    zone: str  # the IANA zone its times are in (the page's when added there), else the box's
     open: bool  # its window is open now
     applied: bool
     overridden: bool  # a person's apply or revert won
@@ -170,12 +171,13 @@ class NextChange(Body):
 class ScheduleAdded(Body):
     id: int
     preset: str
-    start: str  # HH:MM in the box's zone
+    start: str  # HH:MM in `zone`
     end: str
+    zone: str
 
 
 class Schedules(Body):
-    zone: str
+    zone: str  # the box's zone: a schedule added without one keeps its times there
     schedules: list[ScheduleBody]
     next: NextChange | None
 

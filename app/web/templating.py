@@ -34,7 +34,7 @@ from app.formats import (
     megabytes,
     ratio,
 )
-from app.web.deps import get_clock, get_settings
+from app.web.deps import get_clock, get_settings, get_tuner
 
 # The browser's IANA zone, set by static/app.js, so that times are rendered once in their final
 # form and never rewritten on the page (issue 14 item 4).
@@ -49,17 +49,22 @@ def _zone(name: str) -> tzinfo | None:
         return None
 
 
-def zone_of(request: Request) -> tzinfo | None:
-    """The browser's zone when it told us, else the box's TZ, else the server's local time."""
-    for name in (request.cookies.get(ZONE_COOKIE), get_settings(request).tz):
-        if name and len(name) <= 64 and (zone := _zone(name)) is not None:
-            return zone
-    return None
+def page_zone(request: Request) -> tuple[tzinfo, str]:
+    """The zone the page shows, with the name it says: the browser's when it told us (the
+    owner's phone), else the box's (TZ, else /etc/localtime), the one schedules use too."""
+    name = request.cookies.get(ZONE_COOKIE)
+    if name and len(name) <= 64 and (zone := _zone(name)) is not None:
+        return zone, name
+    scheduler = get_tuner(request).scheduler
+    return scheduler.zone, scheduler.zone_name
+
+
+def zone_of(request: Request) -> tzinfo:
+    return page_zone(request)[0]
 
 
 def zone_name(request: Request) -> str:
-    zone = zone_of(request)
-    return str(zone) if zone is not None else ""
+    return page_zone(request)[1]
 
 
 @pass_context

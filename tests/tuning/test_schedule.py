@@ -1,6 +1,6 @@
 """Schedules with an injected clock: windows across midnight and DST, manual actions, restarts."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -67,6 +67,20 @@ def test_overlapping_windows_are_refused_back_to_back_ones_are_not(conn):
     with pytest.raises(ScheduleError):
         scheduler.add(conn, "boost", "03:00", "03:00", 0.0)
     assert [s.label for s in scheduler.in_use(conn)] == ["boost 01:00–07:00", "quiet 07:00–01:00"]
+
+
+def test_windows_in_other_zones_are_compared_on_one_clock_and_unknown_zones_refused(conn):
+    """01:00-07:00 in Berlin is 16:00-22:00 the day before in Los Angeles (in winter)."""
+    berlin = ZoneInfo("Europe/Berlin")
+    winter = datetime(2026, 1, 15, 12, tzinfo=UTC).timestamp()
+    scheduler.add(conn, "boost", "01:00", "07:00", winter, None, berlin)
+    with pytest.raises(scheduler.ScheduleOverlap):
+        scheduler.add(conn, "quiet", "21:30", "23:00", winter, "America/Los_Angeles", berlin)
+    added = scheduler.add(conn, "quiet", "22:00", "23:00", winter, "America/Los_Angeles", berlin)
+    assert added.zone == "America/Los_Angeles"
+    for bad in ("Mars/Olympus", "../etc/passwd", "/etc/localtime"):
+        with pytest.raises(ScheduleError, match="not a time zone"):
+            scheduler.add(conn, "boost", "08:00", "09:00", winter, bad, berlin)
 
 
 # ---- the scheduler, with an injected clock

@@ -57,14 +57,30 @@ def local_zone(name: str | None) -> tuple[tzinfo, str]:
         return ZoneInfo("UTC"), "UTC"
 
 
+def named_zone(name: str) -> ZoneInfo:
+    """The IANA zone `name` (America/Los_Angeles); ScheduleError when this system knows none."""
+    try:
+        if len(name) > 64 or name.startswith("/"):
+            raise ValueError(name)
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as error:
+        raise ScheduleError(f"{name[:64]!r} is not a time zone (Europe/Berlin, say)") from error
+
+
+def minute_of_day(ts: float, zone: tzinfo) -> int:
+    wall = datetime.fromtimestamp(ts, zone)
+    return wall.hour * 60 + wall.minute
+
+
 def _localtime_name() -> str:
-    """Europe/Berlin when /etc/localtime links into a zoneinfo tree, else 'local time'."""
+    """Europe/Berlin when /etc/localtime links into a zoneinfo tree, else 'NAS time' (a copy of
+    the NAS's file, as compose.yaml mounts it)."""
     try:
         target = str(LOCALTIME.resolve())
     except OSError:
-        return "local time"
+        return "NAS time"
     _, found, zone = target.partition("/zoneinfo/")
-    return zone if found else "local time"
+    return zone if found else "NAS time"
 
 
 def _at(day: date, minute: int, zone: tzinfo) -> float:

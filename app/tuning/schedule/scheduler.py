@@ -2,8 +2,10 @@
 
 "Boost from 01:00 to 07:00" applies boost at 01:00 (once a sync runs) and puts the original
 values back at 07:00; "quiet from 07:00 to 01:00" holds the minimum low during the day. Times are
-in the box's zone (TZ, read through zoneinfo), so a window keeps its wall-clock times across a
-change of daylight saving time: that night it is an hour shorter or longer. A person's apply,
+in the schedule's own zone: the zone the page showed when the owner added it (their phone's), or
+the box's (TZ, else /etc/localtime) for one added through the API without a zone. A window keeps
+its wall-clock times across a change of daylight saving time: that night it is an hour shorter
+or longer. A person's apply,
 revert or auto-tune during a window wins until the window ends. Which window a schedule acts on,
 and whether it applied or was overridden, is in SQLite: a restart neither applies twice nor
 forgets the revert at the end.
@@ -13,7 +15,7 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 
 from app.shapes import tuning as shapes
 from app.store import db, journal
@@ -21,9 +23,12 @@ from app.tuning.planning.plan import KnobPlan
 from app.tuning.planning.presets import UnknownPreset
 from app.tuning.planning.targets import ArrayFailed, PlanError
 from app.tuning.schedule.daily import (
+    MINUTES_PER_DAY,
     ScheduleError,
     hhmm,
+    minute_of_day,
     minutes_of,
+    named_zone,
     next_start,
     parse_hhmm,
     window_at,
@@ -62,6 +67,7 @@ class Schedule:
     overridden: float | None
     removed: float | None
     closed_window: float | None = None  # the start of the last window it closed
+    zone: str | None = None  # IANA name of the zone its times are in; None: the box's
 
     def carried(self, now: float, current: float | None) -> bool:
         """The wall clock stepped (issue 32) while this schedule held a window: into another window
@@ -92,6 +98,7 @@ def _schedule(row: sqlite3.Row) -> Schedule:
         overridden=row["overridden"],
         removed=row["removed"],
         closed_window=row["closed_window"],
+        zone=row["zone"],
     )
 
 
@@ -111,11 +118,22 @@ def in_play(conn: sqlite3.Connection) -> list[Schedule]:
     return [_schedule(r) for r in rows]
 
 
-def add(conn: sqlite3.Connection, preset: str, start: str, end: str, now: float) -> Schedule:
-    """Store a daily window; ScheduleError when it is empty or overlaps another one."""
+def add(
+    conn: sqlite3.Connection,
+    preset: str,
+    start: str,
+    end: str,
+    now: float,
+    zone: str | None = None,
+    box_zone: tzinfo = UTC,
+) -> Schedule:
+    """Store a daily window in `zone` (None: `box_zone`, where the Scheduler keeps schedules
+    stored without one); ScheduleError when it is empty, overlaps another one or names no zone
+    this system knows."""
     start_minute, end_minute = parse_hhmm(start), parse_hhmm(end)
     if start_minute == end_minute:
         raise ScheduleError("a window needs an end different from its start")
+    own_zone = named_zone(zone) if zone else box_zone
     wanted = minutes_of(start_minute, end_minute)
     with db.write_transaction(conn):
         others = in_use(conn)
@@ -124,17 +142,33 @@ def add(conn: sqlite3.Connection, preset: str, start: str, end: str, now: float)
                 f"at most {MAX_SCHEDULES} schedule windows: remove one before adding another"
             )
         for other in others:
-            if wanted & minutes_of(other.start_minute, other.end_minute):
+            if wanted & minutes_of(*_minutes_in(other, own_zone, box_zone, now)):
                 raise ScheduleOverlap(
                     f"{hhmm(start_minute)}–{hhmm(end_minute)} overlaps {other.label}: "
                     "one window at a time, so that each end knows what to put back"
                 )
         schedule_id = conn.execute(
-            "INSERT INTO schedules (preset, start_minute, end_minute, created) VALUES (?, ?, ?, ?)",
-            (preset, start_minute, end_minute, now),
+            "INSERT INTO schedules (preset, start_minute, end_minute, created, zone) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (preset, start_minute, end_minute, now, zone or None),
         ).lastrowid
         row = conn.execute("SELECT * FROM schedules WHERE id = ?", (schedule_id,)).fetchone()
     return _schedule(row)
+
+
+def zone_of(schedule: Schedule, box_zone: tzinfo) -> tzinfo:
+    return named_zone(schedule.zone) if schedule.zone else box_zone
+
+
+def _minutes_in(schedule: Schedule, zone: tzinfo, box_zone: tzinfo, now: float) -> tuple[int, int]:
+    """A schedule's start and end as minutes of the day in `zone`, on its next window: windows
+    added from phones in different zones are compared on the same clock."""
+    own = zone_of(schedule, box_zone)
+    if own == zone:
+        return schedule.start_minute, schedule.end_minute
+    start = next_start(schedule.start_minute, now, own)
+    length_s = (schedule.end_minute - schedule.start_minute) % MINUTES_PER_DAY * 60
+    return minute_of_day(start, zone), minute_of_day(start + length_s, zone)
 
 
 def remove(conn: sqlite3.Connection, schedule_id: int, now: float) -> bool:
@@ -211,7 +245,9 @@ class Scheduler:
     def _window(self, schedule: Schedule, now: float) -> tuple[float, float] | None:
         if schedule.removed is not None:
             return None
-        return window_at(schedule.start_minute, schedule.end_minute, now, self.zone)
+        return window_at(
+            schedule.start_minute, schedule.end_minute, now, zone_of(schedule, self.zone)
+        )
 
     def _start(self, schedule: Schedule, now: float) -> None:
         conn = self.applier.conn
@@ -258,7 +294,8 @@ class Scheduler:
         entries: list[shapes.ScheduleBody] = []
         changes: list[tuple[float, str]] = []
         for schedule in in_use(conn):
-            window = window_at(schedule.start_minute, schedule.end_minute, now, self.zone)
+            zone = zone_of(schedule, self.zone)
+            window = window_at(schedule.start_minute, schedule.end_minute, now, zone)
             acting = window is not None and schedule.window_start == window[0]
             entries.append(
                 shapes.ScheduleBody(
@@ -266,6 +303,7 @@ class Scheduler:
                     preset=schedule.preset,
                     start=hhmm(schedule.start_minute),
                     end=hhmm(schedule.end_minute),
+                    zone=schedule.zone or self.zone_name,
                     open=window is not None,
                     applied=acting and schedule.applied is not None,
                     overridden=acting and schedule.overridden is not None,
@@ -274,7 +312,7 @@ class Scheduler:
             )
             if window is not None:
                 changes.append((window[1], _BACK))
-            changes.append((next_start(schedule.start_minute, now, self.zone), schedule.preset))
+            changes.append((next_start(schedule.start_minute, now, zone), schedule.preset))
         upcoming = None
         if changes:
             ts = min(c[0] for c in changes)

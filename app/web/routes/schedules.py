@@ -22,17 +22,20 @@ router = APIRouter(tags=["schedules"])
 PRESET = r"^[a-z][a-z0-9_-]{0,39}$"
 # ASCII digits only: \d also took Arabic-Indic and full-width ones, stored as 07:00 (issue 26).
 TIME_OF_DAY = r"^[0-9]{1,2}:[0-9]{2}$"
+ZONE = r"^[A-Za-z][A-Za-z0-9_+/-]{0,63}$"  # IANA names: Europe/Berlin, Etc/GMT+5
 CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]
 
 
 class ScheduleRequest(BaseModel):
-    """A daily window in the box's time zone: `preset` from `start` to `end` (HH:MM)."""
+    """A daily window: `preset` from `start` to `end` (HH:MM) in `zone` (an IANA name such as
+    America/Los_Angeles; unset, the box's time zone)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     preset: str = Field(pattern=PRESET)
     start: str = Field(pattern=TIME_OF_DAY)
     end: str = Field(pattern=TIME_OF_DAY)
+    zone: str | None = Field(default=None, pattern=ZONE)
 
 
 def _add(
@@ -44,11 +47,13 @@ def _add(
         message = f"no preset {body.preset!r} to apply (known: {usable})"
         raise HTTPException(422, detail={"message": message})
     try:
-        added = scheduler.add(conn, body.preset, body.start, body.end, now)
+        box_zone = tuner.scheduler.zone
+        added = scheduler.add(conn, body.preset, body.start, body.end, now, body.zone, box_zone)
     except ScheduleError as error:  # 409 for an overlap or too many, 422 for a bad window
         raise http_error(error) from None
     start, end = hhmm(added.start_minute), hhmm(added.end_minute)
-    return ScheduleAdded(id=added.id, preset=added.preset, start=start, end=end)
+    zone = added.zone or tuner.scheduler.zone_name
+    return ScheduleAdded(id=added.id, preset=added.preset, start=start, end=end, zone=zone)
 
 
 @router.get("/api/schedules")
@@ -97,9 +102,12 @@ def add_schedule_form(
     preset: Annotated[str, Form(pattern=PRESET)],
     start: Annotated[str, Form(pattern=TIME_OF_DAY)],
     end: Annotated[str, Form(pattern=TIME_OF_DAY)],
+    zone: Annotated[str | None, Form(pattern=ZONE)] = None,
 ) -> Response:
+    """From the page: the times are in the zone the page names (the phone's, see the form)."""
     try:
-        _add(tuner, conn, clock(), ScheduleRequest(preset=preset, start=start, end=end))
+        body = ScheduleRequest(preset=preset, start=start, end=end, zone=zone or None)
+        _add(tuner, conn, clock(), body)
         error = None
     except HTTPException as refused:
         error = message_of(refused.detail)
