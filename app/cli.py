@@ -6,6 +6,7 @@ import json
 import logging.config
 import os
 import secrets
+import signal
 import sqlite3
 import sys
 import tempfile
@@ -178,8 +179,11 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
     try:
         # Before anything opens the file: a refused one stays as the newer version left it.
         opening.refuse_newer(settings.db, settings.migrations_dir)
+        # Then one server per database, before the app reads or writes a kernel knob; held
+        # until this process ends.
+        held = opening.lock_server(settings.db)
         app = create_app(settings, sim)
-    except (MissingDataDir, opening.NewerDatabase) as error:
+    except (MissingDataDir, opening.NewerDatabase, opening.AnotherServer) as error:
         print(f"mdboost: cannot start: {error}", file=sys.stderr)
         return 2
     rules = ConnectionRules(
@@ -201,8 +205,14 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
         http=rules.protocol(),  # a head deadline and a cap per address (web/connections.py)
     )
     server = QuietServer(config)  # uvicorn.run's Server, without its 0.1 s tick
-    with contextlib.suppress(KeyboardInterrupt):
-        server.run()
+    # SIGHUP (a closed terminal, `kill -HUP`) stops mdboost as SIGTERM does, reverting first:
+    # its default would end the process at once with the boost left in the kernel.
+    signal.signal(signal.SIGHUP, lambda _sig, frame: server.handle_exit(signal.SIGTERM, frame))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run()
+    finally:
+        held.release()
     return 0 if server.started else STARTUP_FAILURE
 
 

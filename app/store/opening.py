@@ -1,6 +1,8 @@
 """The database file at start and beside the running server: refuse one from a newer mdboost,
 move a damaged one aside and start afresh, and copy a live one consistently (`mdboost backup`)."""
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -18,6 +20,47 @@ DAMAGED = (11, 26)
 
 class NewerDatabase(Exception):
     """The file holds migrations this build does not know: a newer mdboost wrote it."""
+
+
+class AnotherServer(Exception):
+    """Another mdboost serves this database: two would undo each other's boosts."""
+
+
+@dataclass(frozen=True)
+class ServerLock:
+    """This process's hold on its database: an fcntl lock that ends with the process, kill -9
+    included, so a crash never leaves a stale lock behind."""
+
+    path: Path
+    fd: int
+
+    def release(self) -> None:
+        os.close(self.fd)
+
+
+def lock_server(database: Path) -> ServerLock:
+    """Take the one-server lock beside `database` (NAME.lock, 0600, holding the pid), or raise
+    AnotherServer naming the pid that holds it. Before anything reads or writes the kernel."""
+    path = database.with_name(database.name + ".lock")
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise AnotherServer(
+            f"another mdboost (pid {holder}) is serving {database}: two servers on one "
+            "database would undo each other's boosts; stop that one first"
+        ) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    with contextlib.suppress(OSError):  # a full disk: the lock holds without the pid in it
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return ServerLock(path, fd)
 
 
 @dataclass(frozen=True)
