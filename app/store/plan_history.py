@@ -1,6 +1,6 @@
-"""What the change planner reads of the past (issue 31): the newest completed sync and grow of a
-pool's arrays, and boost's measured effect on them, all of it or only what was known before a
-moment (what a plan made then would have read). Plain rows; app/web/planning.py shapes them."""
+"""What the change planner reads of the past: the newest completed sync and grow of a pool's
+arrays, and boost's measured effect on them, all of it or only what was known before a moment
+(what a plan made then would have read). Plain rows; app/web/change_planning.py shapes them."""
 
 import sqlite3
 from collections.abc import Sequence

@@ -13,7 +13,7 @@ from app.shapes.tuning import Sweep, TuningDone
 from app.store import db
 from app.tuning.autotune.runner import AutoTuner
 from app.tuning.planning import presets
-from app.tuning.planning.plan import KnobPlan, make_plan
+from app.tuning.planning.knob_plan import KnobPlan, plan_preset
 from app.tuning.planning.presets import Preset, PresetError, UnknownPreset
 from app.tuning.planning.targets import PlanError
 from app.tuning.schedule.daily import local_zone
@@ -66,7 +66,7 @@ class Tuner:
         preset = self.preset(name)
         if preset.restore_originals:
             raise PlanError(f"{name} puts back the originals: use revert")
-        return make_plan(
+        return plan_preset(
             preset,
             self.host,
             array_view.current(self.host),

@@ -25,7 +25,7 @@ from app.shapes.tuning import (
 from app.store import effects, journal, slower
 from app.tuning.autotune.record import setting_label
 from app.tuning.autotune.writes import PRESET as AUTOTUNE_PRESET
-from app.tuning.planning.plan import member_disks
+from app.tuning.planning.knob_plan import member_disks
 from app.tuning.planning.presets import PresetError
 from app.tuning.session.policy import slower_sentence
 from app.tuning.tuner import Tuner

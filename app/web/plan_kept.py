@@ -8,7 +8,7 @@ from typing import Any
 from app.live.snapshot import Snapshot
 from app.planner import layout, timing
 from app.store import plan_history
-from app.web import planning
+from app.web import change_planning
 
 PLANNED_ACTIONS = ("reshape", "recovery")
 
@@ -21,12 +21,12 @@ def beside(
     array is no longer a data array of a pool mdboost can plan."""
     if run["action"] not in PLANNED_ACTIONS:
         return None
-    pool = next((p for p in planning.pools(snapshot) if run["array"] in _arrays(p)), None)
+    pool = next((p for p in change_planning.pools(snapshot) if run["array"] in _arrays(p)), None)
     if pool is None:
         return None
     tier = next(t for t in pool.tiers if t.array == run["array"])
     started = run["started"]
-    history = planning.history(
+    history = change_planning.pool_history(
         snapshot,
         conn,
         pool,

@@ -33,7 +33,7 @@ PAST_RUNS = 20
 MARKER_EVENTS = ("apply", "revert", "autotune", "clock_step")
 
 
-def store(
+def database_status(
     settings: Settings,
     sampler: Sampler,
     moved_aside: MovedAside | None,

@@ -4,7 +4,7 @@ import json
 import sqlite3
 
 from app.store import journal
-from app.tuning.planning.plan import KnobChange
+from app.tuning.planning.knob_plan import KnobChange
 
 
 def change(key: str, original: str, desired: str) -> KnobChange:

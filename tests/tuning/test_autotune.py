@@ -20,7 +20,7 @@ from app.live.tick import Tick
 from app.main import create_app
 from app.store import journal
 from app.tuning.autotune import sweep
-from app.tuning.autotune.plan import AutoTuneRefused
+from app.tuning.autotune.scope import AutoTuneRefused
 from app.tuning.schedule import scheduler
 from tests.kernel_tree import (
     RESHAPE_TOTAL,

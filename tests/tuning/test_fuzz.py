@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from app.kernel.knobs import CATALOGUE, SYSTEM, stripe_cache_mib
-from app.tuning.planning.plan import make_plan, member_disks
+from app.tuning.planning.knob_plan import member_disks, plan_preset
 from app.tuning.planning.presets import Preset, Setting
 from app.tuning.planning.targets import PlanError
 from tests.kernel_tree import (
@@ -73,7 +73,7 @@ def test_a_plan_never_leaves_the_catalogue_the_budget_or_min_le_max(
     host = Host(tree.proc, tree.sys)
     md = mdstat_parse.parse(tree.read("proc/mdstat"))
     try:
-        plan = make_plan(preset, host, md, None, budget)
+        plan = plan_preset(preset, host, md, None, budget)
     except PlanError as error:
         assert "would be above" in str(error)
         return

@@ -12,9 +12,9 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.live.snapshot import Snapshot
 from app.main import create_app
-from app.shapes.plan import PlanBody
+from app.shapes.change_plan import PlanBody
 from app.store import db
-from app.web import planning
+from app.web import change_planning
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree
 from tests.planner.test_change import SHR_1_1_2_2, pools_of
@@ -273,6 +273,6 @@ def test_an_interrupted_check_still_gives_its_pace(conn):
             "speed_max_kb_s) VALUES (?, 'md2', 1, 'check', ?, ?, 200000)",
             (ts, done, MD2_MEMBER),
         )
-    sync = planning.history(Snapshot(), conn, pool, now).sync
+    sync = change_planning.pool_history(Snapshot(), conn, pool, now).sync
     assert sync is not None and sync.kib_s == pytest.approx(100_000)
     assert sync.what == "the check of md2" and not sync.held_by_max

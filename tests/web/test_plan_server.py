@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from app.shapes.plan import PlanBody
+from app.shapes.change_plan import PlanBody
 from tests.server import Server, wait_for
 
 TB = 10**12

@@ -21,10 +21,10 @@ from app.forecast import physics
 from app.live.tick import Tick
 from app.shapes.tuning import Sweep
 from app.store import journal
-from app.tuning.autotune import plan, record, sweep, writes
+from app.tuning.autotune import record, scope, sweep, writes
 from app.tuning.autotune.guard import OwnOps, low_memory, other_io_seen, someone_else, unread
-from app.tuning.autotune.plan import AutoTuneRefused
 from app.tuning.autotune.record import setting_label
+from app.tuning.autotune.scope import AutoTuneRefused
 from app.tuning.autotune.state import Running
 from app.tuning.session.apply import Applier, JournalUnavailable, TuningFailed
 
@@ -52,12 +52,12 @@ class AutoTuner:
         if self.running is not None:
             raise AutoTuneRefused(f"a sweep on {self.running.array} is running already")
         host, conn = self.applier.host, self.applier.conn
-        array, raid_disks = plan.pick_array(tick, requested, host)
+        array, raid_disks = scope.pick_array(tick, requested, host)
         assert tick is not None and tick.parsed is not None and tick.ts is not None
         assert array.sync is not None
-        plan.refuse_through_a_limit(array, plan.limits(tick, array.name))
-        available_mib = plan.available_mib(tick, self.settings)
-        start_values, phases = plan.phases(host, self.settings, array, tick.parsed, available_mib)
+        scope.refuse_through_a_limit(array, scope.limits(tick, array.name))
+        available_mib = scope.available_mib(tick, self.settings)
+        start_values, phases = scope.phases(host, self.settings, array, tick.parsed, available_mib)
         if not phases:
             raise AutoTuneRefused(f"nothing to try on {array.name}: no knob with a candidate")
         run = conn.execute(
@@ -246,7 +246,7 @@ class AutoTuner:
         assert r is not None and tick.ts is not None
         phase = r.phases[r.phase]
         speed = window.speed_kb_s or 0.0
-        limits = plan.limits(tick, r.array)
+        limits = scope.limits(tick, r.array)
         held = sweep.held_at_min(speed, limits.speed_min) and other_io_seen(tick, r.array)
         if held:
             # md holds a sync at its min while other I/O runs (DESIGN.md): such a step measured

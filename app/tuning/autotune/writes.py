@@ -8,7 +8,7 @@ import sqlite3
 from app.kernel.knobs import CATALOGUE, read_knob
 from app.store import journal
 from app.tuning.autotune import record
-from app.tuning.planning.plan import KnobChange, KnobPlan
+from app.tuning.planning.knob_plan import KnobChange, KnobPlan
 from app.tuning.session.apply import Applier, JournalUnavailable, TuningFailed
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, tzinfo
 
 from app.shapes import tuning as shapes
 from app.store import db, journal
-from app.tuning.planning.plan import KnobPlan
+from app.tuning.planning.knob_plan import KnobPlan
 from app.tuning.planning.presets import UnknownPreset
 from app.tuning.planning.targets import ArrayFailed, PlanError
 from app.tuning.schedule.daily import (

@@ -22,7 +22,7 @@ from app.live.snapshot import KnobNow
 from app.shapes.tuning import Restored, TuningDone
 from app.store import journal, originals
 from app.tuning.errors import TuningError
-from app.tuning.planning.plan import KnobChange, KnobPlan
+from app.tuning.planning.knob_plan import KnobChange, KnobPlan
 from app.tuning.session.revert import (
     UnrecordedRevert,
     record_revert,

@@ -10,7 +10,7 @@ from app.kernel.knobs import CATALOGUE, read_knob
 from app.live import array_view
 from app.store import journal, originals
 from app.store.originals import OriginalKnob, Originals
-from app.tuning.planning.plan import knob_key
+from app.tuning.planning.knob_plan import knob_key
 from app.tuning.session.apply import Applier, JournalUnavailable, TuningFailed
 from app.tuning.session.policy import Policy
 

@@ -11,7 +11,7 @@ from app.kernel.knobs import CATALOGUE, Knob, md_floor, read_knob
 from app.live import array_view
 from app.md import mdstat
 from app.store import journal
-from app.tuning.planning.plan import KnobChange
+from app.tuning.planning.knob_plan import KnobChange
 
 log = logging.getLogger(__name__)
 

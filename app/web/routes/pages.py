@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.live.snapshot import Snapshot
-from app.web import plan_kept, planning, security, views
+from app.web import change_planning, plan_kept, security, views
 from app.web.deps import (
     ClockDep,
     DbDep,
@@ -50,8 +50,8 @@ def _page(
         "now": now,
         "demo": get_settings(request).demo,
         "diagnoses": views.diagnoses(snapshot),
-        "plan_section": planning.section(snapshot, conn, now),
-        "store": views.store(
+        "plan_section": change_planning.section(snapshot, conn, now),
+        "database": views.database_status(
             get_settings(request),
             get_sampler(request),
             get_moved_aside(request),

@@ -6,8 +6,8 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
 from app.planner.change import BadChange
-from app.shapes.plan import MAX_DISK_BYTES, PlanBody, PlanRequest
-from app.web import planning
+from app.shapes.change_plan import MAX_DISK_BYTES, PlanBody, PlanRequest
+from app.web import change_planning
 from app.web.deps import ClockDep, DbDep, SnapshotDep
 from app.web.templating import render_page
 
@@ -18,12 +18,12 @@ router = APIRouter(tags=["plan"])
 def plan_change(body: PlanRequest, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep) -> PlanBody:
     """How long adding or replacing a disk would take, and the capacity before and after.
     Changes nothing."""
-    asked = planning.Request(body.change, body.disk_bytes, body.member)
+    asked = change_planning.ChangeRequest(body.change, body.disk_bytes, body.member)
     try:
-        plan = planning.make_plan(snapshot, conn, asked, clock())
+        plan = change_planning.plan_requested_change(snapshot, conn, asked, clock())
     except BadChange as error:
         raise HTTPException(status_code=422, detail=str(error)) from error
-    return planning.shape(plan)
+    return change_planning.shape(plan)
 
 
 @router.get("/ui/plan", response_class=HTMLResponse, include_in_schema=False)
@@ -38,5 +38,5 @@ def plan_section(
     member: Annotated[str | None, Query(max_length=32, pattern=r"^([a-z][a-z0-9_-]*)?$")] = None,
 ) -> HTMLResponse:
     """The page's "Plan a change" section, with the plan asked for (a GET: it changes nothing)."""
-    context = planning.section(snapshot, conn, clock(), change, disk_tb, member or None)
+    context = change_planning.section(snapshot, conn, clock(), change, disk_tb, member or None)
     return render_page(request, "_plan.html", {"plan_section": context})

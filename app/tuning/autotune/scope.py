@@ -17,7 +17,7 @@ from app.md import mdstat
 from app.md.attributes import effective_limits
 from app.tuning.autotune import sweep
 from app.tuning.errors import TuningError
-from app.tuning.planning.plan import budget_mib, member_disks, stripe_cache_total_mib
+from app.tuning.planning.knob_plan import budget_mib, member_disks, stripe_cache_total_mib
 
 TUNABLE_ACTIONS = ("resync", "recovery", "reshape")
 

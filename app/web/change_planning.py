@@ -12,14 +12,14 @@ from app.live.snapshot import Snapshot
 from app.planner import layout, paces, timing
 from app.planner.capacity import Capacity
 from app.planner.change import BadChange, Change, ChangePlan, member_disk, plan_change, tb
-from app.shapes.plan import PlanBody, PlanCapacity, PlanDuration, PlanStep
+from app.shapes.change_plan import PlanBody, PlanCapacity, PlanDuration, PlanStep
 from app.store import plan_history
 
 KIB = 1024
 
 
 @dataclass(frozen=True)
-class Request:
+class ChangeRequest:
     change: Literal["add", "replace"]
     disk_bytes: int
     member: str | None = None  # a disk ("sdb") or a member partition ("sdb5")
@@ -38,8 +38,8 @@ def pools(snapshot: Snapshot) -> list[layout.Pool]:
     return layout.pools(data, system, old) if data else []
 
 
-def make_plan(
-    snapshot: Snapshot, conn: sqlite3.Connection, request: Request, now: float
+def plan_requested_change(
+    snapshot: Snapshot, conn: sqlite3.Connection, request: ChangeRequest, now: float
 ) -> ChangePlan:
     """Plan the change on the pool it concerns; BadChange when it cannot be planned as asked."""
     found = pools(snapshot)
@@ -52,10 +52,12 @@ def make_plan(
         raise BadChange("an add names no member: the new disk joins the pool")
     pool = next((p for p in found if member in p.disks), found[0])
     wanted = Change(request.change, request.disk_bytes // KIB, member)
-    return plan_change(pool, wanted, history(snapshot, conn, pool, now), now, snapshot.disk_kib)
+    return plan_change(
+        pool, wanted, pool_history(snapshot, conn, pool, now), now, snapshot.disk_kib
+    )
 
 
-def history(
+def pool_history(
     snapshot: Snapshot,
     conn: sqlite3.Connection,
     pool: layout.Pool,
@@ -286,9 +288,9 @@ def section(
     }
     if disk_tb is None or not found:
         return out
-    asked = Request(change, int(disk_tb * 1e12), member if change == "replace" else None)
+    asked = ChangeRequest(change, int(disk_tb * 1e12), member if change == "replace" else None)
     try:
-        out["plan"] = shape(make_plan(snapshot, conn, asked, now))
+        out["plan"] = shape(plan_requested_change(snapshot, conn, asked, now))
     except BadChange as error:
         out["error"] = str(error)
     return out

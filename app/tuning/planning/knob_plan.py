@@ -101,7 +101,7 @@ def member_disks(array: mdstat.Array) -> int:
     return max(1, sum(1 for d in array.devices if "S" not in d.flags))
 
 
-def make_plan(
+def plan_preset(
     preset: Preset,
     host: Host,
     md: mdstat.MdStat,
