@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from app.resources import data_dir
 
 MIN_PASSWORD_LENGTH = 8  # the set-up page's minimum, and MDBOOST_PASSWORD's
+MIN_TOKEN_LENGTH = 32  # MDBOOST_API_TOKEN and MDBOOST_READ_TOKEN: too long to guess
 PREFIX = "MDBOOST_"
 
 
@@ -131,6 +132,16 @@ class Settings(BaseSettings):
         if value is not None and len(value.get_secret_value()) < MIN_PASSWORD_LENGTH:
             raise ValueError(
                 f"at least {MIN_PASSWORD_LENGTH} characters, like the set-up page asks"
+            )
+        return value
+
+    @field_validator("api_token", "read_token")
+    @classmethod
+    def _hard_to_guess(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_TOKEN_LENGTH:
+            raise ValueError(
+                f"at least {MIN_TOKEN_LENGTH} characters (`openssl rand -hex 24` makes one): "
+                "a short token can be guessed"
             )
         return value
 

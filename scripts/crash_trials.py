@@ -33,7 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.kernel_tree import KernelTree, act_like_md, syncing_box
 from tests.server import Server, tree_server, wait_for
 
-TOKEN = {"MDBOOST_API_TOKEN": "crash-trials-token", "MDBOOST_MAX_CACHE_MB": "1024"}
+TOKEN = {
+    "MDBOOST_API_TOKEN": "crash-trials-token-0123456789abcdef0123456789",
+    "MDBOOST_MAX_CACHE_MB": "1024",
+}
 KNOBS = (
     "sys/block/md2/md/stripe_cache_size",
     "sys/block/md2/md/sync_speed_min",

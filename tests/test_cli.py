@@ -3,6 +3,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests import PROJECT_ROOT
 from tests.server import free_port
 
@@ -173,4 +175,32 @@ def test_bad_settings_stop_start_up_each_on_its_own_line(box, tmp_path):
         "mdboost: cannot start: MDBOOST_MAX_BODY_BYTES: Input should be a valid integer, "
         "unable to parse string as an integer",
     ]
+    assert not (tmp_path / "mdboost.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "weak"), [("MDBOOST_API_TOKEN", "1234"), ("MDBOOST_READ_TOKEN", "x" * 31)]
+)
+def test_a_short_token_refuses_start_up_in_one_line(box, tmp_path, name, weak):
+    port = free_port()
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        env={
+            **os.environ,
+            name: weak,
+            "MDBOOST_PROC_ROOT": str(box.proc),
+            "MDBOOST_SYS_ROOT": str(box.sys),
+            "MDBOOST_DB": str(tmp_path / "mdboost.db"),
+        },
+        timeout=30,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"mdboost: cannot start: {name}: at least 32 characters (`openssl rand -hex 24` makes"
+        " one): a short token can be guessed"
+    ]
+    assert weak not in done.stderr.replace(name, "") + done.stdout
     assert not (tmp_path / "mdboost.db").exists()

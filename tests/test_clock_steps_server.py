@@ -147,7 +147,7 @@ def test_steps_of_the_wall_clock_under_libfaketime(
         "FAKETIME_NO_CACHE": "1",
         "FAKETIME_DONT_FAKE_MONOTONIC": "1",
         "MDBOOST_BOOST_HOURS": "1",
-        "MDBOOST_API_TOKEN": "test-token-for-clock-steps",
+        "MDBOOST_API_TOKEN": "test-token-for-clock-steps-0123456789abcdef0123456789",
         "MDBOOST_MAX_CACHE_MB": "1024",
         "MDBOOST_NOTIFY": "http://127.0.0.1:9/hook",  # nobody listens: the outbox keeps them
     }

@@ -11,12 +11,17 @@ from typing import Any
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from app.config import MIN_PASSWORD_LENGTH, Settings, env_names, problems
+from app.config import MIN_PASSWORD_LENGTH, MIN_TOKEN_LENGTH, Settings, env_names, problems
 
 NUMBER = "Input should be a valid number, unable to parse string as a number"
 INTEGER = "Input should be a valid integer, unable to parse string as an integer"
 BOOLEAN = "Input should be a valid boolean, unable to interpret input"
 SHORT = f"at least {MIN_PASSWORD_LENGTH} characters, like the set-up page asks"
+LONG_TOKEN = "t0ken" * 7  # 35 characters
+SHORT_TOKEN = (
+    f"at least {MIN_TOKEN_LENGTH} characters (`openssl rand -hex 24` makes one): "
+    "a short token can be guessed"
+)
 
 
 def above(n: int) -> str:
@@ -56,8 +61,8 @@ EVERY_SETTING: dict[str, tuple[str, Any, str | None, str | None]] = {
     "autotune_starve_ms": ("100", 100.0, "0", above(0)),
     "tz": ("Europe/Berlin", "Europe/Berlin", None, None),
     "password": ("longenough1", SecretStr("longenough1"), "short12", SHORT),
-    "api_token": ("t0ken", SecretStr("t0ken"), None, None),
-    "read_token": ("", SecretStr(""), None, None),
+    "api_token": (LONG_TOKEN, SecretStr(LONG_TOKEN), "t0ken", SHORT_TOKEN),
+    "read_token": (LONG_TOKEN, SecretStr(LONG_TOKEN), "", SHORT_TOKEN),
     "read_requires_login": ("1", True, "1.0", BOOLEAN),
     "max_body_bytes": ("10.0", 10, "10.5", INTEGER),
     "max_active_requests": ("+3", 3, "0", above(0)),

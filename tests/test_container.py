@@ -300,7 +300,7 @@ def test_sigterm_puts_the_original_knob_values_back(
 ) -> None:
     """Boost, then `docker stop`: the knobs are back as found before the container exits."""
     knob = kernel_tree / "sys/block/md2/md/stripe_cache_size"
-    token = "container-test-token-0123456789"
+    token = "container-test-token-0123456789-0123456789"
     with container(
         podman, image, "-v", f"{kernel_tree}:/fixture:rw", "-e", f"MDBOOST_API_TOKEN={token}",
         "-e", "MDBOOST_PROC_ROOT=/fixture/proc", "-e", "MDBOOST_SYS_ROOT=/fixture/sys",

@@ -153,7 +153,7 @@ def contrib_job_with_its_token(target: str, token_file: Path) -> str:
 def test_the_contrib_scrape_job_reads_with_a_read_token_that_cannot_boost(
     prometheus_tools: PrometheusTools, box: KernelTree, tmp_path: Path
 ):
-    read_token = "read-only-token-for-prometheus"
+    read_token = "read-only-token-for-prometheus-0123456789abcdef0123456789"
     token_file = tmp_path / "mdboost-read-token"
     token_file.write_text(read_token + "\n")
     env = {"MDBOOST_READ_REQUIRES_LOGIN": "true", "MDBOOST_READ_TOKEN": read_token}

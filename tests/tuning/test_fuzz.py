@@ -25,7 +25,7 @@ from tests.kernel_tree import (
 )
 from tests.server import Server
 
-TOKEN = "fuzz-token-0123456789"
+TOKEN = "fuzz-token-0123456789-0123456789abcdef0123456789"
 
 
 def knob_values(name: str) -> st.SearchStrategy[str]:

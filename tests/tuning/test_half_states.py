@@ -10,7 +10,7 @@ import pytest
 from tests.kernel_tree import KernelTree, act_like_md
 from tests.server import Server, tree_server, wait_for
 
-TOKEN = "test-token-for-half-states"
+TOKEN = "test-token-for-half-states-0123456789abcdef0123456789"
 
 
 def tuning_server(tree: KernelTree, tmp_path: Path) -> Server:

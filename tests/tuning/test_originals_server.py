@@ -17,7 +17,10 @@ BOOSTED = {
     "sys/block/md2/md/sync_speed_max": "2000000\n",
     "sys/block/md2/queue/read_ahead_kb": "32768\n",
 }
-TUNING = {"MDBOOST_MAX_CACHE_MB": "1024", "MDBOOST_API_TOKEN": "test-token-for-originals"}
+TUNING = {
+    "MDBOOST_MAX_CACHE_MB": "1024",
+    "MDBOOST_API_TOKEN": "test-token-for-originals-0123456789abcdef0123456789",
+}
 
 
 def tuning_server(tree: KernelTree, tmp_path: Path) -> Server:

@@ -154,7 +154,7 @@ def test_on_a_full_disk_the_server_answers_503_and_sigterm_still_reverts(
     before = tree.snapshot()
     on_small_disk = {
         "MDBOOST_DB": str(small_disk.path / "mdboost.db"),
-        "MDBOOST_API_TOKEN": "test-token-for-tuning-tests",
+        "MDBOOST_API_TOKEN": "test-token-for-tuning-tests-0123456789abcdef0123456789",
     }
     with tree_server(tree, tmp_path, **on_small_disk) as server:
         assert server.request("POST", "/api/boost", {"on": True})[0] == 200

@@ -7,7 +7,7 @@ import pytest
 
 from tests.server import tree_server
 
-TOKEN = "test-token-for-strict-bodies"
+TOKEN = "test-token-for-strict-bodies-0123456789abcdef0123456789"
 MAX_SCHEDULES = 48
 
 

@@ -169,7 +169,7 @@ def test_sign_out_everywhere_ends_every_browser_session(tree, tmp_path):
 
 
 def test_revoking_a_token_revokes_the_tokens_it_made(tree, tmp_path):
-    env_token = "env-token-0123456789"
+    env_token = "env-token-0123456789-0123456789abcdef0123456789"
     with app_client(settings(tree, tmp_path, password=PASSWORD, api_token=env_token)) as client:
 
         def bearer(token: str) -> dict[str, str]:

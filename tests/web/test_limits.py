@@ -11,7 +11,7 @@ import pytest
 from tests.kernel_tree import KernelTree
 from tests.server import Server, tree_server
 
-TOKEN = "env-token-0123456789"
+TOKEN = "env-token-0123456789-0123456789abcdef0123456789"
 
 
 @pytest.fixture

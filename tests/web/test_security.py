@@ -9,7 +9,7 @@ from tests.server import Server
 from tests.server import tree_server as serve
 
 PASSWORD = "correct horse battery"
-TOKEN = "env-token-0123456789"
+TOKEN = "env-token-0123456789-0123456789abcdef0123456789"
 
 
 def csrf_of(client: httpx.Client) -> str:

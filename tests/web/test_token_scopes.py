@@ -10,8 +10,8 @@ import pytest
 
 from tests.server import Server, tree_server
 
-ADMIN = "admin-token-0123456789"
-READ = "read-token-0123456789"
+ADMIN = "admin-token-0123456789-0123456789abcdef"
+READ = "read-token-0123456789-0123456789abcdef"
 # Changes that are not in the API schema: the account page's forms and the page's own posts.
 FORM_CHANGES = [
     ("POST", "/account/tokens"),

@@ -392,7 +392,9 @@ def test_a_failed_array_is_first_and_alarming_on_a_phone_and_boost_on_it_is_refu
     for name in ("md0", "md1", "md2"):
         tree.md(name, array_state="clean")
     tree.md("md3", array_state="broken", degraded="2")
-    with tree_server(tree, tmp_path, MDBOOST_API_TOKEN="browser-test-token") as server:
+    with tree_server(
+        tree, tmp_path, MDBOOST_API_TOKEN="browser-test-token-0123456789abcdef0123456789"
+    ) as server:
         page = open_page(browser, PHONE, "light")
         console = Console(page)
         page.goto(server.base + "/setup")  # no password yet: the first visit offered set-up

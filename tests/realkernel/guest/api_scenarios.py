@@ -53,7 +53,7 @@ DATA = Path("/tmp/mdboost")
 DB = DATA / "mdboost.db"
 SMALL = "--size=131072"  # KiB per member: short syncs for the sampling scenarios
 STOCK_LIMITS = (1000, 2000)
-TOKEN = "realkernel-test-token"  # MDBOOST_API_TOKEN: changes need an admin  # KiB/s: a throttled NAS, so that boost has something to lift
+TOKEN = "realkernel-test-token-0123456789abcdef0123456789"  # MDBOOST_API_TOKEN: changes need an admin  # KiB/s: a throttled NAS, so that boost has something to lift
 
 
 class Server:
