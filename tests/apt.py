@@ -10,7 +10,25 @@ import subprocess
 from pathlib import Path
 
 LOCK = Path("/var/lock/mdboost-apt.lock")
+# scripts/test.sh's switch: run the suite as it is, installing nothing (README, "Tests").
+NO_INSTALL = "MDBOOST_TEST_NO_INSTALL"
 WAIT_FOR_DPKG = ["-o", "DPkg::Lock::Timeout=600"]
+
+
+def may_install() -> bool:
+    """apt-get may add a missing tool: in CI or as root, unless MDBOOST_TEST_NO_INSTALL=1."""
+    if os.environ.get(NO_INSTALL) == "1":
+        return False
+    return os.environ.get("CI") == "true" or os.geteuid() == 0
+
+
+def not_installed(package: str) -> str:
+    """Why a test that needs `package` skips, and how to give it the tool."""
+    if os.environ.get(NO_INSTALL) == "1":
+        return (
+            f"{package} is missing and {NO_INSTALL}=1 installs nothing: apt-get install {package}"
+        )
+    return f"{package} is missing: as root, apt-get install {package} (CI=true does it)"
 
 
 def install(*packages: str, recommends: bool = False) -> None:

@@ -51,11 +51,11 @@ def libfaketime() -> str | None:
 @pytest.fixture(scope="module")
 def faketime_lib() -> str:
     """Debian's libfaketime; CI installs it (package `faketime`), elsewhere the test says how."""
-    if libfaketime() is None and os.environ.get("CI") == "true" and shutil.which("apt-get"):
+    if libfaketime() is None and apt.may_install() and shutil.which("apt-get"):
         apt.install("faketime")
     lib = libfaketime()
     if lib is None:
-        pytest.skip("libfaketime is not installed: apt-get install faketime (CI=true does it)")
+        pytest.skip(apt.not_installed("faketime"))
     return lib
 
 

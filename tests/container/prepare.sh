@@ -7,7 +7,8 @@
 #   - the base image docker.io/library/python:3.11-slim: pulled when a registry answers, else a
 #     local stand-in made once with debootstrap (Debian bookworm's Python 3.11 at /usr/local/bin,
 #     like the official image), good for a smoke test, not for size or version checks.
-# Exit 0 ready, 3 not root (the test skips outside CI), anything else a failure.
+# Exit 0 ready, 3 not root or a tool missing under MDBOOST_TEST_NO_INSTALL=1 (the test skips
+# outside CI), anything else a failure.
 set -euo pipefail
 STATE=${1:?usage: prepare.sh STATE_DIR}
 BASE=docker.io/library/python:3.11-slim
@@ -25,6 +26,10 @@ missing=
 for tool in buildah podman runc debootstrap; do
   command -v "$tool" >/dev/null || missing="$missing $tool"
 done
+if [ -n "$missing" ] && [ "${MDBOOST_TEST_NO_INSTALL:-}" = 1 ]; then
+  log "missing:$missing, and MDBOOST_TEST_NO_INSTALL=1 installs nothing"
+  exit 3
+fi
 if [ -n "$missing" ]; then
   log "installing buildah podman runc debootstrap uidmap (apt-get; missing:$missing)"
   # tests/apt.py's lock: the suite's other process may be installing a tool at the same time.

@@ -177,6 +177,11 @@ def ensure_host_tools() -> None:
     missing = [p for p in HOST_PACKAGES if not _dpkg_installed(p)]
     if not missing:
         return
+    if os.environ.get("MDBOOST_TEST_NO_INSTALL") == "1":  # tests/apt.py's switch
+        raise HarnessUnavailable(
+            f"host packages missing ({' '.join(missing)}) and MDBOOST_TEST_NO_INSTALL=1 "
+            f"installs nothing: run `apt-get install {' '.join(missing)}` as root"
+        )
     if not _is_root() or shutil.which("apt-get") is None:
         raise HarnessUnavailable(
             f"host packages missing ({' '.join(missing)}) and cannot install them without root "

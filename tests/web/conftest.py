@@ -21,10 +21,9 @@ from tests.web.browsing import CHROMIUM, CHROMIUM_ARGS
 def chromium() -> str:
     """Debian's chromium; installed with apt-get in CI or as root, never downloaded by Playwright."""
     if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI") == "true" or os.geteuid() == 0:
-            apt.install("chromium", recommends=True)  # its fonts: the layout tests measure text
-        else:
-            pytest.skip(f"{CHROMIUM} is missing: as root, `apt-get install chromium` (not in CI)")
+        if not apt.may_install():
+            pytest.skip(apt.not_installed("chromium"))
+        apt.install("chromium", recommends=True)  # its fonts: the layout tests measure text
     return CHROMIUM
 
 
