@@ -15,7 +15,7 @@ from app.notify.observation import EventRules, Slower, TickFacts
 from app.store import slower
 from app.tuning.session import never_slower
 from app.tuning.session.never_slower import PacePoint, compare
-from tests.kernel_tree import KernelTree
+from tests.kernel_tree import RESHAPE_TOTAL, KernelTree
 from tests.tuning.test_autotune import REAL_KERNEL, STRIPE_CACHE, TICK_S, Nas, by_cache
 from tests.tuning.tuners import status
 
@@ -144,3 +144,27 @@ def test_the_owner_is_told_once():
     message = messages.compose(first[0], context)
     assert message.title == "md2: boost put back, it was slower"
     assert message.body.startswith(said + ".") and message.priority == "high"
+
+
+def test_the_pace_past_a_grows_knee_does_not_hide_a_slower_boost(box: KernelTree, tmp_path: Path):
+    # Past the knee a grow only writes and runs 4x as fast (DESIGN's real kernels: 4-10x). Boost
+    # slows the pace 0.8x and the knee comes 70 s into its measuring window: over the whole
+    # window the pace looks faster than before; on the knee's side of the press it is slower.
+    box.write("sys/block/md2/md/raid_disks", "4 (3)")
+    knee = RESHAPE_TOTAL * 2 / 3
+    table = by_cache(CPU_STARVED)
+    holder: list[Nas] = []
+
+    def speed(cache: int, ahead: int, now: float) -> float:
+        past = bool(holder) and holder[0].done >= knee
+        return table(cache, ahead, now) * (4.0 if past else 1.0)
+
+    nas = Nas(box, tmp_path, speed, **SETTINGS)
+    holder.append(nas)
+    before_s = WINDOW_S + 30
+    nas.done = knee - 16_000 * (never_slower.SETTLE_S + 70) - 20_000 * before_s
+    boost_then_wait(nas, before_s)
+    assert nas.done > knee
+    assert status(nas.tuner)["active"] is False
+    found = slower.latest(nas.tuner.conn, "boost")
+    assert found is not None and found.ratio == pytest.approx(0.8, abs=0.02)
