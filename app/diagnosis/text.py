@@ -3,7 +3,7 @@
 from typing import Any
 
 from app.formats import mb_s
-from app.kernel.knobs import BUDGET_SHARE, CATALOGUE, stripe_cache_entries
+from app.md.knobs import BUDGET_SHARE, CATALOGUE, stripe_cache_entries
 
 TITLES = {
     "held_by_max": "Held by the speed limit",

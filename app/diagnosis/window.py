@@ -3,9 +3,9 @@
 from dataclasses import dataclass
 
 from app.diagnosis.rules import MemberIo
-from app.kernel.sysfs import SECTOR_KIB, DiskStat, waited_ms_per_request
 from app.md.attributes import ArraySysfs
 from app.md.attributes import effective_limits as md_limits
+from app.md.disks import SECTOR_KIB, DiskStat, waited_ms_per_request
 
 
 @dataclass

@@ -10,7 +10,8 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from app.kernel import procfs, sysfs
-from app.md.attributes import ArraySysfs
+from app.md.attributes import ArraySysfs, parse_speed_limit
+from app.md.disks import DiskStat, MemberDisk
 
 ARRAY_NAME = re.compile(r"^md\d+$")
 ATTR_READ_LIMIT = 65536  # sysfs attributes are at most a page; never read a device endlessly
@@ -113,8 +114,8 @@ class Host:
             raid_disks=sysfs.parse_raid_disks(raw["raid_disks"]),
             stripe_cache_size=sysfs.parse_int(raw["stripe_cache_size"]),
             stripe_cache_active=sysfs.parse_int(raw["stripe_cache_active"]),
-            sync_speed_min=sysfs.parse_speed_limit(raw["sync_speed_min"]),
-            sync_speed_max=sysfs.parse_speed_limit(raw["sync_speed_max"]),
+            sync_speed_min=parse_speed_limit(raw["sync_speed_min"]),
+            sync_speed_max=parse_speed_limit(raw["sync_speed_max"]),
         )
 
     def read_global_speed_limits(self) -> tuple[int | None, int | None]:
@@ -133,7 +134,7 @@ class Host:
         text = self.read(self.proc_root / "meminfo")
         return sysfs.parse_meminfo(text) if text else {}
 
-    def read_diskstats(self, names: Collection[str] | None = None) -> dict[str, sysfs.DiskStat]:
+    def read_diskstats(self, names: Collection[str] | None = None) -> dict[str, DiskStat]:
         """Every device's counters, or only those of `names`."""
         text = self.read(self.proc_root / "diskstats", DISKSTATS_READ_LIMIT)
         return sysfs.parse_diskstats(text, names) if text else {}
@@ -187,12 +188,12 @@ class Host:
                     return disk
         return None
 
-    def read_member_disks(self, members: Iterable[str]) -> dict[str, sysfs.MemberDisk]:
+    def read_member_disks(self, members: Iterable[str]) -> dict[str, MemberDisk]:
         """The disk under each member (sda5 -> sda), its whole size and its model, from
         /sys/block/<disk>/size and device/model; a member whose disk is not found is left out.
         The sampler calls this when the arrays' members change, never a request."""
-        out: dict[str, sysfs.MemberDisk] = {}
-        seen: dict[str, sysfs.MemberDisk] = {}
+        out: dict[str, MemberDisk] = {}
+        seen: dict[str, MemberDisk] = {}
         for member in members:
             disk = self.whole_disk(member)
             if disk is None:
@@ -201,7 +202,7 @@ class Host:
                 size = self.read(self.sys_root / "block" / disk / "size")
                 model = self.read(self.sys_root / "block" / disk / "device" / "model", 256)
                 kib = int(size) // 2 if size is not None and size.strip().isdigit() else None
-                seen[disk] = sysfs.MemberDisk(disk, kib, sysfs.parse_model(model))
+                seen[disk] = MemberDisk(disk, kib, sysfs.parse_model(model))
             out[member] = seen[disk]
         return out
 

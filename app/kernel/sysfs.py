@@ -1,35 +1,8 @@
 """Pure parsers for the small /sys and /proc files beside mdstat (admin-guide/md.rst)."""
 
 from collections.abc import Collection
-from dataclasses import dataclass
 
-from app.md.attributes import SpeedLimit
-
-SECTOR_KIB = 0.5  # /proc/diskstats counts 512-byte sectors
-
-
-@dataclass(frozen=True)
-class DiskStat:
-    """One line of /proc/diskstats: counters since boot, so only their deltas mean anything."""
-
-    reads_completed: int
-    sectors_read: int  # 512-byte sectors
-    writes_completed: int
-    sectors_written: int  # 512-byte sectors
-    io_ticks_ms: int  # time spent doing I/O
-    read_ms: int = 0  # time all reads took, summed over requests (field 7 of iostats.rst)
-    write_ms: int = 0  # time all writes took, summed (field 11)
-    in_flight: int = 0  # requests issued and not yet completed
-
-
-@dataclass(frozen=True)
-class MemberDisk:
-    """The disk under one md member, as /sys/block/<disk> describes it."""
-
-    disk: str  # the whole disk's kernel name: "sda" for member sda5, "sata1" for sata1p5
-    size_kib: int | None  # /sys/block/<disk>/size (512-byte sectors) in 1 KiB blocks
-    model: str | None  # /sys/block/<disk>/device/model, e.g. "WDC WD40EFRX-68N"
-
+from app.md.disks import DiskStat
 
 MODEL_CHARS = 64  # SCSI models are 16 characters, NVMe's 40
 
@@ -38,19 +11,6 @@ def parse_model(text: str | None) -> str | None:
     """A disk's model as sysfs prints it (padded with spaces); None when empty or unprintable."""
     model = " ".join((text or "").split())[:MODEL_CHARS]
     return model if model and model.isprintable() else None
-
-
-def waited_ms_per_request(before: DiskStat, after: DiskStat) -> tuple[int, float | None]:
-    """Requests completed between two readings, and how long each took on average (ms; None
-    when none completed). On an md device these are the box's own requests, not md's sync."""
-    completed = (
-        after.reads_completed
-        + after.writes_completed
-        - before.reads_completed
-        - before.writes_completed
-    )
-    waited = after.read_ms + after.write_ms - before.read_ms - before.write_ms
-    return completed, (waited / completed if completed > 0 else None)
 
 
 def parse_int(text: str | None) -> int | None:
@@ -74,21 +34,6 @@ def parse_sync_completed(text: str | None) -> tuple[int, int] | None:
         return int(parts[0]), int(parts[1])
     except ValueError:
         return None
-
-
-def parse_speed_limit(text: str | None) -> SpeedLimit | None:
-    """sync_speed_min/max read as "1000 (system)" or "50000 (local)"."""
-    if text is None:
-        return None
-    words = text.split()
-    if not words:
-        return None
-    try:
-        kb_s = int(words[0])
-    except ValueError:
-        return None
-    source = words[1].strip("()") if len(words) > 1 else "local"
-    return SpeedLimit(kb_s=kb_s, source=source)
 
 
 def parse_raid_disks(text: str | None) -> tuple[int, int | None] | None:

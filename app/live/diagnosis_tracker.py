@@ -16,10 +16,11 @@ from app.diagnosis.thresholds import threshold
 from app.diagnosis.verdicts import Diagnosis, VerdictChange, shown_verdict
 from app.diagnosis.window import Counters, effective_limits, kib_s, member_io
 from app.kernel.host import ARRAY_NAME, CLOCK_TICKS, Host
-from app.kernel.sysfs import SECTOR_KIB, DiskStat, parse_int
+from app.kernel.sysfs import parse_int
 from app.live.process_io import MD_THREAD, IoScan
 from app.md import mdstat
 from app.md.attributes import ArraySysfs
+from app.md.disks import SECTOR_KIB, DiskStat
 
 THREAD_SCAN_S = 60.0  # list /proc for md threads at most this often while one is missing
 

@@ -4,8 +4,9 @@ import sqlite3
 from collections.abc import Callable
 
 from app.kernel.host import Host
-from app.kernel.knobs import CATALOGUE, Knob, read_knob
+from app.kernel.knobs import read_knob
 from app.live.snapshot import KnobNow
+from app.md.knobs import CATALOGUE, Knob
 from app.store import journal
 
 

@@ -18,13 +18,13 @@ from app.clock import Timeline, fixed_rate
 from app.diagnosis.verdicts import VerdictChange
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
-from app.kernel.sysfs import MemberDisk
 from app.live import run_tracking
 from app.live.diagnosis_tracker import Tracker
 from app.live.idle import IdleFilter
 from app.live.tick import Tick
 from app.md import mdstat
 from app.md.attributes import ArraySysfs, effective_limits
+from app.md.disks import MemberDisk
 from app.store import clockstep, db, rollup
 from app.store.history import SAMPLE_FIELDS, add_event
 

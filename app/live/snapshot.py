@@ -13,9 +13,9 @@ from typing import Any
 from app.diagnosis.verdicts import Diagnosis
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast, PoolMember
-from app.kernel.access import KnobAccess
-from app.kernel.sysfs import MemberDisk
+from app.md.access import KnobAccess
 from app.md.attributes import ArraySysfs, SpeedLimit
+from app.md.disks import MemberDisk
 from app.md.mdstat import Array, MdStat
 
 

@@ -13,12 +13,13 @@ from typing import Any
 
 from app.forecast import model, physics
 from app.forecast import pool as pool_model
-from app.kernel.access import KnobAccess, knob_access
+from app.kernel.access import knob_access
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import forecasts
 from app.live.knobs import knob_states
 from app.live.snapshot import ArrayNow, KnobNow, MemberIO, Snapshot
 from app.live.tick import Tick
+from app.md.access import KnobAccess
 from app.md.attributes import ArraySysfs, effective_limits
 from app.md.mdstat import Array, MdStat
 from app.store import history, journal

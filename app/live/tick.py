@@ -4,8 +4,8 @@ notifier so that none of them reads the kernel again (DESIGN.md "The request pat
 from dataclasses import dataclass, field
 
 from app.diagnosis.verdicts import Diagnosis, VerdictChange
-from app.kernel.sysfs import DiskStat, MemberDisk
 from app.md.attributes import ArraySysfs
+from app.md.disks import DiskStat, MemberDisk
 from app.md.mdstat import MdStat
 
 

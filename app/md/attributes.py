@@ -10,6 +10,21 @@ class SpeedLimit:
     source: str  # "system" (follows /proc/sys/dev/raid) or "local" (set for this array)
 
 
+def parse_speed_limit(text: str | None) -> SpeedLimit | None:
+    """sync_speed_min/max read as "1000 (system)" or "50000 (local)"."""
+    if text is None:
+        return None
+    words = text.split()
+    if not words:
+        return None
+    try:
+        kb_s = int(words[0])
+    except ValueError:
+        return None
+    source = words[1].strip("()") if len(words) > 1 else "local"
+    return SpeedLimit(kb_s=kb_s, source=source)
+
+
 @dataclass(frozen=True)
 class ArraySysfs:
     """One array's sysfs view; None where the kernel has no such file."""

@@ -4,9 +4,9 @@ import json
 import sqlite3
 from dataclasses import asdict
 
-from app.kernel.knobs import budget_from_available, stripe_cache_mib
 from app.live.knobs import journaled_knobs
 from app.live.snapshot import KnobNow, Snapshot
+from app.md.knobs import budget_from_available, stripe_cache_mib
 from app.shapes.tuning import (
     KnobAccessBody,
     PresetBody,

@@ -10,10 +10,10 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from app.config import Settings
-from app.kernel.access import TuningAccess
 from app.live.sampler import Sampler
 from app.live.snapshot import Snapshot
 from app.live.snapshot_builder import SnapshotBuilder
+from app.md.access import TuningAccess
 from app.store import db
 from app.store.opening import MovedAside
 from app.tuning.tuner import Tuner

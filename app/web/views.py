@@ -9,11 +9,11 @@ from fastapi import Request
 from app.config import Settings
 from app.forecast.boost import NO_GAIN
 from app.formats import FLAG_LABELS, ROLE_LABELS, array_title, drive_name, mb_s, ratio
-from app.kernel.access import HOW_TO_TUNE
 from app.live import array_view
 from app.live.forecasts import PoolForecastBody, array_eta, pool_eta
 from app.live.sampler import Sampler
 from app.live.snapshot import Snapshot
+from app.md.access import HOW_TO_TUNE
 from app.md.mdstat import Device
 from app.planner.change import tb
 from app.shapes.arrays import ArrayView, Run

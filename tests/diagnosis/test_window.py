@@ -1,7 +1,7 @@
 """Rates over the diagnosis window, from two diskstats readings."""
 
 from app.diagnosis.window import Counters, kib_s, member_io
-from app.kernel.sysfs import DiskStat
+from app.md.disks import DiskStat
 
 
 def stat(sectors_read: int, sectors_written: int, io_ticks_ms: int, requests: int) -> DiskStat:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from app.kernel.host import Host
-from app.kernel.sysfs import MemberDisk
+from app.md.disks import MemberDisk
 from tests.kernel_tree import KernelTree, md_thread, syncing_box
 
 PROC_IO = (

@@ -3,7 +3,8 @@
 import pytest
 
 from app.kernel import sysfs
-from app.md.attributes import SpeedLimit
+from app.md.attributes import SpeedLimit, parse_speed_limit
+from app.md.disks import DiskStat, waited_ms_per_request
 from tests import PROJECT_ROOT
 
 # Captured on Debian's 6.1 in QEMU during a check (tests/fixtures/diagnosis, realkernel suite).
@@ -22,7 +23,7 @@ CAPTURED = PROJECT_ROOT / "tests" / "fixtures" / "diagnosis" / "held_by_max" / "
     ],
 )
 def test_speed_limits_say_whose_they_are(text: str | None, limit: SpeedLimit | None) -> None:
-    assert sysfs.parse_speed_limit(text) == limit
+    assert parse_speed_limit(text) == limit
 
 
 @pytest.mark.parametrize(
@@ -55,16 +56,16 @@ def test_meminfo_in_kib_skipping_what_is_not_a_number() -> None:
 
 
 def test_the_wait_per_request_between_two_readings() -> None:
-    before = sysfs.DiskStat(10, 0, 10, 0, 0, read_ms=100, write_ms=100)
-    after = sysfs.DiskStat(20, 0, 30, 0, 0, read_ms=200, write_ms=500)
-    assert sysfs.waited_ms_per_request(before, after) == (30, 500 / 30)
-    assert sysfs.waited_ms_per_request(after, after) == (0, None)
+    before = DiskStat(10, 0, 10, 0, 0, read_ms=100, write_ms=100)
+    after = DiskStat(20, 0, 30, 0, 0, read_ms=200, write_ms=500)
+    assert waited_ms_per_request(before, after) == (30, 500 / 30)
+    assert waited_ms_per_request(after, after) == (0, None)
 
 
 def test_diskstats_fields_by_position() -> None:
     stats = sysfs.parse_diskstats((CAPTURED / "diskstats").read_text())
     # " 254      64 vde 401 41047 333528 5388 3 0 8 2 0 4176 5393 0 0 0 0 2 1"
-    assert stats["vde"] == sysfs.DiskStat(
+    assert stats["vde"] == DiskStat(
         reads_completed=401,
         sectors_read=333528,
         writes_completed=3,

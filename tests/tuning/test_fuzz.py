@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
-from app.kernel.knobs import CATALOGUE, SYSTEM, stripe_cache_mib
+from app.md.knobs import CATALOGUE, SYSTEM, stripe_cache_mib
 from app.tuning.planning.knob_plan import member_disks, plan_preset
 from app.tuning.planning.presets import Preset, Setting
 from app.tuning.planning.targets import PlanError

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.kernel.knobs import CATALOGUE
+from app.md.knobs import CATALOGUE
 from app.tuning.session.apply import Busy, TuningFailed, write_order
 from tests.kernel_tree import act_like_md, idle_box, mdstat_text, raid1
 from tests.server import wait_for

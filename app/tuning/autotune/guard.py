@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from app.config import Settings
 from app.diagnosis.rules import competing_io
 from app.diagnosis.thresholds import threshold
-from app.kernel.sysfs import SECTOR_KIB, DiskStat, waited_ms_per_request
 from app.live.tick import Tick
+from app.md.disks import SECTOR_KIB, DiskStat, waited_ms_per_request
 
 
 @dataclass

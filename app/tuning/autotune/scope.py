@@ -4,17 +4,12 @@ and the phases within the RAM budget and md's floor; and the limits the sampler'
 from app.config import Settings
 from app.forecast import physics
 from app.kernel.host import ARRAY_NAME, Host
-from app.kernel.knobs import (
-    CATALOGUE,
-    RAID_WITH_STRIPE_CACHE,
-    md_floor,
-    read_knob,
-    stripe_cache_mib,
-)
+from app.kernel.knobs import read_knob
 from app.live.array_view import failed_in
 from app.live.tick import Tick
 from app.md import mdstat
 from app.md.attributes import effective_limits
+from app.md.knobs import CATALOGUE, RAID_WITH_STRIPE_CACHE, md_floor, stripe_cache_mib
 from app.tuning.autotune import sweep
 from app.tuning.errors import TuningError
 from app.tuning.planning.knob_plan import budget_mib, member_disks, stripe_cache_total_mib

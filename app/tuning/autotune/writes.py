@@ -5,7 +5,8 @@ import json
 import logging
 import sqlite3
 
-from app.kernel.knobs import CATALOGUE, read_knob
+from app.kernel.knobs import read_knob
+from app.md.knobs import CATALOGUE
 from app.store import journal
 from app.tuning.autotune import record
 from app.tuning.planning.knob_plan import KnobChange, KnobPlan

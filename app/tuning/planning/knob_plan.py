@@ -7,17 +7,17 @@ outside the catalogue's range, and refuses a plan that would leave a minimum abo
 from dataclasses import dataclass
 
 from app.kernel.host import ARRAY_NAME, Host
-from app.kernel.knobs import (
+from app.kernel.knobs import read_knob
+from app.live.array_view import failed_names
+from app.md import mdstat
+from app.md.knobs import (
     CATALOGUE,
     LIMIT_PAIRS,
     SYSTEM,
     Knob,
     budget_from_available,
-    read_knob,
     stripe_cache_mib,
 )
-from app.live.array_view import failed_names
-from app.md import mdstat
 from app.shapes.tuning import PlanChange, PlanRam, PlanSkipped, PresetPlan
 from app.tuning.planning.presets import AUTO, Preset
 from app.tuning.planning.targets import PlanError, knob_targets, target_arrays

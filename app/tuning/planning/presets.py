@@ -14,7 +14,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from app.kernel.knobs import CATALOGUE
+from app.md.knobs import CATALOGUE
 from app.tuning.errors import TuningError
 
 log = logging.getLogger(__name__)

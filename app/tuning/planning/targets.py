@@ -4,9 +4,9 @@ targets on them (the array, its member disks, or the whole system)."""
 from typing import Any
 
 from app.kernel.host import ARRAY_NAME, Host
-from app.kernel.knobs import Knob
 from app.live.array_view import role_of
 from app.md import mdstat
+from app.md.knobs import Knob
 from app.tuning.errors import TuningError
 
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from app.config import Settings
 from app.kernel.host import Host
-from app.kernel.knobs import CATALOGUE, SYSTEM, read_knob
+from app.kernel.knobs import read_knob
 from app.live.knobs import journaled_knobs
 from app.live.snapshot import KnobNow
+from app.md.knobs import CATALOGUE, SYSTEM
 from app.shapes.tuning import Restored, TuningDone
 from app.store import journal, originals
 from app.tuning.errors import TuningError

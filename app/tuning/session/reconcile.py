@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.kernel.host import ARRAY_NAME
-from app.kernel.knobs import CATALOGUE, read_knob
+from app.kernel.knobs import read_knob
 from app.live import array_view
+from app.md.knobs import CATALOGUE
 from app.store import journal, originals
 from app.store.originals import OriginalKnob, Originals
 from app.tuning.planning.knob_plan import knob_key

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.kernel.host import Host
-from app.kernel.knobs import CATALOGUE, Knob, md_floor, read_knob
+from app.kernel.knobs import read_knob
 from app.live import array_view
 from app.md import mdstat
+from app.md.knobs import CATALOGUE, Knob, md_floor
 from app.store import journal
 from app.tuning.planning.knob_plan import KnobChange
 
