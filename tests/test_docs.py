@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.config import env_names
-from tests import PROJECT_ROOT
+from tests import PROJECT_ROOT, apt
 
 DOCS = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
 # Settings no owner sets: a hook of the crash-safety tests.
@@ -48,7 +48,7 @@ def test_every_relative_link_leads_somewhere(doc: Path) -> None:
 
 @pytest.mark.parametrize("doc", DOCS, ids=relative)
 def test_every_variable_the_docs_name_is_a_setting(doc: Path) -> None:
-    known = set(env_names().values())
+    known = {*env_names().values(), apt.NO_INSTALL}  # the app's settings, the suite's switch
     for name in set(re.findall(r"\bMDBOOST_[A-Z0-9_]*[A-Z0-9]\b", doc.read_text())):
         assert name in known, f"{relative(doc)} names {name}, which app/config.py does not read"
 
