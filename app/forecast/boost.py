@@ -32,7 +32,8 @@ CPU_BOUND_FIGURE = "Linux 5.10 with QEMU held to 0.6 of a core: boost ×0.80"
 MODEL_BOOST_RANGE = (1.0, 2.0)
 LIMIT_BOOST_CAP = 5.0  # the seeds' best measured boost
 MEASURED_BOOST_SPREAD = 0.15
-# Below this gain boost is not offered: the page says it would not help (issue 25).
+# Below this gain boost is not offered: the page says it would not help, rather than promise
+# a speed-up within md's own jitter.
 NO_GAIN = 1.05
 
 
@@ -85,15 +86,14 @@ def boost_forecast(
 
     From the measured effect of past boosts when there is one (this array's, or, named by
     `measured_on`, a sibling's in the same SHR pool; speed with the boost / speed without, from
-    the tuning journal); otherwise from the physics: a run held by its max
-    goes at most up to the boost's new max (`boost_max`, KiB/s) and no faster than the disks went
-    in this array's last check or resync (`disks`: its action and KiB/s), a disk-bound one by the
-    real kernel's stripe-cache figure, unless one md thread is near a full core (`cpu_bound`: its
-    name and cores, from the diagnosis), where a larger cache gained nothing; `why` says which,
-    in words (issue 25). Each of these is a
-    gain over the untuned pace: while another preset holds the run (auto-tune), `untuned_speed`
-    (blocks/s before it) scales it to the pace now. None when the current forecast has no number
-    to scale.
+    the tuning journal); otherwise from the physics: a run held by its max goes at most up to the
+    boost's new max (`boost_max`, KiB/s) and no faster than the disks went in this array's last
+    check or resync (`disks`: its action and KiB/s), a disk-bound one by the real kernel's
+    stripe-cache figure, unless one md thread is near a full core (`cpu_bound`: its name and
+    cores, from the diagnosis), where a larger cache gains nothing; `why` says which, in words.
+    Each of these is a gain over the untuned pace: while another preset holds the run
+    (auto-tune), `untuned_speed` (blocks/s before it) scales it to the pace now. None when the
+    current forecast has no number to scale.
     """
     eta, low, high, now = current.eta, current.low, current.high, current.as_of
     speed = current.speed_blocks_s

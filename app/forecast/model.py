@@ -1,6 +1,6 @@
 """Pure ETA model of one md run: a finish time with a calibrated range, or why there is none.
 
-Built on what md does (../shared/DESIGN.md, "Forecast physics"), not on a curve fit:
+Built on what md does (docs/forecast.md; physics.py measures it), not on a curve fit:
 - md never syncs faster than the effective max limit, so every projected speed is capped by it;
 - a knob change starts a new regime only if it can change the speed (a max lowered under the
   speed, a max raised while the speed sits at it, a min raised over a speed held down by other
@@ -62,8 +62,7 @@ STALL_S = 120.0  # no progress for this long while running: stalled (or STALL_ST
 STALL_STEPS = 4.0
 # A regime with a guess (a change's, the knee's) keeps it until its measuring window spans this
 # many of the run's normal steps: on a staircase a pace measured over less is one creep after a
-# flat spell (batch h's 5.10 grow, 25 s past its knee: 439 s where 38 s were left; batch j's 6.12
-# resync, measured from its settled point 20 s after it: 701 s where 184 were left).
+# flat spell, and on real runs such a pace said ten times the time that was left.
 YOUNG_STEPS = 2.0
 # md's steps: the gaps between samples that showed progress, the newest STEP_GAPS of them. A gap
 # over STEP_OUTLIER x the next longest is a one-off (a stall), not a step; the longest of the
@@ -87,27 +86,28 @@ ABOVE_MAX_S = 60.0
 # seldom line up so; a run held by its max has nowhere to drift.
 DRIFT = 1.1
 DRIFT_WEIGHT = 0.5
-# The fast side of the range reaches this quantile of the pace between checkpoints (issue 30:
-# coverage on recoveries with bursts was 28-65 %).
+# The fast side of the range reaches this quantile of the pace between checkpoints: bursts of
+# other I/O may stop, and a range that ignored the quick spells missed most recoveries' finish.
 CLEAN_SPELLS = 0.9
 # Bursts of other I/O come and go, and on a NAS they end (a backup, a scan): the share of the
 # regime they took so far is a noisy guess of the share ahead. When the quick spells run well
 # above the window's pace, the pace is taken part of the way (log) towards theirs: none at
 # RATIO_LOW x, BURST_PULL of the way from RATIO_HIGH x, smoothly between (a threshold made the
 # ETA jump by 40 s from sample to sample as the ratio crossed it). The range's slow side still
-# reaches the window's pace. On the rows where it acts, the pull that would have hit the true
-# finish was 0.6-1.0 on quiet hosts (batches b, d, f, g, h; median per run). Not where md's
+# reaches the window's pace. On the recorded runs where it acts, the pull that would have hit the
+# true finish is 0.6-1.0 on quiet hosts (median per run; docs/forecast.md). Not where md's
 # position moves in steps: FLAT_STEPS of the newest samples showed no progress, or the run's
 # normal step is STEP_RUN x its median gap; there the quick spells are md's jumps after flat
-# spells, not a free pace (batch c's staircases and the long 1 s runs lost 1-15 points without
-# it). Bursty disk-bound runs sampled every 5 s showed progress at every sample.
+# spells, not a free pace (the staircases forecast worse with the pull). Bursty disk-bound runs
+# sampled every 5 s show progress at every sample.
 RATIO_LOW = 1.4
 RATIO_HIGH = 2.2
 BURST_PULL = 0.6
 FLAT_STEPS = 0.1
 STEP_RUN = 1.3
 # mdboost's own tuning: the first of these events in a stretch of tuning remembers the pace before
-# it; "revert" settles back on that pace (issue 25: never on the tuned one), within this range.
+# it; "revert" settles back on that pace (never on the tuned one, which md's 30 s average still
+# shows for a minute), within this range.
 TUNING_EVENTS = frozenset({"apply", "autotune"})
 REVERT_RANGE = (1.25, 0.75)  # fast, slow factors on the pace before tuning
 REVERT_REASON = "the pace before tuning, until the new one is measured"

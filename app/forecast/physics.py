@@ -1,5 +1,5 @@
-"""What md does with its speed limits, as the forecast needs it (../shared/DESIGN.md, "Forecast
-physics", measured on a real kernel): the max caps every speed, a change of limits moves the speed
+"""What md does with its speed limits, as the forecast needs it (measured on real kernels; the
+runs are in tests/fixtures/runs): the max caps every speed, a change of limits moves the speed
 only in some cases, and a disk-bound RAID4/5/6 grow runs faster past its knee."""
 
 import itertools
@@ -20,34 +20,35 @@ HELD_KNEE_OVERSHOOT = 1.5
 # entries = 64 MiB a member = 26 s at 2500 KiB/s; 256 entries = 0.1 s at 8000), the throttle
 # holds the pace only loosely: held grows ran 1.0-1.28x their max before the knee, and past it,
 # where the reshape stops waiting on its own checkpoints, the more the larger that share: over a
-# 16384 cache (max 5000 to 2500), on 5.10, 6.1 and 6.12, with 64 and 512 KiB chunks alike
-# (issue 30, batches d, f and x: the chunk seemed to matter only because it went with the max).
-# Knee to finish: 1.30x and 1.32x at shares 0.44 and 0.55, 1.61-1.78x at 0.73, 1.81-2.05x at
-# 0.87. Expected past the knee: (1 + share / 2) x the max (the cache half full on average; made
-# before the knee, this ETA missed least over batches d, f and x, since such grows also pause at
-# the knee and run a little under their measured pace before it), at most (1 + 1.25 share) x
-# (every run lay inside). Under a third (256-2048 entries) held grows stayed within 0.94-1.3x.
+# 16384 cache (max 5000 to 2500), on 5.10, 6.1 and 6.12, with 64 and 512 KiB chunks alike (the
+# chunk matters only where it goes with the max). Knee to finish: 1.30x and 1.32x at shares 0.44
+# and 0.55, 1.61-1.78x at 0.73, 1.81-2.05x at 0.87. Expected past the knee: (1 + share / 2) x the
+# max (the cache half full on average; made before the knee, this ETA misses least on the
+# recorded grows, since such grows also pause at the knee and run a little under their measured
+# pace before it), at most (1 + 1.25 share) x (every recorded run lies inside). Under a third
+# (256-2048 entries) held grows stay within 0.94-1.3x.
 STRIPE_PAGE_KIB = 4
 THROTTLE_WINDOW_S = 30.0
 LOOSE_SHARE = 1 / 3
 LOOSE_FAST = 1.25
-# The speed "sits at" a limit when within this share of it (DESIGN.md, "held by the max").
+# The speed "sits at" a limit when within this share of it: md's 30 s average wanders below the
+# max it is held by, and stays above a min it is held at.
 AT_MAX = 0.85
 AT_MIN = 1.15
 # Grow knee: disk-bound real arrays ran 4.3-6.3x faster after it (2.6x with bursts of other I/O,
-# 11x once under DSM-like limits: DESIGN.md, tests/fixtures/runs). The max limit caps both.
+# 11x once under DSM-like limits: tests/fixtures/runs). The max limit caps both.
 # Measured on 6.1 (and 5.10: 5.6x); other generations without a figure of their own get it.
 KNEE_SPEEDUP = 5.0
 KNEE_SPEEDUP_RANGE = (2.0, 12.0)
 # ... a kernel generation's own figure: on 6.12 a disk-bound RAID6 grow ran 1.15x past its knee
-# (about 4300 KiB/s either side, issue 30 batch f; 6.1's RAID6 grows: 4.6x and 7.4x). One run, so
-# the range still reaches 6.1's likely figure.
+# (about 4300 KiB/s either side; 6.1's RAID6 grows: 4.6x and 7.4x). One run, so the range still
+# reaches 6.1's likely figure.
 KNEE_BY_KERNEL: dict[str, tuple[float, tuple[float, float]]] = {"6.12": (1.2, (1.0, 5.0))}
 # A raised max frees a run held by it: how much faster it goes is the disks' business. Until
 # the new regime is measured, assume this much faster (capped by the new max), within a range.
 FREED_SPEEDUP = 2.0
 FREED_RANGE = (1.0, 4.0)
-# A stripe cache change on a disk-bound raid4/5/6: 0.7x-1.4x (real kernel, DESIGN.md).
+# A stripe cache change on a disk-bound raid4/5/6: 0.7x-1.4x (measured on a real kernel).
 CACHE_RANGE = (0.7, 1.4)
 
 
@@ -135,7 +136,9 @@ def after_change(
     speed: float, old: Limits, new: Limits
 ) -> tuple[float, tuple[float, float]] | None:
     """The pace a change of limits implies, with its (fast, slow) factors; None when the change
-    cannot move the speed (DESIGN.md, "a knob change starts a new regime only if ...")."""
+    cannot move the speed (a max lowered under the speed, raised while the speed sits at it, a
+    min raised over a speed held down, lowered under one held at it, a stripe cache change on a
+    disk-bound array do; nothing else)."""
     old_max, new_max = ceiling(old), ceiling(new)
     old_min, new_min = old.speed_min or 0.0, new.speed_min or 0.0
     if new_max < old_max and new_max < speed / AT_MAX:

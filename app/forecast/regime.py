@@ -7,8 +7,8 @@ import math
 from dataclasses import dataclass, field
 
 # A regime is measured once it holds this many samples AND this many seconds. Earlier than that
-# the page shows nothing, which on a 2-minute recovery was a quarter of its rows (issue 30): four
-# samples over 15 s already beat finish= there, with the prior's wide range while young.
+# the page shows nothing, which on a 2-minute recovery is a quarter of its rows: four samples over
+# 15 s already beat finish= there, with the prior's wide range while young.
 MIN_SAMPLES = 4
 MIN_SPAN_S = 15.0
 # Sampled coarsely (every 30 s), fewer samples do once they span this long: waiting for more

@@ -7,7 +7,7 @@ are used when present, each row giving what the live app knows at that moment:
 - `event`: non-empty when a knob changed at that row (a tuning change such as "apply");
 - `knee`: the grow's knee as a fraction of progress, e.g. 0.6667 for a raid5 3->4 grow;
 - `kernel`: the running kernel's release (`uname -r`), as the live app reads it at start;
-- `chunk_kb`: the array's chunk size, KiB (recorded since issue 30's batch g; not used yet);
+- `chunk_kb`: the array's chunk size, KiB (in the newer recordings; the model does not use it);
 - `finish_min`: the kernel's finish= (kept for the backtest, not used by the model).
 Unknown columns are ignored. Output: a header `ts,eta,low,high`, then one row per input row (unix
 seconds; empty fields where there is no forecast), each using only the rows up to that one.

@@ -17,7 +17,7 @@ from app.notify.run_events import pool_finished, run_ended, run_started
 
 
 def shifted(state: State, delta: float) -> State:
-    """The state on a wall clock that stepped by `delta` s (issue 32): the stall timer, the
+    """The state on a wall clock that stepped by `delta` s: the stall timer, the
     sampler's failing streak and the pool's last end keep their monotonic distance to now."""
 
     def moved(holder: dict[str, Any] | None, key: str) -> None:
