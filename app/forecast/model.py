@@ -134,6 +134,8 @@ class Forecast:
     trend: float = 0.0  # fraction the speed falls from 0 % to 100 % (HDD zones)
     settling: bool = False  # the number is the previous regime's, scaled by the change
     whole_run_s: float | None = None  # seconds a whole run takes at this pace (pool planning)
+    # blocks/s measured before the grow's knee, once past it: a later phase's pace (pool)
+    pace_before_knee: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -239,6 +241,7 @@ class RunProgress:
         self.limits = Limits()
         self.regime = Regime(Point(0.0, 0.0, 0), "start")
         self.knee_passed = False
+        self.pace_before_knee: float | None = None
         # blocks/s before mdboost's tuning began, while it is applied; None when untuned
         self.untuned: float | None = None
         self.tuned = False
@@ -331,6 +334,7 @@ class RunProgress:
             # A run that made no progress before it jumped past the knee (disks stopped) has no
             # pace to scale.
             return
+        self.pace_before_knee = speed
         if held_by_max(speed, self.limits):
             # Held by its max, md stays at the max past the knee: nothing changes, unless the
             # stripe cache holds md's throttle loosely: then the grow speeds up past its max.
@@ -434,6 +438,7 @@ class RunProgress:
             settling=pace.settling,
             trend=road.trend,
             whole_run_s=self._whole_run_seconds(road.speed, road.held),
+            pace_before_knee=self.pace_before_knee,
         )
 
     def _finished_or_stalled(self, base: Forecast, last: Point, step_s: float) -> Forecast | None:

@@ -3,20 +3,14 @@ the answer for the API from the sampler's present: one array, or the whole SHR p
 
 import dataclasses
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 
 from app.forecast import boost, model, physics, pool
-from app.live import array_view
 from app.live.snapshot import Snapshot
-from app.md import mdstat
 from app.shapes import Body
 from app.store import effects, history, journal, slower
 
 BOOST_PRESET = "boost"
-# An SHR pool's arrays reshape one after another: a run that completed this long before the
-# next one started still belongs to the same expansion.
-POOL_CHAIN_S = 3600.0
 
 
 # The bodies of GET /api/arrays/{name}/forecast and /api/pool/forecast. They sit beside their
@@ -35,7 +29,7 @@ class ArrayForecast(Body):
 
 class PoolArray(Body):
     name: str
-    state: str  # running | queued | done
+    state: str  # done | running | queued | coming (idle now; the running phase leaves it)
     forecast: model.Forecast | None
 
 
@@ -128,7 +122,7 @@ def _boost_estimate(
     ratio = effects.latest_ratio(conn, BOOST_PRESET, name)
     if ratio is not None:
         return boost.boost_forecast(fc, ratio, untuned_speed=untuned)
-    for sibling in (m.name for m in snapshot.pool_members if m.name != name):
+    for sibling in (m.name for m in snapshot.job.phases if m.name != name):
         ratio = effects.latest_ratio(conn, BOOST_PRESET, sibling)
         if ratio is not None:
             on = f"{sibling}, on the same disks"
@@ -161,47 +155,16 @@ def _boost_estimate(
 
 
 def pool_eta(snapshot: Snapshot, now: float) -> PoolForecastBody:
-    """The SHR pool as one job: arrays done, the one reshaping, those queued (resync=DELAYED)."""
-    members = snapshot.pool_members
-    job = pool.pool_forecast(members)
+    """The job as the last tick built it: phases done, running, queued and to come, and the
+    finish of the whole job (app/live/job.py); nothing is derived again per request."""
+    job = snapshot.job
+    found = job.forecast or pool.PoolForecast("insufficient", "no array of the pool is syncing")
     return PoolForecastBody(
         now=now,
-        pool=job,
-        eta_in_s=job.eta - now if job.eta is not None else None,
-        arrays=[PoolArray(name=m.name, state=m.state, forecast=m.forecast) for m in members],
+        pool=found,
+        eta_in_s=found.eta - now if found.eta is not None else None,
+        arrays=[PoolArray(name=m.name, state=m.state, forecast=m.forecast) for m in job.phases],
     )
-
-
-def pool_members(
-    conn: sqlite3.Connection,
-    current: mdstat.MdStat,
-    forecast_of: Callable[[mdstat.Array, dict[str, Any] | None], model.Forecast],
-) -> list[pool.PoolMember]:
-    """The data arrays in pool order: done (recently, this expansion), running, queued.
-
-    `forecast_of(array, open run)` gives each running array's forecast."""
-    data = [a for a in current.arrays if array_view.role_of(a) == "data"]
-    running = [a for a in data if a.syncing]
-    queued = [a for a in data if a.queued]
-    open_runs = {a.name: history.open_run(conn, a.name) for a in running}
-    starts = [r["started"] for r in open_runs.values() if r is not None]
-    done = []
-    if starts:
-        for array in data:
-            if array in running or array in queued:
-                continue
-            last = history.last_run(conn, array.name)
-            if (
-                last is not None
-                and last["outcome"] == "completed"
-                and last["finished"] >= min(starts) - POOL_CHAIN_S
-            ):
-                done.append((last["finished"], array))
-    members = [pool.PoolMember(a.name, "done", a.blocks) for _, a in sorted(done)]
-    for array in running:
-        fc = forecast_of(array, open_runs[array.name])
-        members.append(pool.PoolMember(array.name, "running", array.blocks, fc))
-    return members + [pool.PoolMember(a.name, "queued", a.blocks) for a in queued]
 
 
 def _view(

@@ -65,6 +65,24 @@ class KnobNow:
 
 
 @dataclass(frozen=True)
+class Job:
+    """The owner's unit of work now: its phases in order and its finish (each phase's estimate
+    summed); one array's run is a job of one phase."""
+
+    phases: tuple[PoolMember, ...] = ()
+    forecast: PoolForecast | None = None  # None while nothing runs
+
+    @property
+    def running(self) -> PoolMember | None:
+        return next((p for p in self.phases if p.state == "running"), None)
+
+    @property
+    def spans_arrays(self) -> bool:
+        """More than one array: the page shows the job as a pool."""
+        return len(self.phases) > 1
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Everything the web says about the box now."""
 
@@ -72,7 +90,6 @@ class Snapshot:
     speed_limit_min_kb_s: int | None = None  # /proc/sys/dev/raid/speed_limit_min, KiB/s
     speed_limit_max_kb_s: int | None = None  # /proc/sys/dev/raid/speed_limit_max, KiB/s
     last_success: float | None = None  # unix seconds of the sampler's last tick without error
-    pool: PoolForecast | None = None  # the SHR pool as one job, while one of its arrays syncs
     preset: str | None = None  # the open tuning session's preset; None when nothing is tuned
     session_started: float | None = None  # unix seconds
     session_id: int | None = None  # the open tuning session whose knobs `knobs` shows
@@ -80,13 +97,18 @@ class Snapshot:
     ts: float | None = None  # unix seconds of the tick shown; None before the first one
     mdstat: MdStat = field(default_factory=lambda: MdStat(None, ()))  # personalities, warnings
     found_mdstat: bool = False  # /proc/mdstat exists (no md driver loaded: it does not)
-    pool_members: tuple[PoolMember, ...] = ()  # the data arrays in pool order (forecasts.py)
+    job: Job = field(default_factory=Job)  # the owner's job: its phases and finish (job.py)
     available_kib: int | None = None  # /proc/meminfo MemAvailable, KiB: the stripe cache's budget
     knob_access: tuple[KnobAccess, ...] = ()
     kernel_release: str | None = None  # /proc/sys/kernel/osrelease, read once at start
     disk_kib: Mapping[str, int] = field(default_factory=dict)  # member disks' whole sizes, KiB
     disks: Mapping[str, MemberDisk] = field(default_factory=dict)  # member -> its disk
     disk_rotational: Mapping[str, bool] = field(default_factory=dict)  # ... and whether they spin
+
+    @property
+    def pool(self) -> PoolForecast | None:
+        """The job as a pool's, when it spans several arrays (an SHR expansion)."""
+        return self.job.forecast if self.job.spans_arrays else None
 
     def array(self, name: str) -> ArrayNow | None:
         return next((a for a in self.arrays if a.array.name == name), None)

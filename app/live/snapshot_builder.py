@@ -12,12 +12,12 @@ from dataclasses import replace
 from typing import Any
 
 from app.forecast import model, physics
-from app.forecast import pool as pool_model
 from app.kernel.access import knob_access
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import forecasts
+from app.live import job as jobs
 from app.live.knobs import knob_states
-from app.live.snapshot import ArrayNow, KnobNow, MemberIO, Snapshot
+from app.live.snapshot import ArrayNow, Job, KnobNow, MemberIO, Snapshot
 from app.live.tick import Tick
 from app.md.access import KnobAccess
 from app.md.attributes import ArraySysfs, effective_limits
@@ -81,24 +81,33 @@ class SnapshotBuilder:
         self.progress = progress  # runs that ended are forgotten
         by_array = {a.name: a.forecast for a in arrays if a.forecast is not None}
 
-        def forecast_of(array: Array, run: dict[str, Any] | None) -> model.Forecast:
+        def forecast_of(array: Array) -> model.Forecast:
             return by_array.get(array.name) or model.Forecast(
                 "insufficient", "no samples of this run yet"
             )
 
-        members = forecasts.pool_members(self.conn, tick.parsed, forecast_of)
+        job = jobs.build(
+            self.conn,
+            tick.parsed,
+            tick.sysfs,
+            tick.disk_kib,
+            forecast_of,
+            self.kernel_release,
+            self.snapshot.job,
+            tick.ts,
+        )
         available_kib = tick.mem_available_kib
         access = self._knob_access(tick.parsed)
         with self.writes:
             open_session = journal.open_session(self.conn)
             knobs = knob_states(self.host, self.conn, open_session) if open_session else []
-            self._publish(tick, arrays, members, open_session, knobs, available_kib, access)
+            self._publish(tick, arrays, job, open_session, knobs, available_kib, access)
 
     def _publish(
         self,
         tick: Tick,
         arrays: list[ArrayNow],
-        members: list[pool_model.PoolMember],
+        job: Job,
         open_session: sqlite3.Row | None,
         knobs: list[KnobNow],
         available_kib: int | None,
@@ -113,12 +122,11 @@ class SnapshotBuilder:
             speed_limit_min_kb_s=tick.global_limits[0],
             speed_limit_max_kb_s=tick.global_limits[1],
             last_success=tick.ts if tick.error is None else self.snapshot.last_success,
-            pool=pool_model.pool_forecast(members) if len(members) > 1 else None,
             preset=open_session["preset"] if open_session else None,
             session_started=open_session["started"] if open_session else None,
             session_id=open_session["id"] if open_session else None,
             knobs=tuple(knobs),
-            pool_members=tuple(members),
+            job=job,
             available_kib=available_kib,
             knob_access=knob_access,
             kernel_release=self.kernel_release,
@@ -135,17 +143,15 @@ class SnapshotBuilder:
         same = open_session is not None and snapshot.session_id == open_session["id"]
         seen = {k.key: k.current for k in snapshot.knobs} if same else {}
         now = [k if k.current is not None else _read_before(k, seen.get(k.key)) for k in knobs]
-        arrays, members, pool = snapshot.arrays, snapshot.pool_members, snapshot.pool
+        arrays, job = snapshot.arrays, snapshot.job
         if snapshot.session_id is not None and open_session is None:
             arrays = tuple(self._reverted(state) for state in arrays)
             by_name = {a.name: a.forecast for a in arrays}
-            members = tuple(replace(m, forecast=by_name.get(m.name, m.forecast)) for m in members)
-            pool = pool_model.pool_forecast(list(members)) if len(members) > 1 else None
+            job = jobs.refreshed(job, by_name, self.kernel_release)
         self.snapshot = replace(
             snapshot,
             arrays=arrays,
-            pool_members=members,
-            pool=pool,
+            job=job,
             preset=open_session["preset"] if open_session else None,
             session_started=open_session["started"] if open_session else None,
             session_id=open_session["id"] if open_session else None,

@@ -3,7 +3,7 @@
 
 from typing import Any
 
-from app.live.forecasts import POOL_CHAIN_S
+from app.live.job import POOL_CHAIN_S
 from app.notify.observation import ArrayFacts, ArrayMemory, Event, EventRules, State, TickFacts
 
 # After an SHR member's reshape ends, wait this long (sampler clock) for the next one to start

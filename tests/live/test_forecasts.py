@@ -69,9 +69,21 @@ def check_forecasts(client: TestClient, sim: Simulator) -> None:
     assert idle["forecast"]["status"] == "insufficient" and idle["forecast"]["eta"] is None
     assert client.get("/api/arrays/md9/forecast").status_code == 404
 
+    # md3 reshapes once md2 is done (sdd reaches its tier): the job counts it while md2 runs
     pool = client.get("/api/pool/forecast").json()
-    assert pool["pool"]["status"] == "ok" and pool["pool"]["phase"] == 1
-    assert pool["pool"]["eta"] == pytest.approx(fc["eta"])
+    assert pool["pool"]["status"] == "ok" and (pool["pool"]["phase"], pool["pool"]["phases"]) == (
+        1,
+        2,
+    )
+    assert [(a["name"], a["state"]) for a in pool["arrays"]] == [
+        ("md2", "running"),
+        ("md3", "coming"),
+    ]
+    md2, md3 = pool["pool"]["finishes"]
+    assert md2["eta"] == pytest.approx(fc["eta"])
+    assert pool["pool"]["eta"] == pytest.approx(md3["eta"]) and md3["eta"] > fc["eta"]
+    page = client.get("/").text
+    assert "Phase <strong>1 of 2</strong>" in page and "md3 next" in page
 
 
 def test_md3_of_an_shr_expansion_is_offered_md2s_measured_boost(tmp_path: Path) -> None:

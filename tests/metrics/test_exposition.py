@@ -4,10 +4,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.forecast.model import Forecast
-from app.forecast.pool import PoolForecast
+from app.forecast.pool import PoolForecast, PoolMember
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
-from app.live.snapshot import ArrayNow, KnobNow, MemberIO, Snapshot
+from app.live.snapshot import ArrayNow, Job, KnobNow, MemberIO, Snapshot
 from app.metrics.exposition import render
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
 from tests.metrics.snapshots import KERNEL_STATES, kernel_snapshot
@@ -147,13 +147,17 @@ def test_forecast_bounds_only_when_there_is_a_number():
     assert not [k for k in samples(Snapshot((reshaping(forecast=young),))) if "forecast" in k]
 
 
+def two_phases(forecast: PoolForecast) -> Job:
+    return Job((PoolMember("md2", "running"), PoolMember("md3", "coming")), forecast)
+
+
 def test_pool_job_phase_and_finish():
     pool = PoolForecast("ok", eta=9000.0, low=8000.0, high=12000.0, phase=2, phases=3)
-    found = samples(Snapshot(pool=pool))
+    found = samples(Snapshot(job=two_phases(pool)))
     assert found["mdboost_pool_phase"] == 2 and found["mdboost_pool_phases"] == 3
     assert found['mdboost_pool_forecast_finish_timestamp_seconds{bound="high"}'] == 12000
     waiting = PoolForecast("insufficient", "md2: 1 sample(s); need 6", phase=1, phases=2)
-    found = samples(Snapshot(pool=waiting))
+    found = samples(Snapshot(job=two_phases(waiting)))
     assert found["mdboost_pool_phase"] == 1
     assert not [k for k in found if k.startswith("mdboost_pool_forecast")]
     assert not [k for k in samples(Snapshot()) if k.startswith("mdboost_pool")]
@@ -250,7 +254,7 @@ def full_snapshot() -> Snapshot:
     return Snapshot(
         (reshaping(forecast=ok, members=members), *kernel_snapshot("raid5-degraded").arrays),
         last_success=1000.0,
-        pool=PoolForecast("ok", eta=9000.0, low=8000.0, high=12000.0, phase=1, phases=2),
+        job=two_phases(PoolForecast("ok", eta=9000.0, low=8000.0, high=12000.0, phase=1, phases=2)),
         preset="boost",
         session_started=900.0,
         knobs=(
