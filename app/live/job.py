@@ -8,7 +8,6 @@ md shows nothing of it until then: the phases to come are read from the pool's l
 planner reads it, the running grow's new disk reaching the tiers above it (app/planner).
 """
 
-import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
@@ -23,6 +22,7 @@ from app.planner import layout, paces
 from app.planner.change import BadChange, Change, plan_change
 from app.planner.timing import data_disks
 from app.store import history
+from app.store.db import Connection
 
 # An SHR pool's arrays reshape one after another: a run that completed this long before the
 # next one started still belongs to the same expansion.
@@ -43,7 +43,7 @@ def pools(md: MdStat, sysfs: Mapping[str, ArraySysfs]) -> list[layout.Pool]:
 
 
 def build(
-    conn: sqlite3.Connection,
+    conn: Connection,
     md: MdStat,
     sysfs: Mapping[str, ArraySysfs],
     disk_kib: Mapping[str, int],
