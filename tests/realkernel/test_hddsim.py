@@ -44,6 +44,15 @@ def _request(offset: int, arrived: float) -> hddsim.Request:
     return hddsim.Request(0, hddsim.CMD_READ, offset, 4096, b"", arrived, lambda *_: None)
 
 
+def test_a_nas_disk_streams_faster_at_its_outer_edge_than_at_its_inner() -> None:
+    nas = hddsim.nas_disk(250, 150)
+    assert nas.rate_at(0, CAPACITY) == 250e6 and nas.rate_at(CAPACITY, CAPACITY) == 150e6
+    assert nas.rate_at(CAPACITY // 2, CAPACITY) == pytest.approx(200e6)
+    outer = nas.service_s(0, 0, 4 * MIB, CAPACITY)
+    inner = nas.service_s(CAPACITY - 4 * MIB, CAPACITY - 4 * MIB, 4 * MIB, CAPACITY)
+    assert outer == pytest.approx(4 * MIB / 250e6) and inner > outer
+
+
 def test_the_queue_serves_the_nearest_first_and_the_starved_before_it(tmp_path: Path) -> None:
     disk = hddsim.Disk(tmp_path / "d0.img", CAPACITY, head=100 * MIB)
     far, near, mid = _request(0, 10.0), _request(96 * MIB, 10.2), _request(140 * MIB, 10.1)
