@@ -43,13 +43,13 @@ class SlowerPreset:
         return self.after_kb_s / self.before_kb_s
 
 
-def applies(conn: sqlite3.Connection, session_id: int) -> list[Applied]:
-    """The session's applies that have a before/after effect (not auto-tune's steps), oldest
-    first."""
+def latest_apply(conn: sqlite3.Connection, session_id: int) -> list[Applied]:
+    """Each array's part of the session's latest apply, when it has a before/after effect (an
+    auto-tune step has none: the sweep measures itself)."""
     rows = conn.execute(
         "SELECT op_id, array, tuning_effects.run_id, tuning_effects.preset, applied_at"
-        " FROM tuning_effects JOIN tuning_ops ON tuning_ops.id = op_id"
-        " WHERE tuning_ops.session_id = ? ORDER BY op_id, array",
+        " FROM tuning_effects WHERE op_id = (SELECT MAX(id) FROM tuning_ops"
+        " WHERE session_id = ? AND kind = 'apply' AND state = 'done') ORDER BY array",
         (session_id,),
     ).fetchall()
     return [Applied(r[0], r[1], r[2], r[3], float(r[4])) for r in rows]

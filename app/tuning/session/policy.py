@@ -28,6 +28,7 @@ class Policy:
         self.drift_seen: set[tuple[int, str, str]] = set()
         self.never_slower = NeverSlower(applier.settings.effect_minutes * 60)
         self.kernel_release: str | None = None
+        self.found_slower: dict[int, str] = {}  # session id -> why it is being put back
 
     def revert_reason(
         self, open_session: sqlite3.Row, at_start: bool = False, tick: Tick | None = None
@@ -93,15 +94,13 @@ class Policy:
         """The revert's reason when the session's latest apply, settled, made a sync slower
         than the pace before it in like conditions; each finding is remembered for this box."""
         conn, now = self.applier.conn, tick.ts
-        applied = slower.applies(conn, open_session["id"])
-        if not applied or now is None:
+        if open_session["id"] in self.found_slower:  # a revert that failed: try again
+            return self.found_slower[open_session["id"]]
+        if now is None:
             return None
-        latest = applied[-1].op_id
+        applied = slower.latest_apply(conn, open_session["id"])
         found = []
         for part in applied:
-            if part.op_id != latest:
-                self.never_slower.judged.add((part.op_id, part.array))
-                continue
             if not self.never_slower.due(part, now) or slower.judged(conn, part.op_id, part.array):
                 continue
             judged = self.never_slower.judge(part)
@@ -135,7 +134,9 @@ class Policy:
             return None
         for finding in found:
             log.warning("%s", slower_sentence(finding))
-        return "; ".join(slower_sentence(f) for f in found)
+        reason = "; ".join(slower_sentence(f) for f in found)
+        self.found_slower[open_session["id"]] = reason
+        return reason
 
     def _kernel_release(self) -> str | None:
         """uname -r, read once (it cannot change while the system runs)."""
