@@ -260,41 +260,60 @@ class RunProgress:
         this sample's time (a new regime begins if it can change the speed)."""
         if ts is None or done is None or total is None or total <= 0:
             return
-        if event in REPORT_EVENTS:
-            event = None
-        last = self.last
-        if last is not None and ts <= last.ts:
+        if self.last is not None and ts <= self.last.ts:
             return
         done = min(max(done, 0), total)
-        if last is not None and (total != self.total or last.done - done > RESTART_DROP * total):
-            self._restart()
-            last = None
+        last = self._continued(done, total)
         limits = limits if limits is not None else Limits()
         point = Point(ts, float(done), last.count + 1 if last is not None else 0)
         if last is None:
             self.regime = Regime(point, "start")
         else:
-            self._on_change(point, limits, event)
+            self._on_change(point, limits, None if event in REPORT_EVENTS else event)
         progressed = last is None or done > last.done
-        self.flat.append(not progressed)
-        if progressed:
-            self.last_progress_ts = ts
-            if self.step is not None and last is not None:
-                self.gaps.append(ts - self.step.ts)
-                del self.gaps[:-STEP_GAPS]
-            self.step = point
-        if done >= total and self.finished_ts is None:
-            self.finished_ts = ts
-        if self.knee is not None and not self.knee_passed and done >= self.knee * total:
-            self._on_knee(point)
-        regime = self.regime
-        if regime.settled is None and progressed and ts >= regime.first.ts + TRANSIENT_S:
-            regime.settled = point
+        self._note_step(point, progressed, first=last is None)
+        self._note_finish_and_knee(point, done, total)
+        self._settle(point, progressed)
         self.last = point
         self.total = total
         self.limits = limits
         if progressed:
             self.regime.checkpoint(point)
+
+    def _continued(self, done: int, total: int) -> Point | None:
+        """The run's newest sample, or None when this one begins it again: a restart (progress
+        falls back by more than RESTART_DROP of the total) or another total is a new run."""
+        last = self.last
+        if last is not None and (total != self.total or last.done - done > RESTART_DROP * total):
+            self._restart()
+            return None
+        return last
+
+    def _note_finish_and_knee(self, point: Point, done: int, total: int) -> None:
+        """The first sample at 100 % is the finish; the first past a grow's knee begins its
+        regime."""
+        if done >= total and self.finished_ts is None:
+            self.finished_ts = point.ts
+        if self.knee is not None and not self.knee_passed and done >= self.knee * total:
+            self._on_knee(point)
+
+    def _note_step(self, point: Point, progressed: bool, first: bool) -> None:
+        """Keep md's steps: whether this sample moved, and the gap since the last one that did."""
+        self.flat.append(not progressed)
+        if not progressed:
+            return
+        self.last_progress_ts = point.ts
+        if self.step is not None and not first:
+            self.gaps.append(point.ts - self.step.ts)
+            del self.gaps[:-STEP_GAPS]
+        self.step = point
+
+    def _settle(self, point: Point, progressed: bool) -> None:
+        """The regime's settled point: its first step TRANSIENT_S after it began, once md's 30 s
+        average no longer remembers the regime before."""
+        regime = self.regime
+        if regime.settled is None and progressed and point.ts >= regime.first.ts + TRANSIENT_S:
+            regime.settled = point
 
     # ---- regimes
 
