@@ -3,8 +3,6 @@
 from dataclasses import dataclass
 
 from app.diagnosis.rules import MemberIo
-from app.md.attributes import ArraySysfs
-from app.md.attributes import effective_limits as md_limits
 from app.md.disks import SECTOR_KIB, DiskStat, waited_ms_per_request
 
 
@@ -45,16 +43,4 @@ def kib_s(base: Counters, point: Counters, device: str, span: float) -> float:
         (b.sectors_read - a.sectors_read + b.sectors_written - a.sectors_written)
         * SECTOR_KIB
         / span
-    )
-
-
-def effective_limits(
-    sysfs: ArraySysfs | None, global_limits: tuple[int | None, int | None]
-) -> tuple[int | None, int | None, bool]:
-    """Effective (min, max) in KiB/s and whether the max is the array's own (md.rst)."""
-    low, high = md_limits(sysfs, global_limits)
-    return (
-        low.kb_s if low is not None else None,
-        high.kb_s if high is not None else None,
-        high is not None and high.source == "local",
     )

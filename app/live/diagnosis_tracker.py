@@ -8,18 +8,19 @@ it is done when a run starts and then at most once a minute while one is missing
 """
 
 import collections
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.diagnosis.hysteresis import Hysteresis
 from app.diagnosis.rules import MemberIo, Observation, competing_io, judge
 from app.diagnosis.thresholds import threshold
 from app.diagnosis.verdicts import Diagnosis, VerdictChange, shown_verdict
-from app.diagnosis.window import Counters, effective_limits, kib_s, member_io
+from app.diagnosis.window import Counters, kib_s, member_io
 from app.kernel.host import ARRAY_NAME, CLOCK_TICKS, Host
 from app.kernel.sysfs import parse_int
 from app.live.process_io import MD_THREAD, IoScan
 from app.md import mdstat
-from app.md.attributes import ArraySysfs
+from app.md.attributes import ArraySysfs, EffectiveLimits
 from app.md.disks import SECTOR_KIB, DiskStat
 
 THREAD_SCAN_S = 60.0  # list /proc for md threads at most this often while one is missing
@@ -67,7 +68,7 @@ class Tracker:
         now: float,
         parsed: mdstat.MdStat,
         sysfs: dict[str, ArraySysfs],
-        global_limits: tuple[int | None, int | None],
+        limits: Mapping[str, EffectiveLimits],
         disks: dict[str, DiskStat],
         mem_available_kib: int | None,
     ) -> tuple[dict[str, Diagnosis], list[VerdictChange]]:
@@ -87,7 +88,13 @@ class Tracker:
         for array in running:
             state = self._state(array.name)
             obs = self._observe(
-                now, array, sysfs.get(array.name), global_limits, disks, memory, state
+                now,
+                array,
+                sysfs.get(array.name),
+                limits.get(array.name, (None, None)),
+                disks,
+                memory,
+                state,
             )
             findings = judge(obs)
             # Name who competes as soon as it may matter, so the names are there when it shows.
@@ -125,7 +132,7 @@ class Tracker:
         now: float,
         array: mdstat.Array,
         sysfs: ArraySysfs | None,
-        global_limits: tuple[int | None, int | None],
+        limits: EffectiveLimits,
         disks: dict[str, DiskStat],
         memory: int | None,
         state: _ArrayState,
@@ -175,7 +182,7 @@ class Tracker:
                     (after.sectors_read - before.sectors_read) * SECTOR_KIB / span,
                     (after.sectors_written - before.sectors_written) * SECTOR_KIB / span,
                 )
-        limits = effective_limits(sysfs, global_limits)
+        low, high = limits
         speed = sysfs.sync_speed_kb_s if sysfs is not None else None
         if speed is None and array.sync is not None:
             speed = array.sync.speed_kb_s
@@ -185,9 +192,9 @@ class Tracker:
             level=array.level,
             action=array.sync.action if array.sync is not None else "",
             speed_kb_s=speed,
-            min_kb_s=limits[0],
-            max_kb_s=limits[1],
-            max_local=limits[2],
+            min_kb_s=low.kb_s if low is not None else None,
+            max_kb_s=high.kb_s if high is not None else None,
+            max_local=high is not None and high.source == "local",
             stripe_cache_size=sysfs.stripe_cache_size if sysfs is not None else None,
             stripe_cache_active=sysfs.stripe_cache_active if sysfs is not None else None,
             group_thread_cnt=self._group_thread_cnt(array.name, state),

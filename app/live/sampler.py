@@ -23,7 +23,7 @@ from app.live.diagnosis_tracker import Tracker
 from app.live.idle import IdleFilter
 from app.live.tick import Tick
 from app.md import mdstat
-from app.md.attributes import ArraySysfs, effective_limits
+from app.md.attributes import ArraySysfs, EffectiveLimits
 from app.md.disks import MemberDisk
 from app.store import clockstep, db, rollup
 from app.store.history import SAMPLE_FIELDS, add_event
@@ -139,6 +139,7 @@ class Sampler:
             for a in parsed.arrays
             if ARRAY_NAME.fullmatch(a.name)
         }
+        tick.limits = {a.name: tick.speed_limits(a.name) for a in parsed.arrays}
         tick.mem_available_kib = self.host.read_meminfo().get("MemAvailable")
         tick.disks = self._disks(parsed)
         tick.disk_kib = {d.disk: d.size_kib for d in tick.disks.values() if d.size_kib is not None}
@@ -147,12 +148,12 @@ class Sampler:
             wanted = self.diagnosis.devices(parsed)
             tick.diskstats = self.host.read_diskstats(wanted) if wanted else {}
             tick.diagnoses, tick.verdict_changes = self.diagnosis.tick(
-                now, parsed, tick.sysfs, tick.global_limits, tick.diskstats, tick.mem_available_kib
+                now, parsed, tick.sysfs, tick.limits, tick.diskstats, tick.mem_available_kib
             )
         except (OSError, ValueError) as error:  # the verdicts wait; the samples must not
             log.warning("cannot diagnose this tick: %s", error)
         rows = [
-            self._row(a, now, reading.mono, tick.global_limits, tick.sysfs.get(a.name))
+            self._row(a, now, reading.mono, tick.speed_limits(a.name), tick.sysfs.get(a.name))
             for a in parsed.arrays
         ]
         self.pending.append(PendingTick(now, parsed, rows, tick.verdict_changes))
@@ -229,7 +230,7 @@ class Sampler:
         array: mdstat.Array,
         now: float,
         mono: float,
-        global_limits: tuple[int | None, int | None],
+        limits: EffectiveLimits,
         sysfs: ArraySysfs | None,
     ) -> dict[str, Any]:
         sync = array.sync if array.syncing else None
@@ -248,7 +249,7 @@ class Sampler:
             finish_min=sync.finish_min if sync else None,
         )
         if sysfs is not None:
-            speed_min, speed_max = effective_limits(sysfs, global_limits)
+            speed_min, speed_max = limits
             row.update(
                 degraded=sysfs.degraded,
                 sync_speed_kb_s=sysfs.sync_speed_kb_s,

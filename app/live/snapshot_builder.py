@@ -20,7 +20,7 @@ from app.live.knobs import knob_states
 from app.live.snapshot import ArrayNow, Job, KnobNow, MemberIO, Snapshot
 from app.live.tick import Tick
 from app.md.access import KnobAccess
-from app.md.attributes import ArraySysfs, effective_limits
+from app.md.attributes import ArraySysfs
 from app.md.mdstat import Array, MdStat
 from app.store import history, journal
 
@@ -74,7 +74,7 @@ class SnapshotBuilder:
                     forecast,
                     _members(tick, array.name),
                     run,
-                    *effective_limits(sysfs, tick.global_limits),
+                    *tick.speed_limits(array.name),
                     tick.diagnoses.get(array.name),
                 )
             )
@@ -193,12 +193,7 @@ class SnapshotBuilder:
             for e in history.events_between(self.conn, run_id, since, tick.ts)
             if e["kind"] not in model.REPORT_EVENTS
         ]
-        low, high = effective_limits(sysfs, tick.global_limits)
-        limits = physics.Limits(
-            low.kb_s if low else None,
-            high.kb_s if high else None,
-            sysfs.stripe_cache_size if sysfs else None,
-        )
+        limits = tick.forecast_limits(array.name)
         event = kinds[-1] if kinds else None
         progress.add(tick.ts, sync.done_blocks, sync.total_blocks, limits, event)
 

@@ -4,7 +4,8 @@ notifier so that none of them reads the kernel again (DESIGN.md "The request pat
 from dataclasses import dataclass, field
 
 from app.diagnosis.verdicts import Diagnosis, VerdictChange
-from app.md.attributes import ArraySysfs
+from app.forecast import physics
+from app.md.attributes import ArraySysfs, EffectiveLimits, effective_limits
 from app.md.disks import DiskStat, MemberDisk
 from app.md.mdstat import MdStat
 
@@ -30,6 +31,9 @@ class Tick:
     found_mdstat: bool = False  # /proc/mdstat exists (it does not without the md driver)
     sysfs: dict[str, ArraySysfs] = field(default_factory=dict)  # per mdN array
     global_limits: tuple[int | None, int | None] = (None, None)  # speed_limit_min/max, KiB/s
+    # Each array's (min, max) in effect (md/attributes.effective_limits), worked out once a
+    # tick: the samples, the diagnosis, the forecast, the present and auto-tune read these.
+    limits: dict[str, EffectiveLimits] = field(default_factory=dict)
     mem_available_kib: int | None = None  # /proc/meminfo MemAvailable, KiB
     # /proc/diskstats of the running arrays and their members (what the diagnosis reads)
     diskstats: dict[str, DiskStat] = field(default_factory=dict)
@@ -45,3 +49,17 @@ class Tick:
     written: int = 0
     finished_runs: list[FinishedRun] = field(default_factory=list)
     error: str | None = None
+
+    def speed_limits(self, array: str) -> EffectiveLimits:
+        """The array's (min, max) in effect, worked out once (the sampler does it for every
+        array it read; a tick built by hand gets them here)."""
+        if array not in self.limits:
+            self.limits[array] = effective_limits(self.sysfs.get(array), self.global_limits)
+        return self.limits[array]
+
+    def forecast_limits(self, array: str) -> physics.Limits:
+        """The array's limits in effect and its stripe cache, as the forecast model takes them."""
+        low, high = self.speed_limits(array)
+        sysfs = self.sysfs.get(array)
+        cache = sysfs.stripe_cache_size if sysfs is not None else None
+        return physics.Limits(low.kb_s if low else None, high.kb_s if high else None, cache)

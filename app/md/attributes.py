@@ -53,9 +53,13 @@ def effective_limit(local: SpeedLimit | None, global_kb_s: int | None) -> SpeedL
     return SpeedLimit(global_kb_s, "system") if global_kb_s is not None else None
 
 
+# md's (min, max) limits in effect for one array
+EffectiveLimits = tuple[SpeedLimit | None, SpeedLimit | None]
+
+
 def effective_limits(
     sysfs: ArraySysfs | None, global_limits: tuple[int | None, int | None]
-) -> tuple[SpeedLimit | None, SpeedLimit | None]:
+) -> EffectiveLimits:
     """md's (min, max) for one array: its sync_speed_min/max where sysfs has them, else the
     global speed_limit_min/max."""
     local_min = sysfs.sync_speed_min if sysfs is not None else None

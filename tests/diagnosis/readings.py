@@ -2,7 +2,7 @@
 
 from app.diagnosis.verdicts import Diagnosis, VerdictChange
 from app.live.diagnosis_tracker import Tracker
-from app.md.attributes import ArraySysfs
+from app.md.attributes import ArraySysfs, effective_limits
 from app.md.mdstat import MdStat
 
 
@@ -17,4 +17,7 @@ def tick_with_readings(
     host = tracker.host
     wanted = tracker.devices(parsed)
     disks = host.read_diskstats(wanted) if wanted else {}
-    return tracker.tick(now, parsed, sysfs, limits, disks, host.read_meminfo().get("MemAvailable"))
+    # the sampler works out each array's limits once a tick, as here
+    effective = {a.name: effective_limits(sysfs.get(a.name), limits) for a in parsed.arrays}
+    memory = host.read_meminfo().get("MemAvailable")
+    return tracker.tick(now, parsed, sysfs, effective, disks, memory)

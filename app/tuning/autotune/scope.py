@@ -8,7 +8,6 @@ from app.kernel.knobs import read_knob
 from app.live.array_view import failed_in
 from app.live.tick import Tick
 from app.md import mdstat
-from app.md.attributes import effective_limits
 from app.md.knobs import CATALOGUE, RAID_WITH_STRIPE_CACHE, md_floor, stripe_cache_mib
 from app.tuning.autotune import sweep
 from app.tuning.errors import TuningError
@@ -117,7 +116,4 @@ def phases(
 
 def limits(tick: Tick, array: str) -> physics.Limits:
     """The array's effective limits as the tick read them: its own when local, else global."""
-    sysfs = tick.sysfs.get(array)
-    low, high = effective_limits(sysfs, tick.global_limits)
-    cache = sysfs.stripe_cache_size if sysfs else None
-    return physics.Limits(low.kb_s if low else None, high.kb_s if high else None, cache)
+    return tick.forecast_limits(array)
