@@ -3,10 +3,13 @@ delivery (and the simulator)."""
 
 import asyncio
 import logging
+import signal
 import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from fastapi import Depends, FastAPI
@@ -118,10 +121,23 @@ def create_app(
             from app import simulator
 
             tasks.append(asyncio.create_task(simulator.run_forever(sim, stop, sim.wall_tick_s)))
+        loop = asyncio.get_running_loop()
+        reverting: list[asyncio.Future[None]] = []
+
+        def stop_now() -> None:
+            """Stop sampling and put the originals back at once: from a stop signal, beside
+            uvicorn's wait for open requests, or at the lifespan's end."""
+            if reverting:
+                return
+            stop.set()
+            app.state.sampler.interrupt_maintenance()
+            reverting.append(asyncio.ensure_future(asyncio.to_thread(tuner.shutdown)))
+
+        _on_stop_signals(lambda: loop.call_soon_threadsafe(stop_now))
         yield
-        stop.set()
+        stop_now()
+        await reverting[0]
         await asyncio.gather(*tasks)
-        await asyncio.to_thread(tuner.shutdown)
         for connection in (tuner.conn, notifier.conn, deliverer.conn, conn):
             connection.close()
 
@@ -170,6 +186,27 @@ def _open_store(settings: Settings) -> tuple[sqlite3.Connection, opening.MovedAs
         with db.write_transaction(conn):
             add_event(conn, moved.ts, None, None, "database_moved_aside", detail)
     return conn, moved
+
+
+SignalHandler = Callable[[int, FrameType | None], object]
+
+
+def _on_stop_signals(callback: Callable[[], object]) -> None:
+    """Call `callback` first when a stop signal arrives, then the handler uvicorn installed
+    (which stops serving). Only the main thread may set handlers: an app run by a test client
+    in a thread of its own reverts at the lifespan's end instead."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        previous = signal.getsignal(number)
+        if not callable(previous):
+            continue
+
+        def handler(sig: int, frame: FrameType | None, previous: SignalHandler = previous) -> None:
+            callback()
+            previous(sig, frame)
+
+        signal.signal(number, handler)
 
 
 def _interval(settings: Settings) -> Callable[[Tick], float]:

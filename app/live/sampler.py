@@ -10,7 +10,7 @@ import contextlib
 import logging
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -96,6 +96,9 @@ class Sampler:
         self.size: db.Size | None = None
         self.pending: list[PendingTick] = []
         self.last_downsample = 0.0
+        # The hourly maintenance under way, taken a step at a time between ticks by the loop.
+        self.maintenance: Iterator[None] | None = None
+        self.stepping = False  # a step runs now (in the loop's thread)
         self.latest: Tick = Tick()
         self.diagnosis = Tracker(host)
         self.idle = IdleFilter()
@@ -169,24 +172,62 @@ class Sampler:
         if self.latest.ts is None:
             # The first tick, which start-up awaits before its first answer: only measure. A
             # month to thin, or an old file to convert (7.8 s on a 30-day file), waits for the
-            # loop's first tick (issue 27).
+            # loop (issue 27).
             self.measure(now)
-        elif now - self.last_downsample >= DOWNSAMPLE_EVERY_S:
-            self.maintain(now)
+        elif self.maintenance is None and now - self.last_downsample >= DOWNSAMPLE_EVERY_S:
+            self.maintenance = self._maintenance(now)  # the loop takes its steps between ticks
         self.latest = tick
         return tick
 
     def maintain(self, now: float) -> None:
-        """Thin old samples, drop those past MDBOOST_KEEP_DAYS, give the space back, and
-        measure what the file now takes."""
-        drop_before = now - self.keep_s if self.keep_s is not None else None
+        """All of the maintenance at once (tests, tools); the loop takes it step by step."""
+        for _ in self._maintenance(now):
+            pass
+
+    def maintenance_step(self) -> bool:
+        """One short step of the maintenance under way; False when there is none (left)."""
+        if self.maintenance is None:
+            return False
+        self.stepping = True
         try:
-            rollup.downsample(self.conn, now - self.downsample_after_s, drop_before)
-            self.last_downsample = now
-        except sqlite3.Error as error:
-            log.warning("downsampling failed, will retry: %s", error)
+            next(self.maintenance)
+            return True
+        except StopIteration:
+            self.maintenance = None
+            return False
+        except sqlite3.Error as error:  # interrupted by a stop, or a full disk: next hour
+            log.warning("maintenance stopped, will run again: %s", error)
+            self.maintenance = None
+            return False
+        finally:
+            self.stepping = False
+
+    def interrupt_maintenance(self) -> None:
+        """A stop: abandon the maintenance (done again at the next start), and cut short the
+        one step that cannot be split (converting an old file), from another thread."""
+        if self.stepping:
+            self.conn.interrupt()
+
+    def _maintenance(self, now: float) -> Iterator[None]:
+        """Thin old samples, drop those past MDBOOST_KEEP_DAYS, give the space back, and
+        measure what the file now takes: a step at a time, none of them long."""
+        self.last_downsample = now
+        drop_before = now - self.keep_s if self.keep_s is not None else None
+        started = time.monotonic()
+        log.info(
+            "maintenance: thinning samples older than %g days", self.downsample_after_s / 86400
+        )
+        deleted = 0
+        for rows in rollup.downsample_steps(self.conn, now - self.downsample_after_s, drop_before):
+            deleted += rows
+            yield
+        for _ in db.give_back_steps(self.conn):
+            yield
         self.measure(now)
         db.release_memory(self.conn)  # the pages it read to thin and delete
+        log.info(
+            "maintenance: %d old samples thinned in %.1f s", deleted, time.monotonic() - started
+        )
 
     def measure(self, now: float) -> None:
         """What the file takes, for the page's footer."""
@@ -332,6 +373,7 @@ async def run_forever(
     if first is not None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=next_interval(first))
+    loop = asyncio.get_running_loop()
     while not stop.is_set():
         try:
             tick = await asyncio.to_thread(sampler.sample_once)
@@ -340,5 +382,11 @@ async def run_forever(
         except Exception:
             log.exception("sampler tick failed; retrying next tick")
             tick = Tick(error="tick failed")
+        due = loop.time() + next_interval(tick)
+        # The maintenance's steps fill the time until the next tick: sampling never waits for
+        # all of it, and a stop waits for one step at most.
+        while not stop.is_set() and loop.time() < due:
+            if not await asyncio.to_thread(sampler.maintenance_step):
+                break
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=next_interval(tick))
+            await asyncio.wait_for(stop.wait(), timeout=max(0.0, due - loop.time()))

@@ -140,6 +140,16 @@ def _statements(sql: str) -> list[str]:
 
 def give_back_space(conn: sqlite3.Connection) -> int:
     """Return the file's free pages to the filesystem and empty the WAL; bytes given back.
+    All of give_back_steps at once (the sampler takes them one at a time)."""
+    before = _file_bytes(conn)
+    for _ in give_back_steps(conn):
+        pass
+    return before - _file_bytes(conn)
+
+
+def give_back_steps(conn: sqlite3.Connection) -> Iterator[None]:
+    """Return the file's free pages to the filesystem and empty the WAL, one step of
+    VACUUM_STEP_PAGES at a time, so that whoever drives it may sample or stop between steps.
 
     A file made before incremental auto-vacuum (issue 27) is converted once, by a VACUUM that
     copies the pages in use: only when the database's folder and the temporary folder both have
@@ -147,19 +157,18 @@ def give_back_space(conn: sqlite3.Connection) -> int:
     space comes back next time, and the samples must go on.
     """
     try:
-        before = _file_bytes(conn)
         if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != INCREMENTAL:
             _convert(conn)
+            yield
         else:
             while conn.execute("PRAGMA freelist_count").fetchone()[0]:
                 # One page per step of the statement: fetchall() runs it to the end.
                 conn.execute(f"PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})").fetchall()
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                yield
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        return before - _file_bytes(conn)
     except sqlite3.Error as error:
         log.warning("cannot give the database's free space back yet: %s", error)
-        return 0
 
 
 @dataclass(frozen=True)

@@ -1,45 +1,76 @@
 """Thinning old samples, and keeping sample_rollup (the samples index) in step with them."""
 
+import math
 import sqlite3
+from collections.abc import Iterator
 
 from app.store import db
+
+# Thinning goes one array and this many seconds of its samples at a time, in windows aligned with
+# the rollup's longest period: each step is a short transaction, so a tick's write, a revert or a
+# stop never waits long for it.
+WINDOW_S = 3 * 3600
 
 
 def downsample(
     conn: sqlite3.Connection, older_than: float, drop_before: float | None = None
 ) -> int:
-    """Keep one sample per array per minute from before `older_than`, and none from before
-    `drop_before` (MDBOOST_KEEP_DAYS), except in running runs. Runs, their summaries and events,
-    and the tuning history are never deleted here.
-
-    The sample_rollup periods that held a deleted sample are rebuilt from what is left, in the
-    same transaction, so the samples endpoint never picks a deleted sample. The pages the
-    deleted rows took then go back to the filesystem (issue 27: they stayed in the file).
-    """
-    deleted = 0
-    touched: dict[str, tuple[float, float]] = {}  # array: (first, last) deleted ts
-    with db.write_transaction(conn):
-        for array, ts in conn.execute(
-            """
-            DELETE FROM samples
-            WHERE ts < :cutoff
-              AND (run_id IS NULL OR run_id IN (SELECT id FROM runs WHERE finished IS NOT NULL))
-              AND (ts < :drop OR id NOT IN (
-                  SELECT MIN(id) FROM samples WHERE ts < :cutoff
-                  GROUP BY array, CAST(ts / 60 AS INTEGER)))
-            RETURNING array, ts
-            """,
-            {"cutoff": max(older_than, drop_before or 0.0), "drop": drop_before or 0.0},
-        ):
-            deleted += 1
-            first, last = touched.get(array, (ts, ts))
-            touched[array] = (min(first, ts), max(last, ts))
-        for array, (first, last) in touched.items():
-            params = {"array": array, "first": first, "last": last}
-            conn.execute(_CLEAR_ROLLUP, params)
-            conn.execute(_REBUILD_ROLLUP, params)
+    """All of downsample_steps at once, then the freed pages go back to the filesystem (issue
+    27: they stayed in the file); the rows deleted."""
+    deleted = sum(downsample_steps(conn, older_than, drop_before))
     db.give_back_space(conn)
     return deleted
+
+
+def downsample_steps(
+    conn: sqlite3.Connection, older_than: float, drop_before: float | None = None
+) -> Iterator[int]:
+    """Keep one sample per array per minute from before `older_than`, and none from before
+    `drop_before` (MDBOOST_KEEP_DAYS), except in running runs. Runs, their summaries and events,
+    and the tuning history are never deleted here. Yields the rows each step deleted.
+
+    The sample_rollup periods that held a deleted sample are rebuilt from what is left, in the
+    same transaction, so the samples endpoint never picks a deleted sample.
+    """
+    cutoff = max(older_than, drop_before or 0.0)
+    arrays = [row[0] for row in conn.execute("SELECT DISTINCT array FROM samples")]
+    for array in arrays:
+        first = conn.execute("SELECT MIN(ts) FROM samples WHERE array = ?", (array,)).fetchone()[0]
+        start = math.floor(first / WINDOW_S) * WINDOW_S if first is not None else cutoff
+        while start < cutoff:
+            end = min(start + WINDOW_S, cutoff)
+            yield _thin(conn, array, start, end, cutoff, drop_before or 0.0)
+            start = end
+
+
+def _thin(
+    conn: sqlite3.Connection, array: str, start: float, end: float, cutoff: float, drop: float
+) -> int:
+    """One step: the samples of `array` in [start, end), one per minute kept (none before
+    `drop`), and the rollup periods they touched rebuilt, in one transaction."""
+    params = {"array": array, "start": start, "end": end, "cutoff": cutoff, "drop": drop}
+    with db.write_transaction(conn):
+        deleted = [
+            row[0]
+            for row in conn.execute(
+                """
+                DELETE FROM samples
+                WHERE array = :array AND ts >= :start AND ts < :end AND ts < :cutoff
+                  AND (run_id IS NULL OR run_id IN (SELECT id FROM runs WHERE finished IS NOT NULL))
+                  AND (ts < :drop OR id NOT IN (
+                      SELECT MIN(id) FROM samples
+                      WHERE array = :array AND ts >= :start AND ts < :end AND ts < :cutoff
+                      GROUP BY CAST(ts / 60 AS INTEGER)))
+                RETURNING ts
+                """,
+                params,
+            )
+        ]
+        if deleted:
+            touched = {"array": array, "first": min(deleted), "last": max(deleted)}
+            conn.execute(_CLEAR_ROLLUP, touched)
+            conn.execute(_REBUILD_ROLLUP, touched)
+    return len(deleted)
 
 
 # Every level's periods from the one holding `first` to the one holding `last`.

@@ -47,6 +47,7 @@ class Tuner:
         self.autotuner = AutoTuner(self.applier, settings)
         self.latest: Tick | None = None  # the sampler's last tick: what auto-tune starts from
         self.recovery: Recovery | None = None  # a session start-up found outside the database
+        self.stopping = False  # mdboost is stopping: no tick may apply anything any more
         self.operation = self.applier.operation
         self.lock = self.applier.lock
 
@@ -111,6 +112,8 @@ class Tuner:
     def on_tick(self, tick: Tick | None = None, snapshot: Snapshot | None = None) -> None:
         """After each sample: automatic reverts, the schedules, the auto-tune sweep, from the
         `tick` and the present built from it (`snapshot`)."""
+        if self.stopping:
+            return
         self.policy.on_tick(tick, snapshot)
         if tick is None:
             return
@@ -124,4 +127,7 @@ class Tuner:
             self.lock.release()
 
     def shutdown(self) -> None:
+        """Revert as mdboost stops. A tick under way may still apply (a schedule's window): the
+        revert waits for its lock and puts that back too; later ticks apply nothing."""
+        self.stopping = True
         self.policy.shutdown()
