@@ -19,7 +19,10 @@ BOOSTED = {
     "sys/block/md2/md/sync_speed_max": "2000000\n",
     "sys/block/md2/queue/read_ahead_kb": "32768\n",
 }
-TUNING = {"MDBOOST_MAX_CACHE_MB": "1024", "MDBOOST_API_TOKEN": "test-token-for-stops"}
+TUNING = {
+    "MDBOOST_MAX_CACHE_MB": "1024",
+    "MDBOOST_API_TOKEN": "test-token-for-stops-0123456789abcdef",
+}
 
 
 def tuning_server(tree: KernelTree, tmp_path: Path, **env: str) -> Server:
