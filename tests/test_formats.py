@@ -66,3 +66,23 @@ def test_arrays_and_disks_as_dsm_names_them() -> None:
     assert array_title("md127", "data", synology=False) == "md127"
     assert drive_name("sata3") == "Drive 3"
     assert drive_name("sda") is None and drive_name("sata") is None
+
+
+def test_sizes_and_plans_in_plain_words():
+    from app.formats import a_or_an, knob_amount, plan_outcome
+
+    assert [f"{a_or_an(s)} {s}" for s in ("8.0 TB", "4.0 TB", "18.0 TB", "11.0 TB", "1.0 TB")] == [
+        "an 8.0 TB",
+        "a 4.0 TB",
+        "an 18.0 TB",
+        "an 11.0 TB",
+        "a 1.0 TB",
+    ]
+    assert plan_outcome(3600, 3600 * 2.6) == "it took 2.6x as long as planned"
+    assert plan_outcome(3600, 1800) == "it took 50 % of the planned time"
+    assert plan_outcome(3600, 3700) == "it took about as long as planned"
+    assert knob_amount("2000000", "KiB/s") == "2048.0 MB/s"
+    assert knob_amount(32768, "KiB") == "32 MiB"
+    assert knob_amount("256", "entries") == "256 entries"
+    assert knob_amount("1000 (system)", "KiB/s") == "1000 (system) KiB/s"
+    assert knob_amount(None, "KiB") == "–"

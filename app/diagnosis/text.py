@@ -10,7 +10,7 @@ TITLES = {
     "yielding": "Held back by other I/O on the disks",
     "slow_member": "One slow disk",
     "cpu_bound": "Limited by the CPU",
-    "stripe_cache": "Stripe cache full",
+    "stripe_cache": "md's parity memory is full",
     "disks_limit": "At the disks' limit",
 }
 
@@ -47,7 +47,7 @@ def _why(verdict: str, n: dict[str, Any]) -> str:
         work = "computing parity" if n.get("parity") else "working"
         return f"{n['thread']} uses {_percent(n['cores'])} of a CPU core {work}."
     if verdict == "stripe_cache":
-        return f"{n['active']} of its {n['size']} entries are in use."
+        return f"{_percent(n['active'] / n['size'])} of the stripe cache is in use."
     if verdict == "disks_limit":
         low, high = _percent(n["busy_min"]), _percent(n["busy_max"])
         busy = low if low == high else f"{low} to {high}"
@@ -72,7 +72,7 @@ def todo(verdict: str, n: dict[str, Any]) -> str:
         room = stripe_cache_room(n)
         if room is not None and room <= n["size"]:
             return "A bigger cache would help, but there is no free memory for one."
-        bigger = f" (up to {room} entries fit in memory)" if room is not None else ""
+        bigger = f" (up to {room / n['size']:.0f}x this one fits in memory)" if room else ""
         return f"A bigger stripe cache lets md work on more stripes at once{bigger}."
     if verdict == "disks_limit":
         return "Nothing to tune: this is about as fast as these disks go."

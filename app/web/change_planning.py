@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from app.forecast import boost as boost_model
 from app.forecast.physics import AT_MAX, grow_knee, knee_speedup
+from app.formats import a_or_an
 from app.live.array_view import role_of
 from app.live.snapshot import Snapshot
 from app.planner import layout, paces, timing
@@ -239,12 +240,13 @@ def _capacity(c: Capacity) -> PlanCapacity:
 
 
 def summary(plan: ChangePlan) -> str:
-    """One sentence: "Adding a 8.0 TB disk: about 3 days, 2 with boost; 21.8 TB → 29.1 TB"."""
+    """One sentence: "Adding an 8.0 TB disk: about 3 days, 2 with boost; 21.8 TB → 29.1 TB"."""
     size = tb(plan.change.disk_kib)
+    a_disk = f"{a_or_an(size)} {size} disk"
     what = (
-        f"Adding a {size} disk"
+        f"Adding {a_disk}"
         if plan.change.kind == "add"
-        else f"Replacing {plan.change.member} with a {size} disk"
+        else f"Replacing {plan.change.member} with {a_disk}"
     )
     if not plan.possible:
         return f"{what}: not possible: {plan.refusals[0]}"

@@ -24,14 +24,17 @@ from app.formats import (
     DAY_FORMAT,
     KNOB_WORDS,
     PRESET_DONE,
+    RANGE_ODDS,
     ROLE_LABELS,
     about,
     between,
     clock,
     duration,
     iso,
+    knob_amount,
     mb_s,
     megabytes,
+    plan_outcome,
     ratio,
 )
 from app.web.deps import get_clock, get_settings, get_tuner
@@ -109,12 +112,15 @@ def _templates(directory: Path) -> Jinja2Templates:
         about=_page_about,
         between=_page_between,
         megabytes=megabytes,
+        knob_amount=knob_amount,
     )
     templates.env.globals.update(
         ROLE_LABELS=ROLE_LABELS,
         ACTION_LABELS=ACTION_LABELS,
         PRESET_DONE=PRESET_DONE,
         KNOB_WORDS=KNOB_WORDS,
+        RANGE_ODDS=RANGE_ODDS,
+        plan_outcome=plan_outcome,
         zone_name=zone_name,
     )
     return templates

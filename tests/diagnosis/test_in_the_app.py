@@ -184,11 +184,11 @@ def test_the_page_says_it_in_one_sentence_with_the_evidence_behind_a_tap(
         why = why[: why.index("</details>")]
         assert "<summary>One slow disk: sdc takes 60 ms per request, 15x the other disks" in why
         assert "<caption>Each disk over the last 30 s</caption>" in why
-        assert '<th scope="row">sdc</th><td>99 %</td>' in why
-        assert "<code>md2_raid5</code></dt><dd>30 % of a core" in why
+        assert '<th scope="row">sdc</th><td>99&nbsp;%</td>' in why  # never split over two lines
+        assert "<code>md2_raid5</code></dt><dd>30&nbsp;% of a core" in why
         assert (
-            '<div class="also"><dt>Also</dt><dd>Stripe cache full: 500 of its 513 entries are in '
-            "use.</dd></div>"
+            '<div class="also"><dt>Also</dt><dd>md&#39;s parity memory is full: 97\u00a0% of the '
+            "stripe cache is in use.</dd></div>"
         ) in why
 
 

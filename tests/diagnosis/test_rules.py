@@ -158,7 +158,7 @@ def test_stripe_cache_saturated_suggests_what_fits_in_memory() -> None:
     numbers = found["stripe_cache"]
     # 25 % of 4 000 000 KiB over 4 disks x 4 KiB pages: 62 500 entries, capped at md's 32768.
     assert text.stripe_cache_room(numbers) == 32768
-    assert "up to 32768 entries" in text.todo("stripe_cache", numbers)
+    assert "up to 128x this one" in text.todo("stripe_cache", numbers)  # 32768 of 256 entries
     assert "stripe_cache" not in judge(replace(CALM, level="raid1", stripe_cache_active=4096))
 
 

@@ -32,7 +32,7 @@ def diagnose(sim: Simulator, tmp_path: Path, seconds: float = 120) -> dict[str, 
 def test_a_stock_box_is_held_by_its_small_stripe_cache(sim: Simulator, tmp_path: Path) -> None:
     view = diagnose(sim, tmp_path)
     assert [v["verdict"] for v in view["verdicts"]] == ["stripe_cache", "disks_limit"]
-    assert view["sentence"].startswith("Stripe cache full: ")
+    assert view["sentence"].startswith("md's parity memory is full: ")
     assert view["readings"]["threads_cpu"].keys() == {"md2_raid5", "md2_reshape"}
 
 
@@ -70,7 +70,7 @@ def test_a_low_local_max(sim: Simulator, tmp_path: Path) -> None:
 def test_the_verdict_beside_the_first_gives_no_advice(sim: Simulator, tmp_path: Path) -> None:
     view = diagnose(sim, tmp_path)
     first, also = view["verdicts"]
-    assert first["sentence"].endswith("(up to 32768 entries fit in memory).")
+    assert first["sentence"].endswith("(up to 128x this one fits in memory).")
     assert also["finding"] == also["sentence"].removesuffix(
         " Nothing to tune: this is about as fast as these disks go."
     )

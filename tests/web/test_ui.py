@@ -34,7 +34,7 @@ def test_page_shows_server_rendered_values_without_javascript(tree: KernelTree, 
     assert "[UUUU]" in html and "Reshaping" in html
     # The kernel's finish=, labelled, and only under the card's Details.
     details = html.split('id="details-md2"', 1)[1].split("</details>", 1)[0]
-    assert "2130.5 min, from the last 30 s only" in details
+    assert "from the last 30 s only (<code>finish=2130.5min</code> in /proc/mdstat)" in details
     assert "mdboost forecast" in html and "measuring" in html  # too little data: no number
     assert "<script>" not in html.split("</head>")[1]  # no inline scripts in the body
 
@@ -132,7 +132,7 @@ def test_boost_plan_then_apply_then_revert_through_the_page_endpoints(tree: Kern
     assert "Turn boost on?" in plan and "stripe_cache_size" in plan
     assert "256 MiB RAM" in plan and "MiB budget" in plan
     # Each change says its value before and after (PlanChange's "from", from_ in Python).
-    assert '<span class="from">256</span> → <span class="to">16384</span>' in plan
+    assert '<span class="from">256 entries</span> → <span class="to">16384 entries</span>' in plan
     assert tree.read("sys/block/md2/md/stripe_cache_size") == "256\n"  # a plan writes nothing
     on = client.post("/ui/boost", data={"on": "true"}, headers=HTMX).text
     assert 'role="switch" aria-checked="true"' in on

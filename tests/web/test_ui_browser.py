@@ -94,7 +94,7 @@ def test_boost_confirm_raises_speed_on_the_chart_and_revert_restores(
     expect(plan).to_contain_text(
         "File sharing, Photos and Plex will be slower until you turn it off"
     )
-    expect(plan).to_contain_text("MB of memory")
+    expect(plan).to_contain_text("MiB of memory")  # RAM in MiB everywhere on the page
     expect(plan.locator(".estimate")).to_contain_text("It should then finish around")
     expect(plan.get_by_text("stripe_cache_size")).to_be_hidden()
     plan.get_by_text("Details: the kernel settings it changes").click()
