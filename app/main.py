@@ -27,7 +27,7 @@ from app.resources import require_dirs
 from app.store import db, opening
 from app.store.history import add_event
 from app.tuning.tuner import Tuner
-from app.web import errors, templating
+from app.web import errors
 from app.web.auth import note_env_password
 from app.web.hosts import HostAllowList, HostGuard
 from app.web.load import LoadLimit
@@ -109,7 +109,6 @@ def create_app(
         await asyncio.to_thread(after_tick, first)
         for reader in (conn, tuner.conn, notifier.conn, deliverer.conn):
             db.release_memory(reader)  # start-up's one-time reads (store/db.py)
-        await asyncio.to_thread(templating.compile_all, settings.templates_dir)
         stop = asyncio.Event()
         tasks = [
             asyncio.create_task(

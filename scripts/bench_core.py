@@ -9,6 +9,7 @@ print figures). Run from the repository root:
 
     .venv/bin/python scripts/bench_core.py
     .venv/bin/python scripts/bench_core.py --smoke   # every figure on tiny inputs (tests run it)
+    .venv/bin/python scripts/bench_core.py --only polls --server /venv/bin/mdboost  # a wheel
 """
 
 import argparse
@@ -17,6 +18,7 @@ import math
 import os
 import platform
 import random
+import shlex
 import sqlite3
 import statistics
 import sys
@@ -479,7 +481,7 @@ def bench_server(work: Path, rounds: int, days: float) -> tuple[list[Figure], li
         Figure(
             "server RSS after the load",
             rss / 1024,
-            60,
+            100,
             "MB",
             f"VmRSS of `python -m app serve` after {requests} requests "
             f"(VmHWM {hwm / 1024:.1f} MiB, {rss_idle / 1024:.1f} MiB before them), in MiB",
@@ -520,7 +522,11 @@ POLLS = (
 
 
 def bench_polls(
-    work: Path, rounds: int, days: float, ages: tuple[float, ...] = (3.0, 10.0)
+    work: Path,
+    rounds: int,
+    days: float,
+    ages: tuple[float, ...] = (3.0, 10.0),
+    command: list[str] | None = None,
 ) -> list[Figure]:
     """p95 and server CPU per poll of the page's polls, md2's reshape `age` days in, over 30 days
     of history downsampled as the sampler does; the real server, sampler ticking every 5 s."""
@@ -551,7 +557,8 @@ def bench_polls(
             "MDBOOST_SAMPLE_SECONDS": "5",
         }
         latencies: list[float] = []
-        with Server(["serve"], env=env, log=work / f"polls-{age:g}.log") as server:
+        log = work / f"polls-{age:g}.log"
+        with Server(["serve"], env=env, log=log, command=command, cwd=work) as server:
             assert server.process is not None
             pid = server.process.pid
 
@@ -581,7 +588,7 @@ def bench_polls(
                 "ms",
                 "utime+stime of the server (/proc/PID/stat) over those GETs, its ticks included",
             ),
-            Figure(f"  server RSS after them, {age:g} days", rss / 1024, 60, "MB", "VmRSS, MiB"),
+            Figure(f"  server RSS after them, {age:g} days", rss / 1024, 100, "MB", "VmRSS, MiB"),
         ]
     return figures
 
@@ -703,6 +710,11 @@ def main() -> int:
         help="run one figure: metrics = a /metrics scrape's CPU, tick = the sampler's CPU per "
         "tick, polls = the page's polls over a run 3 and 10 days old",
     )
+    parser.add_argument(
+        "--server",
+        help="the command the polls' server runs (default: this Python's -m app), e.g. an "
+        "installed wheel's venv/bin/mdboost",
+    )
     args = parser.parse_args()
     scale = SMOKE if args.smoke else Scale()
     if args.rounds is not None:
@@ -721,7 +733,9 @@ def main() -> int:
             server_figures, notes = bench_server(work, scale.rounds, scale.history_days)
             figures.extend(server_figures)
         if args.only in (None, "polls"):
-            figures.extend(bench_polls(work, max(scale.rounds // 4, 10), scale.history_days))
+            command = shlex.split(args.server) if args.server else None
+            polls_rounds = max(scale.rounds // 4, 10)
+            figures.extend(bench_polls(work, polls_rounds, scale.history_days, command=command))
         if args.only in (None, "metrics"):
             figures.extend(bench_metrics(work, scale.scrapes))
     width = max(len(f.name) for f in figures)

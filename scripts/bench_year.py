@@ -10,19 +10,27 @@
    bytes and the bytes in use, before and after, measured from outside the server.
 3. Idle cost: `mdboost serve` on an idle box ticking every 5 s: CPU and wake-ups (context
    switches of all its threads, /proc/PID/task/*/status) per tick, and RSS.
+4. A week of a running reshape: `mdboost demo` on its simulated box from the start of its grow
+   (md2 for 6.3 days, then md3: 7.6 days of reshaping), time running `--speedup` times faster,
+   a tick every `--tick` simulated seconds, the page's polls asked once a real second; the
+   server's RSS (VmRSS) every 12 simulated hours, and its growth from the end of day 1 to the
+   end of day 7 (the bound: at most 100 MiB, under 5 % growth).
 
 Prints figures; asserts nothing. `--smoke` runs every figure on tiny inputs (tests run it).
 
     .venv/bin/python scripts/bench_year.py [--smoke] [--days 365]
+    .venv/bin/python scripts/bench_year.py --only week [--speedup 720] [--tick 72]
 """
 
 import argparse
 import contextlib
 import os
+import shlex
 import sqlite3
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +41,7 @@ from app.resources import SOURCE_ROOT, data_dir
 from app.store import db
 
 sys.path.insert(0, str(SOURCE_ROOT))
-from scripts.bench_core import build_history, machine, proc_status_kib, process_cpu_s
+from scripts.bench_core import POLLS, build_history, machine, proc_status_kib, process_cpu_s
 from tests.kernel_tree import KernelTree, mdstat_text, progress, raid1, raid5
 from tests.server import Server, wait_for
 
@@ -197,6 +205,53 @@ def idle_cost(work: Path, seconds: float) -> list[str]:
     ]
 
 
+def week_of_reshape(
+    work: Path, days: float, speedup: float, tick_s: float, command: list[str] | None = None
+) -> list[str]:
+    """RSS of `mdboost demo` over `days` simulated days of its reshape (see the docstring)."""
+    from app.simulator.box import Simulator
+
+    state = work / "week"
+    Simulator(state / "tree", speedup=speedup, start_percent=0.0)  # the demo loads its state
+    env = {"MDBOOST_SAMPLE_SECONDS": str(tick_s / speedup)}
+    args = ["demo", "--speedup", str(speedup), "--state-dir", str(state)]
+    readings: list[tuple[float, float]] = []  # (simulated day, VmRSS MiB)
+    polls = unanswered = 0
+    with Server(args, env=env, log=work / "week.log", command=command, cwd=work) as server:
+        assert server.process is not None
+        pid = server.process.pid
+        started = time.monotonic()
+        next_reading = 0.0
+        while (day := (time.monotonic() - started) * speedup / DAY_S) <= days:
+            for path in POLLS:
+                try:
+                    with urllib.request.urlopen(server.base + path, timeout=60) as answer:
+                        answer.read()
+                except OSError:
+                    unanswered += 1  # a slow answer on a loaded host; counted, not fatal
+            polls += len(POLLS)
+            if day >= next_reading:
+                readings.append((day, proc_status_kib(pid, "VmRSS") / 1024))
+                print(f"  day {day:.1f}: RSS {readings[-1][1]:.1f} MiB", flush=True)
+                next_reading += 0.5
+            time.sleep(1.0)  # the owner's page asks about once a second, not synchronisation
+        readings.append((day, proc_status_kib(pid, "VmRSS") / 1024))
+        syncing = [a["name"] for a in server.get("/api/arrays")["arrays"] if a.get("sync")]
+        hwm = proc_status_kib(pid, "VmHWM") / 1024
+    after_day_1 = next(rss for day_at, rss in readings if day_at >= min(1.0, days / 2))
+    last = readings[-1][1]
+    growth = (last - after_day_1) / after_day_1 * 100
+    return [
+        "RSS by simulated day: "
+        + ", ".join(f"{day_at:.1f} d {rss:.1f}" for day_at, rss in readings),
+        f"a week of reshape ({days:g} simulated days at {speedup:g}x, a tick every {tick_s:g} "
+        f"simulated s, {polls:,} GETs of the page's polls, {unanswered} unanswered): "
+        f"RSS {last:.1f} MiB at the end "
+        f"(VmHWM {hwm:.1f}; target ≤ 100 MiB), {growth:+.1f} % since day "
+        f"{min(1.0, days / 2):g} (target < 5 %); still syncing at the end: {syncing or 'none'}",
+    ]
+
+
 def context_switches(pid: int) -> int:
     """Voluntary + involuntary switches of every thread: how often the process woke."""
     total = 0
@@ -211,7 +266,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=float, default=YEAR_DAYS, help="simulated days of growth")
     parser.add_argument("--smoke", action="store_true", help="tiny inputs: checks the bench runs")
-    parser.add_argument("--only", choices=("growth", "space", "idle"), help="one figure")
+    parser.add_argument("--only", choices=("growth", "space", "idle", "week"), help="one figure")
+    parser.add_argument("--speedup", type=float, default=720.0, help="the week's time, x real")
+    parser.add_argument("--tick", type=float, default=72.0, help="the week's simulated s a tick")
+    parser.add_argument(
+        "--server",
+        help="the command the week's server runs (default: this Python's -m app), e.g. an "
+        "installed wheel's venv/bin/mdboost",
+    )
     args = parser.parse_args()
     days = 0.1 if args.smoke else args.days
     history_days = 1.0 if args.smoke else 30.0
@@ -241,6 +303,11 @@ def main() -> int:
                 print(line)
         if args.only in (None, "idle"):
             for line in idle_cost(work, idle_seconds):
+                print(line)
+        if args.only in (None, "week"):
+            week_days = 0.02 if args.smoke else 7.0
+            command = shlex.split(args.server) if args.server else None
+            for line in week_of_reshape(work, week_days, args.speedup, args.tick, command):
                 print(line)
     return 0
 

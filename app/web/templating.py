@@ -1,6 +1,5 @@
 """The Jinja environment with its formatters and labels, render_page(), and the /static files."""
 
-import gc
 from datetime import tzinfo
 from functools import lru_cache
 from pathlib import Path
@@ -16,7 +15,6 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app import heap
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
 from app.formats import (
@@ -130,30 +128,7 @@ def render_page(request: Request, name: str, context: dict[str, Any]) -> HTMLRes
     """`now` is the time of this response unless the route gave one (the page's "as of")."""
     templates = _templates(get_settings(request).templates_dir)
     context = {"now": get_clock(request)(), **context}
-    compiled = _compiled(templates)
-    response = templates.TemplateResponse(request, name, context)  # renders the body now
-    if _compiled(templates) > compiled:
-        heap.give_back()  # a compile's freed heap (about 1.7 MiB after the first page; heap.py)
-    return response
-
-
-def compile_all(directory: Path) -> int:
-    """Compile every template now, at start-up, and give the compile's freed heap back once.
-    Compiled before requests allocate, the templates' code sits together instead of among the
-    requests' objects: 0.3-0.4 MiB less RSS after the page's polls (issue 27), and no first
-    page load pays a compile. Returns how many were compiled."""
-    env = _templates(directory).env
-    names = env.list_templates(extensions=["html"])
-    for name in names:
-        env.get_template(name)
-    gc.collect()  # the compile's parse trees, before their pages are given back
-    heap.give_back()
-    return len(names)
-
-
-def _compiled(templates: Jinja2Templates) -> int:
-    cache = templates.env.cache
-    return len(cache) if cache is not None else 0
+    return templates.TemplateResponse(request, name, context)
 
 
 class Static:

@@ -205,24 +205,3 @@ def test_a_request_s_own_connection_caches_less(tmp_path: Path) -> None:
     conn = next(connections)
     assert conn.execute("PRAGMA cache_size").fetchone()[0] == -db.REQUEST_CACHE_KIB == -128
     connections.close()
-
-
-def test_start_up_compiles_every_template_before_the_first_request(
-    reshaping: KernelTree, tmp_path: Path
-) -> None:
-    """Issue 27: the templates are compiled at start-up (packed before requests allocate, then
-    the compile's heap given back), so no page load compiles one."""
-    import shutil
-
-    from app.resources import data_dir
-    from app.web import templating
-
-    templates = tmp_path / "templates"  # a directory of its own: an environment no test shared
-    shutil.copytree(data_dir("templates"), templates)
-    settings = app_settings(reshaping, tmp_path / "db.sqlite")
-    settings.templates_dir = templates
-    names = sorted(p.name for p in templates.glob("*.html"))
-    env = templating._templates(templates).env
-    assert env.cache is not None and len(env.cache) == 0
-    with TestClient(create_app(settings)):
-        assert len(env.cache) == len(names) >= 20
