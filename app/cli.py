@@ -201,7 +201,9 @@ def _serve(settings: Settings, host: str, port: int, sim: "Simulator | None" = N
         log_config=LOG_CONFIG,
         timeout_graceful_shutdown=5,
         proxy_headers=False,
-        limit_concurrency=settings.max_connections,
+        # A backstop only: the rules below keep to max_connections, making room fairly, where
+        # uvicorn's own limit would answer 503 to whoever came last.
+        limit_concurrency=2 * settings.max_connections,
         http=rules.protocol(),  # a head deadline and a cap per address (web/connections.py)
     )
     server = QuietServer(config)  # uvicorn.run's Server, without its 0.1 s tick

@@ -46,7 +46,7 @@ from app.web.routes import (
     schedules,
     tuning,
 )
-from app.web.security import GuardMiddleware, require_reader
+from app.web.security import GuardMiddleware, carries_credentials, require_reader
 from app.web.throttle import Throttle
 
 if TYPE_CHECKING:  # the demo's box loads only for the demo (issue 27: RSS)
@@ -156,6 +156,7 @@ def create_app(
         LoadLimit,
         max_active=settings.max_active_requests,
         max_waiting=settings.max_queued_requests,
+        owner=carries_credentials,
     )
     app.add_middleware(HostGuard, allowed=HostAllowList(settings.allowed_hosts))
     app.add_middleware(

@@ -1,15 +1,19 @@
-"""Connections that send no request head cannot hold the server: a head deadline, a cap per
-client address, and room made for new clients by dropping the oldest head-less connection.
+"""Connections cannot hold the server: a head deadline, a deadline for answers nobody reads,
+a cap per client address, and room made for a new client at the expense of the heaviest one.
 
 uvicorn has no timeout for an unfinished request head, and its `limit_concurrency` counts open
 sockets, so 260 sockets that sent `GET / HTTP/1.1\\r\\nHost: x\\r\\n` and then nothing made
-every request, /healthz included, answer 503 while they were held (issue 26). This is uvicorn's
-own h11 protocol with those three rules added, passed to uvicorn.run(http=...).
+every request, /healthz included, answer 503 while they were held; 16 addresses trickling 16
+request bodies each did the same. When every connection is taken, a new one now pushes out one
+of the address holding the most (a head-less one first), unless that is its own address. Behind a
+trusted proxy a connection counts for the client its last request was forwarded for. This is
+uvicorn's own h11 protocol with those rules added, passed to uvicorn.run(http=...).
 """
 
 import asyncio
 import contextlib
 import time
+from collections import Counter
 from email.utils import formatdate
 from types import FrameType
 from typing import Any
@@ -20,6 +24,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.web.proxy import TrustedProxies
 
+WRITE_STALL_S = 20.0  # an answer the client reads none of for this long: the connection closes
 HEAD_TIMEOUT_ANSWER = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 )
@@ -46,18 +51,34 @@ class ConnectionRules:
         return type("GuardedH11Protocol", (GuardedH11Protocol,), {"rules": self})
 
     def admit(self, new: "GuardedH11Protocol", address: str) -> bool:
-        """Count `new` in; False when its address already has its share of connections."""
+        """Count `new` in; False when its address already has its share of connections, or
+        when every connection is taken and its address holds the most."""
         if not self.proxies.trusts(address):
             same = sum(1 for a in self.open.values() if a == address)
             if same >= self.per_client:
                 return False
         self.open[new] = address
-        while len(self.open) >= self.max_connections:
-            idle = next((c for c in self.open if c is not new and c.awaiting_head()), None)
-            if idle is None:
-                break  # all busy with requests: uvicorn's own limit answers 503
-            idle.drop()
+        while len(self.open) > self.max_connections:
+            held = Counter(self.open.values())
+            heaviest = max(held, key=lambda a: held[a])
+            if held[heaviest] <= held[address]:
+                heaviest = address  # its own address holds the most: only its idle ones go
+            mine = [c for c in self.open if self.open[c] == heaviest and c is not new]
+            idle = [c for c in mine if c.awaiting_head()]
+            if idle:
+                idle[0].drop()
+            elif heaviest != address and mine:  # mid-request: no answer can follow on it
+                self.forget(mine[0])
+                mine[0].transport.abort()
+            else:
+                del self.open[new]
+                return False
         return True
+
+    def forwarded(self, connection: "GuardedH11Protocol", client: str) -> None:
+        """A trusted proxy's connection now carries `client`'s request: count it for them."""
+        if connection in self.open:
+            self.open[connection] = client
 
     def forget(self, connection: "GuardedH11Protocol") -> None:
         self.open.pop(connection, None)
@@ -71,6 +92,7 @@ class GuardedH11Protocol(H11Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.head_deadline: asyncio.TimerHandle | None = None
+        self.write_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -82,6 +104,8 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_deadline()
+        if self.write_deadline is not None:
+            self.write_deadline.cancel()
         self.rules.forget(self)
         super().connection_lost(exc)
 
@@ -90,8 +114,25 @@ class GuardedH11Protocol(H11Protocol):
         super().data_received(data)
         if not self.awaiting_head():
             self._disarm_head_deadline()
+            peer = self.client[0] if self.client else ""
+            if self.rules.proxies.trusts(peer):
+                forwarded = b",".join(v for n, v in self.headers if n == b"x-forwarded-for")
+                client = self.rules.proxies.client(peer, forwarded.decode("latin-1"))
+                self.rules.forwarded(self, client)
         elif self.head_deadline is None and not self.transport.is_closing():
             self._arm_head_deadline()  # the first bytes of a keep-alive connection's next head
+
+    def pause_writing(self) -> None:
+        """The client reads no more of the answer for now: it has WRITE_STALL_S to resume."""
+        super().pause_writing()
+        if self.write_deadline is None:
+            self.write_deadline = self.loop.call_later(WRITE_STALL_S, self.transport.abort)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self.write_deadline is not None:
+            self.write_deadline.cancel()
+            self.write_deadline = None
 
     def awaiting_head(self) -> bool:
         """No request in flight: before a head has arrived, or idle between keep-alive ones."""

@@ -4,6 +4,7 @@ No CORS middleware on purpose: browsers then refuse cross-origin reads of the AP
 """
 
 import asyncio
+import contextlib
 import json
 import math
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from fastapi import Depends, HTTPException, Request
 from pydantic import SecretStr
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.store import db
 from app.web import auth
 from app.web.deps import (
     DbDep,
@@ -302,6 +304,32 @@ async def _require_signed_in(request: Request, conn: DbDep, open_demo: bool = Fa
             headers={"WWW-Authenticate": "Bearer", "HX-Redirect": "/login"},
         )
     return principal
+
+
+def _holds_credentials(request: Request) -> bool:
+    """A valid token or login session, checked without raising or counting a failure."""
+    header = request.headers.get("authorization", "")
+    settings = get_settings(request)
+    if header[:7].lower() == "bearer ":
+        address = request.client.host if request.client else "?"
+        if get_bearer_throttle(request).wait(address):
+            return False
+        token = header[7:].strip()
+        if _env_token(settings.api_token, token) or _env_token(settings.read_token, token):
+            return True
+        with contextlib.closing(db.connect(settings.db, db.REQUEST_CACHE_KIB)) as conn:
+            return auth.api_token(conn, token) is not None
+    with contextlib.closing(db.connect(settings.db, db.REQUEST_CACHE_KIB)) as conn:
+        return login_session(request, conn) is not None
+
+
+async def carries_credentials(scope: Scope) -> bool:
+    """For the load limit's owner lane: does this request carry a valid token or session? The
+    route's own dependency still decides what it may do."""
+    request = Request(scope)
+    if "authorization" not in request.headers and auth.SESSION_COOKIE not in request.cookies:
+        return False  # most requests: no database, no thread
+    return await asyncio.to_thread(_holds_credentials, request)
 
 
 async def require_admin(request: Request, conn: DbDep) -> Principal:
