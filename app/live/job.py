@@ -19,7 +19,7 @@ from app.live.snapshot import Job
 from app.md.attributes import ArraySysfs
 from app.md.mdstat import PARITY_DISKS, Array, MdStat
 from app.planner import layout, paces
-from app.planner.change import BadChange, Change, plan_change
+from app.planner.change import SAME_SIZE, BadChange, Change, ChangePlan, plan_change
 from app.planner.timing import data_disks
 from app.store import history
 from app.store.db import Connection
@@ -82,7 +82,8 @@ def build(
     phases += [PoolMember(a.name, "queued", a.blocks) for a in queued]
     known = {p.name for p in phases}
     phases += [p for p in to_come(md, sysfs, disk_kib, running[0]) if p.name not in known]
-    return Job(tuple(phases), pool_forecast(phases, knee_speedup(kernel_release)[0]))
+    forecast = pool_forecast(phases, knee_speedup(kernel_release)[0])
+    return Job(tuple(phases), forecast, tuple(pool_after(md, sysfs, disk_kib)))
 
 
 def _carried(
@@ -129,23 +130,13 @@ def to_come(
             for t in pool.tiers
             if t.degraded and t.array != running.name
         ]
-    raid_disks = sysfs[running.name].raid_disks if running.name in sysfs else None
-    if sync.action != "reshape" or raid_disks is None or raid_disks[1] is None:
+    expansion = _expansion(pool, running, sysfs, disk_kib)
+    if expansion is None:
         return []
-    old_count = raid_disks[1]
-    new_disks = tier.disks[old_count:]
-    if len(new_disks) != 1 or new_disks[0] not in disk_kib:
-        return []  # DSM adds disks one at a time; anything else is not an expansion we know
-    before = replace(
-        pool,
-        tiers=tuple(replace(t, disks=t.disks[:old_count]) if t is tier else t for t in pool.tiers),
-    )
-    try:
-        plan = plan_change(before, Change("add", disk_kib[new_disks[0]]), paces.History(), 0.0)
-    except BadChange:
-        return []
+    plan, _ = expansion
     # md counts a reshape per device of the new layout (raid5.c: resync_max_sectors is
     # dev_sectors); the simulator counts the old array's data. The running phase says which.
+    old_count = len(tier.disks) - 1
     old_data = _old_data(tier.level, old_count)
     per_old_data = old_data > 1 and abs(sync.total_blocks - tier.member_kib * old_data) < abs(
         sync.total_blocks - tier.member_kib
@@ -159,6 +150,81 @@ def to_come(
             work *= _old_data(step.level_before, step.disks_before)
         coming.append(PoolMember(step.array, "coming", None, None, work, step.knee))
     return coming
+
+
+def pool_after(
+    md: MdStat, sysfs: Mapping[str, ArraySysfs], disk_kib: Mapping[str, int]
+) -> list[layout.Pool]:
+    """The box's pools as the running expansion will leave them (each tier the new disk reaches
+    grown onto it, the tiers made above it), for a plan made while it runs; pools with no
+    expansion running as they are."""
+    found = pools(md, sysfs)
+    running = {a.name: a for a in md.arrays if a.syncing}
+    out = []
+    for pool in found:
+        grow = next((running[t.array] for t in pool.tiers if t.array in running), None)
+        expansion = _expansion(pool, grow, sysfs, disk_kib) if grow is not None else None
+        out.append(pool if expansion is None else _grown(pool, *expansion, disk_kib))
+    return out
+
+
+def _expansion(
+    pool: layout.Pool,
+    running: Array,
+    sysfs: Mapping[str, ArraySysfs],
+    disk_kib: Mapping[str, int],
+) -> tuple[ChangePlan, str] | None:
+    """A grow running on `pool` as the planner would plan it on the pool before it: the added
+    disk's plan, and that disk; None when the running sync is no grow onto one new disk."""
+    sync = running.sync
+    raid_disks = sysfs[running.name].raid_disks if running.name in sysfs else None
+    if sync is None or sync.action != "reshape" or raid_disks is None or raid_disks[1] is None:
+        return None
+    tier = next(t for t in pool.tiers if t.array == running.name)
+    old_count = raid_disks[1]
+    new_disks = tier.disks[old_count:]
+    if len(new_disks) != 1 or new_disks[0] not in disk_kib:
+        return None  # DSM adds disks one at a time; anything else is not an expansion we know
+    before = replace(
+        pool,
+        tiers=tuple(replace(t, disks=t.disks[:old_count]) if t is tier else t for t in pool.tiers),
+    )
+    try:
+        plan = plan_change(before, Change("add", disk_kib[new_disks[0]]), paces.History(), 0.0)
+    except BadChange:
+        return None
+    return plan, new_disks[0]
+
+
+def _grown(
+    pool: layout.Pool, plan: ChangePlan, new_disk: str, disk_kib: Mapping[str, int]
+) -> layout.Pool:
+    """`pool` once `plan` (its running expansion) is done: each grown tier on the new disk too,
+    idle, and each tier made above on the disks that reach it."""
+    steps = {s.array: s for s in plan.steps}
+    tiers = []
+    for tier in pool.tiers:
+        step = steps.get(tier.array)
+        if step is None or step.action != "grow":
+            tiers.append(replace(tier, sync=None))
+            continue
+        disks = tier.disks if new_disk in tier.disks else (*tier.disks, new_disk)
+        tiers.append(replace(tier, level=step.level_after, disks=disks, sync=None))
+    reach = {
+        d: max(pool.data_kib(d), disk_kib.get(d, 0) - pool.overhead_kib)
+        for d in (*pool.disks, new_disk)
+    }
+    bottom = tiers[-1].top_kib
+    for step in (s for s in plan.steps if s.action == "create"):
+        top = bottom + step.work_kib
+        disks = tuple(d for d, kib in reach.items() if kib >= top * (1 - SAME_SIZE))
+        tiers.append(
+            layout.TierArray(
+                step.array, step.level_after, disks, None, step.work_kib, bottom, False, None
+            )
+        )
+        bottom = top
+    return replace(pool, tiers=tuple(tiers))
 
 
 def _old_data(level: str, disks: int) -> int:
@@ -176,4 +242,4 @@ def refreshed(job: Job, forecasts: Mapping[str, model.Forecast | None], kernel: 
     )
     if not phases:
         return job
-    return Job(phases, pool_forecast(phases, knee_speedup(kernel)[0]))
+    return replace(job, phases=phases, forecast=pool_forecast(phases, knee_speedup(kernel)[0]))

@@ -17,6 +17,7 @@ from app.md.access import KnobAccess
 from app.md.attributes import ArraySysfs, SpeedLimit
 from app.md.disks import MemberDisk
 from app.md.mdstat import Array, MdStat
+from app.planner.layout import Pool
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,9 @@ class Job:
 
     phases: tuple[PoolMember, ...] = ()
     forecast: PoolForecast | None = None  # None while nothing runs
+    # The box's pools as this job will leave them (an expansion's tiers grown onto the new
+    # disk): a plan made while it runs starts from these. Empty while nothing runs.
+    pools_after: tuple[Pool, ...] = ()
 
     @property
     def running(self) -> PoolMember | None:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from app.forecast import boost as boost_model
 from app.forecast.physics import AT_MAX, grow_knee, knee_speedup
 from app.formats import a_or_an
-from app.live.array_view import role_of
+from app.live import job as jobs
 from app.live.snapshot import Snapshot
 from app.planner import layout, paces, timing
 from app.planner.capacity import Capacity
@@ -27,16 +27,12 @@ class ChangeRequest:
 
 
 def pools(snapshot: Snapshot) -> list[layout.Pool]:
-    """The box's data pools as the last tick read them, largest first."""
-    arrays = snapshot.mdstat.arrays
-    data = [a for a in arrays if role_of(a) == "data" and a.devices]
-    system = [a for a in arrays if role_of(a) != "data"]
-    old = {}
-    for state in snapshot.arrays:
-        raid_disks = state.sysfs.raid_disks if state.sysfs else None
-        if raid_disks is not None and raid_disks[1] is not None:
-            old[state.name] = raid_disks[1]
-    return layout.pools(data, system, old) if data else []
+    """The box's data pools as the last tick read them, largest first; while a job runs, as
+    that job will leave them (a plan made during an expansion starts from its end)."""
+    if snapshot.job.pools_after:
+        return list(snapshot.job.pools_after)
+    sysfs = {state.name: state.sysfs for state in snapshot.arrays if state.sysfs is not None}
+    return jobs.pools(snapshot.mdstat, sysfs)
 
 
 def plan_requested_change(
@@ -53,9 +49,19 @@ def plan_requested_change(
         raise BadChange("an add names no member: the new disk joins the pool")
     pool = next((p for p in found if member in p.disks), found[0])
     wanted = Change(request.change, request.disk_bytes // KIB, member)
-    return plan_change(
+    plan = plan_change(
         pool, wanted, pool_history(snapshot, conn, pool, now), now, snapshot.disk_kib
     )
+    job = snapshot.job.forecast
+    if not snapshot.job.pools_after or job is None:
+        return plan
+    phases = ", ".join(job.members)
+    ends = f", about {span(job.eta - now)} from now" if job.eta is not None else ""
+    note = (
+        f"planned from the pool as the job running now ({phases}) leaves it; it starts once "
+        f"that job ends{ends}"
+    )
+    return replace(plan, notes=(note, *plan.notes))
 
 
 def pool_history(

@@ -23,15 +23,15 @@ def test_the_demo_plans_its_next_disk_from_the_grow_it_watches(tmp_path: Path):
         assert plan.pool == "SHR-1" and plan.arrays == ["md2", "md3"]
         assert [(s.array, s.action, s.level_after, s.disks_after) for s in plan.steps] == [
             ("md2", "grow", "raid5", 5),
-            ("md3", "grow", "raid5", 3),
+            ("md3", "grow", "raid5", 4),  # md3 as the running expansion leaves it: on sdd too
         ]
-        assert plan.steps[0].knee == 0.75 and plan.steps[1].knee == 0.5
+        assert plan.steps[0].knee == 0.75 and plan.steps[1].knee == 2 / 3
         assert "x5 the pace before it" in plan.steps[0].why  # md2 has not reached its knee yet
         assert plan.steps[0].why.count("from the grow of md2 (running) on") == 2
         assert plan.total is not None and plan.boost_total is not None
         assert plan.total.low_s < plan.total.seconds < plan.total.high_s
         assert plan.capacity_before.usable_bytes < plan.capacity_after.usable_bytes  # type: ignore[union-attr]
-        assert any("md2 (reshape) runs now" in n for n in plan.notes)
+        assert "as the job running now (md2, md3) leaves it" in plan.notes[0]
 
         status, body = server.request(
             "POST", "/api/plan", {"change": "replace", "disk_bytes": 4 * TB, "member": "sdc"}
