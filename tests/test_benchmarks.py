@@ -44,7 +44,7 @@ SMOKE: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_boost.py": (
         [
             "--kinds",
-            "defaults boost",
+            "boost",
             "--each",
             "1",
             "--disk-mib",
@@ -55,8 +55,10 @@ SMOKE: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
             "1000",
             "--kernel",
             "6.1",
+            "--out",
+            "/tmp/bench-boost-smoke",
         ],
-        "clean of 2 trials",
+        "clean of 1 trials",
         (REALKERNEL,),
     ),
 }
