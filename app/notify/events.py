@@ -132,7 +132,7 @@ def _array(
         # No run, no stall clock: a timestamp here would change every tick and make an idle
         # tick's state differ, so the notifier would rewrite it each tick for nothing.
         return memory
-    memory.verdict = _slow_reason(array, was, events)
+    memory.verdict, memory.told_verdicts = _slow_reason(array, was, events)
     step = rules.milestone_percent
     progress = array.progress
     reached = math.floor(progress / step) if progress is not None and step > 0 else None
@@ -214,13 +214,16 @@ def _milestones(
             events.append(Event("milestone", key, array.name, array.run_id, detail))
 
 
-def _slow_reason(array: ArrayFacts, was: ArrayMemory, events: list[Event]) -> str | None:
+def _slow_reason(
+    array: ArrayFacts, was: ArrayMemory, events: list[Event]
+) -> tuple[str | None, list[str]]:
     """A new reason holds the run back (it held a minute, app/diagnosis/hysteresis.py): tell
-    once per reason and streak; a reason that merely ends is no news. Returns the verdict."""
+    each reason once per run, so a reason that comes and goes is one message, not one per
+    return; a reason that merely ends is no news. Returns the verdict and the reasons told."""
     verdict, since, sentence = array.verdict or (None, None, None)
-    same_run = was.run_id == array.run_id
-    if verdict is None or (same_run and was.verdict == verdict):
-        return verdict
+    told = list(was.told_verdicts) if was.run_id == array.run_id else []
+    if verdict is None or verdict in told:
+        return verdict, told
     events.append(
         Event(
             "slow_reason",
@@ -230,7 +233,7 @@ def _slow_reason(array: ArrayFacts, was: ArrayMemory, events: list[Event]) -> st
             {"action": array.action, "verdict": verdict, "since": since, "sentence": sentence},
         )
     )
-    return verdict
+    return verdict, [*told, verdict]
 
 
 def _boost_left_on(obs: TickFacts, state: State, events: list[Event]) -> None:

@@ -113,6 +113,7 @@ class ArrayMemory:
     progress_ts: float | None = None  # sampler clock of the run's last progress (stall timer)
     stalled_since: float | None = None  # sampler clock the stall was told from
     verdict: str | None = None  # what held the run back (remembered while a run is open)
+    told_verdicts: list[str] = field(default_factory=list)  # why-slow verdicts told this run
 
     @classmethod
     def from_saved(cls, saved: dict[str, Any]) -> "ArrayMemory":
@@ -131,6 +132,7 @@ class ArrayMemory:
             progress_ts=saved.get("progress_ts"),
             stalled_since=saved.get("stalled_since"),
             verdict=saved.get("verdict"),
+            told_verdicts=saved.get("told_verdicts") or [],
         )
 
     def saved(self) -> dict[str, Any]:
@@ -138,6 +140,7 @@ class ArrayMemory:
         saved = asdict(self)
         if self.run_id is None:
             del saved["verdict"]
+            del saved["told_verdicts"]
         return saved
 
 
