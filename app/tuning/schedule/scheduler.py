@@ -69,6 +69,13 @@ class Schedule:
     closed_window: float | None = None  # the start of the last window it closed
     zone: str | None = None  # IANA name of the zone its times are in; None: the box's
 
+    def waiting_for(self, now: float) -> bool:
+        """The wall clock stands before the held window's start (it stepped back by less than a
+        day, on this tick or an earlier one): the window goes on, neither ended nor applied
+        again, until the clock reaches it or jumps past its end."""
+        held = self.window_start
+        return held is not None and 0 < held - now < DAY_S
+
     def carried(self, now: float, current: float | None) -> bool:
         """The wall clock stepped (issue 32) while this schedule held a window: into another window
         of the same schedule (say a day ahead, or back), which goes on as the one held, or back to
@@ -211,6 +218,8 @@ class Scheduler:
                             (current, schedule.id),
                         )
                 continue
+            if schedule.waiting_for(now):
+                continue  # the clock stepped back before the held window: not an end
             ended = schedule.window_start is not None and schedule.window_start != current
             if ended and not self._end(schedule):
                 return  # the revert failed: try again next tick, start nothing meanwhile
