@@ -6,7 +6,6 @@ receiver that hangs until its timeout delays only its own queue, never a sample.
 
 import asyncio
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from app.config import Settings
 from app.notify import destinations, outbox, senders
 from app.store import db
+from app.store import notify as stored
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class Deliverer:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        conn: db.Connection,
         rules: DeliveryRules,
         wall_clock: Callable[[], float] = time.time,
         send: Callable[[str, senders.Message, float], object] = senders.send,
@@ -77,9 +77,9 @@ class Deliverer:
     def seconds_to_next(self) -> float:
         """Until the earliest head is due (0 if one is), at most MAX_WAIT_S."""
         with self.lock:
-            heads = outbox.heads(self.conn)
+            heads = stored.heads(self.conn)
             now = self.wall_clock()
-        due = min((float(h["next_attempt"]) for h in heads), default=now + MAX_WAIT_S)
+        due = min((h.next_attempt for h in heads), default=now + MAX_WAIT_S)
         return min(max(due - now, 0.0), MAX_WAIT_S)
 
     @classmethod
@@ -89,7 +89,7 @@ class Deliverer:
     def due(self) -> list[tuple[str, outbox.Job]]:
         with self.lock:
             jobs = outbox.due_jobs(self.conn, self.wall_clock(), self.rules.max_per_minute)
-            found = [(destinations.url_of(self.conn, job.destination_id), job) for job in jobs]
+            found = [(stored.destination_url(self.conn, job.destination_id), job) for job in jobs]
         return [(url, job) for url, job in found if url is not None]
 
     def attempt(self, url: str, job: outbox.Job) -> bool:
@@ -117,7 +117,7 @@ class Deliverer:
             )
             return False
         with self.lock:
-            outbox.mark_delivered(self.conn, job.row_id, self.wall_clock())
+            stored.mark_delivered(self.conn, job.row_id, self.wall_clock())
         log.info("notify: %s delivered to %s", job.message.key, name)
         return True
 

@@ -7,12 +7,12 @@ scheme, host and the last four characters.
 
 import base64
 import re
-import sqlite3
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import SplitResult, parse_qs, unquote, unquote_plus, urlsplit
 
 from app.store import db
+from app.store import notify as stored
 
 Kind = Literal["ntfy", "gotify", "webhook", "email"]
 SCHEMES: dict[str, tuple[Kind, bool]] = {  # scheme -> (kind, TLS)
@@ -137,109 +137,22 @@ def redact(text: str, url: str) -> str:
 
 
 # ---- the stored list
-def sync_env(conn: sqlite3.Connection, urls: list[str], now: float) -> list[str]:
+def sync_env(conn: db.Connection, urls: list[str], now: float) -> list[str]:
     """Make the 'env' destinations match MDBOOST_NOTIFY; returns a problem per unusable URL."""
-    problems, usable = [], []
+    problems, usable = [], {}
     for url in urls:
         try:
             parse(url)
-            usable.append(url)
+            usable[url] = label(url)
         except BadDestination as error:
             problems.append(f"MDBOOST_NOTIFY {label(url)}: {error}")
-    with db.write_transaction(conn):
-        for row in conn.execute(
-            "SELECT id, url FROM notify_destinations WHERE source = 'env' AND removed IS NULL"
-        ).fetchall():
-            if row["url"] not in usable:
-                _remove(conn, row["id"], now)
-        for url in usable:
-            conn.execute(
-                "INSERT INTO notify_destinations (url, label, source, created)"
-                " VALUES (?, ?, 'env', ?)"
-                " ON CONFLICT (url) DO UPDATE SET removed = NULL, source = 'env'",
-                (url, label(url), now),
-            )
+    stored.sync_env_destinations(conn, usable, now)
     return problems
 
 
-def add(conn: sqlite3.Connection, url: str, now: float, page_url: str | None = None) -> int:
+def add(conn: db.Connection, url: str, now: float, page_url: str | None = None) -> int:
     """Add a destination from the page, with the address the owner opened the page at (the link
     in its messages); raises BadDestination for a URL that cannot be used."""
     url = url.strip()
     parse(url)
-    with db.write_transaction(conn):
-        row = conn.execute(
-            "INSERT INTO notify_destinations (url, label, source, created, page_url)"
-            " VALUES (?, ?, 'page', ?, ?)"
-            " ON CONFLICT (url) DO UPDATE SET removed = NULL,"
-            " page_url = COALESCE(excluded.page_url, page_url) RETURNING id",
-            (url, label(url), now, page_url),
-        ).fetchone()
-    return int(row[0])
-
-
-def seen_at(conn: sqlite3.Connection, destination_id: int, page_url: str) -> None:
-    """The owner used the page at `page_url` for this destination (a test): links follow it."""
-    with db.write_transaction(conn):
-        conn.execute(
-            "UPDATE notify_destinations SET page_url = ? WHERE id = ?", (page_url, destination_id)
-        )
-
-
-def owner_page(conn: sqlite3.Connection) -> str | None:
-    """The address the owner last opened mdboost at to set up a destination still in use."""
-    row = conn.execute(
-        "SELECT page_url FROM notify_destinations WHERE page_url IS NOT NULL AND removed IS NULL"
-        " ORDER BY id DESC LIMIT 1"
-    ).fetchone()
-    return str(row[0]) if row else None
-
-
-def remove(conn: sqlite3.Connection, destination_id: int, now: float) -> bool:
-    """Remove a page-added destination and cancel what it has not delivered yet."""
-    with db.write_transaction(conn):
-        row = conn.execute(
-            "SELECT id FROM notify_destinations"
-            " WHERE id = ? AND source = 'page' AND removed IS NULL",
-            (destination_id,),
-        ).fetchone()
-        if row is None:
-            return False
-        _remove(conn, destination_id, now)
-    return True
-
-
-def _remove(conn: sqlite3.Connection, destination_id: int, now: float) -> None:
-    conn.execute("UPDATE notify_destinations SET removed = ? WHERE id = ?", (now, destination_id))
-    conn.execute(
-        "UPDATE notify_outbox SET state = 'cancelled'"
-        " WHERE destination_id = ? AND state = 'pending'",
-        (destination_id,),
-    )
-
-
-def active_ids(conn: sqlite3.Connection) -> list[int]:
-    rows = conn.execute("SELECT id FROM notify_destinations WHERE removed IS NULL ORDER BY id")
-    return [int(r[0]) for r in rows]
-
-
-def url_of(conn: sqlite3.Connection, destination_id: int) -> str | None:
-    row = conn.execute(
-        "SELECT url FROM notify_destinations WHERE id = ? AND removed IS NULL", (destination_id,)
-    ).fetchone()
-    return str(row[0]) if row else None
-
-
-def listing(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """For the account page: masked labels and queue figures, never a URL."""
-    rows = conn.execute(
-        "SELECT d.id, d.label, d.source, d.created,"
-        " SUM(o.state = 'pending') AS pending, SUM(o.state = 'delivered') AS delivered,"
-        " MAX(o.delivered) AS last_delivered,"
-        " (SELECT last_error FROM notify_outbox e WHERE e.destination_id = d.id"
-        "   AND e.state = 'pending' AND e.last_error IS NOT NULL ORDER BY e.id LIMIT 1)"
-        "   AS last_error"
-        " FROM notify_destinations d LEFT JOIN notify_outbox o ON o.destination_id = d.id"
-        " WHERE d.removed IS NULL GROUP BY d.id ORDER BY d.id"
-    ).fetchall()
-    return [dict(r) for r in rows]
+    return stored.add_destination(conn, url, label(url), now, page_url)

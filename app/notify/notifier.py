@@ -7,10 +7,8 @@ locked) nothing is queued and the state stays as it was, so the next tick detect
 
 import json
 import logging
-import sqlite3
 import time
 from collections.abc import Callable
-from typing import Any
 
 from app.config import Settings
 from app.kernel.host import Host
@@ -20,9 +18,13 @@ from app.live.tick import Tick
 from app.md import mdstat
 from app.notify import destinations, events, messages, observation, outbox
 from app.notify.senders import Message
-from app.store import db, journal
+from app.records import LastSample
+from app.store import db, history, journal
+from app.store import notify as stored
 
 log = logging.getLogger(__name__)
+
+NO_SAMPLE = LastSample(None, None, None, None, None, None, None)
 
 
 def rules_from(settings: Settings) -> observation.EventRules:
@@ -39,7 +41,7 @@ class Notifier:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        conn: db.Connection,
         host: Host,
         clock: Callable[[], float],
         settings: Settings,
@@ -59,8 +61,8 @@ class Notifier:
         self.rules = rules_from(settings)
         self.public_url = settings.public_url
         self.fallback_url = settings.page_url  # http://<hostname>:8080/
-        row = conn.execute("SELECT state FROM notify_state WHERE id = 1").fetchone()
-        self.state: observation.State | None = json.loads(row[0]) if row else None
+        saved = stored.detector_state(conn)
+        self.state: observation.State | None = json.loads(saved) if saved else None
         self.on_queued: Callable[[], object] | None = None  # the delivery task's wake()
 
     @classmethod
@@ -94,15 +96,11 @@ class Notifier:
             if not composed and state == self.state:
                 return []  # nothing new to queue or remember: an idle tick writes nothing
             with db.write_transaction(self.conn):
-                targets = destinations.active_ids(self.conn)
+                targets = stored.active_destination_ids(self.conn)
                 for message in composed:
                     outbox.enqueue(self.conn, message, targets, obs.now, self.wall_clock())
-                self.conn.execute(
-                    "INSERT INTO notify_state (id, state) VALUES (1, ?)"
-                    " ON CONFLICT (id) DO UPDATE SET state = excluded.state",
-                    (json.dumps(state),),
-                )
-        except sqlite3.Error as error:
+                stored.save_detector_state(self.conn, json.dumps(state))
+        except db.Error as error:
             log.warning("notify: cannot queue this tick's events, next tick retries: %s", error)
             return []
         self.state = state
@@ -126,40 +124,32 @@ class Notifier:
         gone = [m["run_id"] for m in before.values() if m.get("run_id") not in (None, *open_ids)]
         ended = {}
         for run_id in gone:
-            row = conn.execute(
-                "SELECT * FROM runs WHERE id = ? AND finished IS NOT NULL", (run_id,)
-            ).fetchone()
-            if row is not None:
+            run = history.finished_run(conn, run_id)
+            if run is not None and run.finished is not None:  # finished_run's promise
+                outcome = run.outcome or ""  # the sampler sets one as it ends a run
                 ended[run_id] = observation.RunEnd(
-                    row["id"],
-                    row["array"],
-                    row["action"],
-                    row["outcome"],
-                    row["started"],
-                    row["finished"],
+                    run.id, run.array, run.action, outcome, run.started, run.finished
                 )
         session = journal.open_session(conn)
         boost = (session["id"], tuple(json.loads(session["arrays"]))) if session else None
         drift_seen = (self.state or {}).get("drift_seen", 0)
         drift = tuple(
             observation.Drift(
-                r["id"], r["array"], d.get("key", "?"), d.get("desired"), d.get("current")
+                e.id,
+                e.array,
+                e.detail.get("key", "?"),
+                e.detail.get("desired"),
+                e.detail.get("current"),
             )
-            for r in conn.execute(
-                "SELECT id, array, detail FROM events WHERE kind = 'drift' AND id > ? ORDER BY id",
-                (drift_seen,),
-            )
-            for d in [json.loads(r["detail"])]
+            for e in history.events_since(conn, "drift", drift_seen)
         )
         slower = tuple(
-            observation.Slower(r["id"], r["array"], d.get("preset", "?"), d.get("sentence", ""))
-            for r in conn.execute(
-                "SELECT id, array, detail FROM events WHERE kind = 'slower' AND id > ? ORDER BY id",
-                (drift_seen,),
+            observation.Slower(
+                e.id, e.array, e.detail.get("preset", "?"), e.detail.get("sentence", "")
             )
-            for d in [json.loads(r["detail"])]
+            for e in history.events_since(conn, "slower", drift_seen)
         )
-        last_event = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
+        last_event = history.last_event_id(conn)
         return observation.TickFacts(
             now, tuple(seen), None, ended, boost, drift, slower, last_event
         )
@@ -168,7 +158,7 @@ class Notifier:
     def page_url(self) -> str:
         """The link in messages: MDBOOST_PUBLIC_URL; else the address the owner opened the page
         at when setting up notifications (issue 25); else http://<hostname>:8080/."""
-        return self.public_url or destinations.owner_page(self.conn) or self.fallback_url
+        return self.public_url or stored.owner_page(self.conn) or self.fallback_url
 
     def _compose(self, event: observation.Event, now: float) -> Message:
         ctx = messages.Context(self.page_url, self._eta(now), self._pool(now))
@@ -191,16 +181,9 @@ class Notifier:
         return lambda: forecasts.pool_eta(self.snapshot_builder.snapshot, now)
 
 
-def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> observation.ArrayFacts:
-    sample = conn.execute(
-        "SELECT run_id, action, done_blocks, total_blocks, percent, degraded, mismatch_cnt"
-        " FROM samples WHERE array = ? ORDER BY ts DESC LIMIT 1",
-        (array.name,),
-    ).fetchone()
-    row: dict[str, Any] = dict(sample) if sample else {}
-    missing = row.get("degraded")
-    if missing is None:
-        missing = array.missing
+def _array_now(conn: db.Connection, array: mdstat.Array, tick: Tick) -> observation.ArrayFacts:
+    sample = history.last_sample(conn, array.name) or NO_SAMPLE
+    missing = sample.degraded if sample.degraded is not None else array.missing
     return observation.ArrayFacts(
         name=array.name,
         state=array.state,
@@ -209,12 +192,12 @@ def _array_now(conn: sqlite3.Connection, array: mdstat.Array, tick: Tick) -> obs
         status=array.status,
         degraded=int(missing),
         devices={d.name: d.flags for d in array.devices},
-        run_id=row.get("run_id"),
-        action=row.get("action"),
-        done_blocks=row.get("done_blocks"),
-        total_blocks=row.get("total_blocks"),
-        percent=row.get("percent"),
-        mismatch_cnt=row.get("mismatch_cnt"),
+        run_id=sample.run_id,
+        action=sample.action,
+        done_blocks=sample.done_blocks,
+        total_blocks=sample.total_blocks,
+        percent=sample.percent,
+        mismatch_cnt=sample.mismatch_cnt,
         queued=array.queued,
         verdict=_verdict(tick, array.name),
         failed=array_view.is_failed(

@@ -5,6 +5,7 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+from app.records import LastSample
 from app.shapes.arrays import EventBody, Run, RunDetail, Sample
 
 SAMPLE_FIELDS = (
@@ -270,6 +271,37 @@ def last_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
         f"SELECT {RUN_COLUMNS} FROM runs WHERE array = ? ORDER BY started DESC LIMIT 1", (array,)
     ).fetchone()
     return run_row(row) if row else None
+
+
+def finished_run(conn: sqlite3.Connection, run_id: int) -> Run | None:
+    """The run, once it has ended."""
+    row = conn.execute(
+        f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ? AND finished IS NOT NULL", (run_id,)
+    ).fetchone()
+    return Run(**run_row(row)) if row else None
+
+
+def last_sample(conn: sqlite3.Connection, array: str) -> LastSample | None:
+    row = conn.execute(
+        "SELECT run_id, action, done_blocks, total_blocks, percent, degraded, mismatch_cnt"
+        " FROM samples WHERE array = ? ORDER BY ts DESC LIMIT 1",
+        (array,),
+    ).fetchone()
+    return LastSample(**dict(row)) if row else None
+
+
+def events_since(conn: sqlite3.Connection, kind: str, after_id: int) -> list[EventBody]:
+    """Every event of `kind` with an id above `after_id`, oldest first."""
+    rows = conn.execute(
+        "SELECT id, ts, array, run_id, kind, detail FROM events WHERE kind = ? AND id > ?"
+        " ORDER BY id",
+        (kind, after_id),
+    )
+    return [EventBody(**{**dict(r), "detail": json.loads(r["detail"])}) for r in rows]
+
+
+def last_event_id(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0])
 
 
 def events(

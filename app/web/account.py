@@ -5,8 +5,8 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 
-from app.notify import destinations
 from app.store import db
+from app.store import notify as notify_store
 from app.web import auth
 from app.web.deps import get_settings
 from app.web.security import Principal
@@ -20,7 +20,7 @@ def render_account(
         "tokens": auth.list_api_tokens(conn),
         "new_token": None,
         "principal": admin,
-        "destinations": destinations.listing(conn),
+        "destinations": notify_store.destination_statuses(conn),
         "from_env": get_settings(request).notify is not None,
         "notify_error": None,
         "notify_result": None,

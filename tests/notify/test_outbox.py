@@ -9,6 +9,7 @@ from app.notify import destinations, outbox
 from app.notify.delivery import Deliverer, DeliveryRules
 from app.notify.senders import Message
 from app.store import db
+from app.store import notify as stored
 from tests import PROJECT_ROOT
 from tests.notify.receivers import HttpReceiver
 
@@ -25,7 +26,7 @@ def queue(conn: sqlite3.Connection, keys: list[str], clock: WallClock) -> None:
     with db.write_transaction(conn):
         for key in keys:
             message = Message(key, "milestone", f"title {key}", f"body {key}")
-            outbox.enqueue(conn, message, destinations.active_ids(conn), 0.0, clock())
+            outbox.enqueue(conn, message, stored.active_destination_ids(conn), 0.0, clock())
 
 
 def delivered_keys(receiver: HttpReceiver) -> list[str]:
@@ -48,10 +49,10 @@ def test_a_receiver_down_for_a_while_gets_every_event_once_in_order(conn, receiv
     delays = []
     for _ in range(6):
         assert deliverer.pass_once() == 0
-        head = outbox.heads(conn)[0]
-        assert head["dedup_key"] == "a"  # the head waits: nothing overtakes it
-        delays.append(head["next_attempt"] - clock())
-        clock.now = head["next_attempt"]
+        head = stored.heads(conn)[0]
+        assert head.dedup_key == "a"  # the head waits: nothing overtakes it
+        delays.append(head.next_attempt - clock())
+        clock.now = head.next_attempt
     assert delays[:4] == [5, 10, 20, 40]  # exponential, capped
     queue(conn, ["a", "d"], clock)  # "a" again: one event, one message
     receiver.stop()  # from 503 to a closed port
@@ -86,9 +87,9 @@ def test_one_destination_down_does_not_hold_back_another(conn, receiver):
             "SELECT COUNT(*) FROM notify_outbox WHERE state='pending'"
         ).fetchone()
         assert pending[0] == 2
-        listing = destinations.listing(conn)
-        assert [d["pending"] for d in listing] == [0, 2]
-        assert "cannot reach" in listing[1]["last_error"]
+        listing = stored.destination_statuses(conn)
+        assert [d.pending for d in listing] == [0, 2]
+        assert "cannot reach" in listing[1].last_error
     finally:
         other.stop()
 
@@ -138,7 +139,7 @@ def test_a_removed_destination_gets_nothing_more(conn, receiver):
     clock = WallClock()
     destination = destinations.add(conn, f"http://{receiver.base}/hook", clock())
     queue(conn, ["a"], clock)
-    assert destinations.remove(conn, destination, clock())
+    assert stored.remove_page_destination(conn, destination, clock())
     assert Deliverer(conn, DeliveryRules(), clock).pass_once() == 0
     assert receiver.taken() == []
     state = conn.execute("SELECT state FROM notify_outbox").fetchone()[0]

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.notify import destinations, messages, senders
+from app.store import notify as notify_store
 from app.web import security
 from app.web.account import render_account
 from app.web.deps import ClockDep, DbDep, RowId, SettingsDep
@@ -41,7 +42,7 @@ def add_destination(
 def remove_destination(
     destination_id: RowId, conn: DbDep, clock: ClockDep, admin: security.AdminDep
 ) -> Response:
-    destinations.remove(conn, destination_id, clock())
+    notify_store.remove_page_destination(conn, destination_id, clock())
     return RedirectResponse("/account#notify", status_code=303)
 
 
@@ -54,14 +55,14 @@ def send_test(
     admin: security.AdminDep,
 ) -> Response:
     """Send a test message now (not through the outbox): the answer says whether it arrived."""
-    url = destinations.url_of(conn, destination_id)
+    url = notify_store.destination_url(conn, destination_id)
     if url is None:
         return RedirectResponse("/account#notify", status_code=303)
     name = destinations.label(url)
     # The link in it: MDBOOST_PUBLIC_URL, else the address the owner opened this page at.
     page = settings.public_url or str(request.base_url)
     probe = messages.probe_message(page, f"test:{secrets.token_hex(8)}")
-    destinations.seen_at(conn, destination_id, str(request.base_url))
+    notify_store.set_page_url(conn, destination_id, str(request.base_url))
     try:
         answer = senders.send(url, probe, settings.notify_timeout_seconds)
         result = f"Test message sent to {name}: {answer}. Its link opens {page}"
