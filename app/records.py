@@ -4,6 +4,71 @@ from the app, so the pure models, live, tuning, notify and the web can all hold 
 bodies in app/shapes/ are records too: a Run or a Token is returned as that model.)"""
 
 from dataclasses import dataclass
+from typing import Any
+
+
+# ---- the tuning journal (a session itself is app.shapes.tuning.Session)
+@dataclass(frozen=True)
+class JournaledKnob:
+    """One knob a tuning session touched: its value before mdboost's first write and what the
+    session wants it to be now, both as normalised from the kernel file ("256", "system")."""
+
+    session_id: int
+    key: str  # "stripe_cache_size@md2", or the knob's name for a global one
+    knob: str  # the catalogue's name; the path is rebuilt from it
+    target: str | None  # array or disk, None for a global knob
+    original: str
+    desired: str
+
+
+@dataclass(frozen=True)
+class TuningOp:
+    """One apply or revert, journaled before its first write."""
+
+    id: int
+    session_id: int
+    kind: str  # apply | revert
+    preset: str | None
+    started: float  # unix seconds
+    finished: float | None
+    state: str  # in_progress | done | rolled_back | failed
+    error: str | None  # a revert's reason, or what went wrong
+
+
+# ---- auto-tune
+@dataclass(frozen=True)
+class SweepRecord:
+    """An auto-tune sweep as stored (its plan and values already read from their JSON)."""
+
+    id: int
+    array: str
+    run_id: int | None
+    session_id: int | None  # None until its first step is written
+    opened_session: bool  # no session was open before it: an abort reverts the session
+    started: float  # unix seconds
+    finished: float | None
+    state: str  # running | done | aborted | cancelled | interrupted | refused
+    reason: str | None  # why it ended, in words for the page
+    start_values: dict[str, int]  # knob -> value as found when the sweep began
+    plan: list[dict[str, Any]]  # [{knob, reference, candidates, climbs}] in sweep order
+    chosen: dict[str, int] | None  # knob -> value kept at the end
+
+
+@dataclass(frozen=True)
+class SweepStepRecord:
+    """One measured step of a sweep: a setting held while md made progress."""
+
+    seq: int
+    knob: str  # stripe_cache_size | read_ahead_kb
+    value: int
+    role: str  # reference | candidate
+    written: float  # unix seconds the value was set (or kept)
+    measured_from: float | None  # after the settle time
+    measured_to: float | None
+    done_blocks: int | None  # 1 KiB blocks of progress in the measured span
+    speed_kb_s: float | None
+    score: float | None  # speed / the mean of the reference steps either side
+    note: str | None
 
 
 # ---- history

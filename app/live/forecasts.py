@@ -2,13 +2,12 @@
 the answer for the API from the sampler's present: one array, or the whole SHR pool."""
 
 import dataclasses
-import sqlite3
 from typing import Any
 
 from app.forecast import boost, model, physics, pool
 from app.live.snapshot import Snapshot
 from app.shapes import Body
-from app.store import effects, history, journal, slower
+from app.store import db, effects, history, journal, slower
 
 BOOST_PRESET = "boost"
 
@@ -41,7 +40,7 @@ class PoolForecastBody(Body):
 
 
 def rebuild(
-    conn: sqlite3.Connection, run_id: int, knee: float | None, kernel_release: str | None = None
+    conn: db.Connection, run_id: int, knee: float | None, kernel_release: str | None = None
 ) -> model.RunProgress:
     """A run's RunProgress from its stored samples and events: once, when mdboost (re)starts.
     `kernel_release` is the running kernel's (its generation's knee speed-up)."""
@@ -62,7 +61,7 @@ def rebuild(
 
 def array_eta(
     snapshot: Snapshot,
-    conn: sqlite3.Connection,
+    conn: db.Connection,
     name: str,
     now: float,
     boost_max: float | None = None,
@@ -76,14 +75,14 @@ def array_eta(
         return _view(name, None, idle, None, now)
     fc = state.forecast or model.Forecast("insufficient", "no samples of this run yet")
     session = journal.open_session(conn)
-    boosted = session is not None and session["preset"] == BOOST_PRESET
+    boosted = session is not None and session.preset == BOOST_PRESET
     estimate = None
     if session is None:
         estimate = _boost_estimate(snapshot, conn, name, fc, None, boost_max)
     elif not boosted:
         # Another preset holds the run (auto-tune, a schedule): boost's gains were measured
         # over the untuned pace, so they scale that pace, never the tuned one (issue 25).
-        untuned = effects.untuned_speed(conn, session["id"], name)
+        untuned = effects.untuned_speed(conn, session.id, name)
         estimate = (
             _boost_estimate(snapshot, conn, name, fc, untuned, boost_max) if untuned else None
         )
@@ -108,7 +107,7 @@ def _cpu_bound(snapshot: Snapshot, name: str) -> tuple[str, float] | None:
 
 def _boost_estimate(
     snapshot: Snapshot,
-    conn: sqlite3.Connection,
+    conn: db.Connection,
     name: str,
     fc: model.Forecast,
     untuned: float | None,

@@ -1,16 +1,16 @@
 """The open tuning session as the kernel shows it now: each knob's original, desired and current."""
 
-import sqlite3
 from collections.abc import Callable
 
 from app.kernel.host import Host
 from app.kernel.knobs import read_knob
 from app.live.snapshot import KnobNow
 from app.md.knobs import CATALOGUE, Knob
-from app.store import journal
+from app.shapes.tuning import Session
+from app.store import db, journal
 
 
-def knob_states(host: Host, conn: sqlite3.Connection, session: sqlite3.Row) -> list[KnobNow]:
+def knob_states(host: Host, conn: db.Connection, session: Session) -> list[KnobNow]:
     """One entry per journaled knob; `drift` when the kernel no longer holds what mdboost set."""
 
     def read(key: str, knob: Knob | None, target: str | None) -> str | None:
@@ -20,25 +20,25 @@ def knob_states(host: Host, conn: sqlite3.Connection, session: sqlite3.Row) -> l
 
 
 def journaled_knobs(
-    conn: sqlite3.Connection,
-    session: sqlite3.Row,
+    conn: db.Connection,
+    session: Session,
     current_of: Callable[[str, Knob | None, str | None], str | None],
 ) -> list[KnobNow]:
     """The session's knobs with what `current_of(key, knob, target)` says the kernel holds."""
     states = []
-    for row in journal.session_knobs(conn, session["id"]):
-        knob = CATALOGUE.get(row["knob"])  # None: journaled by a version that knew another knob
-        current = current_of(row["key"], knob, row["target"])
+    for journaled in journal.session_knobs(conn, session.id):
+        knob = CATALOGUE.get(journaled.knob)  # None: journaled by a version that knew another knob
+        current = current_of(journaled.key, knob, journaled.target)
         states.append(
             KnobNow(
-                key=row["key"],
-                knob=row["knob"],
-                target=row["target"],
+                key=journaled.key,
+                knob=journaled.knob,
+                target=journaled.target,
                 unit=knob.unit if knob else "",
-                original=row["original"],
-                desired=row["desired"],
+                original=journaled.original,
+                desired=journaled.desired,
                 current=current,
-                drift=current is not None and current != row["desired"],
+                drift=current is not None and current != journaled.desired,
             )
         )
     return states

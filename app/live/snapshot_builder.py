@@ -6,7 +6,6 @@ which knobs this kernel has; then it replaces `snapshot` in one assignment. Requ
 `snapshot`, never the kernel.
 """
 
-import sqlite3
 import threading
 from dataclasses import replace
 from typing import Any
@@ -22,14 +21,15 @@ from app.live.tick import Tick
 from app.md.access import KnobAccess
 from app.md.attributes import ArraySysfs
 from app.md.mdstat import Array, MdStat
-from app.store import history, journal
+from app.shapes.tuning import Session
+from app.store import db, history, journal
 
 
 class SnapshotBuilder:
     """Holds the latest Snapshot: update() runs in the sampler's thread, requests read it."""
 
     def __init__(
-        self, host: Host, conn: sqlite3.Connection, writes: "threading.Lock | None" = None
+        self, host: Host, conn: db.Connection, writes: "threading.Lock | None" = None
     ) -> None:
         self.host = host
         self.conn = conn
@@ -108,7 +108,7 @@ class SnapshotBuilder:
         tick: Tick,
         arrays: list[ArrayNow],
         job: Job,
-        open_session: sqlite3.Row | None,
+        open_session: Session | None,
         knobs: list[KnobNow],
         available_kib: int | None,
         knob_access: tuple[KnobAccess, ...],
@@ -122,9 +122,9 @@ class SnapshotBuilder:
             speed_limit_min_kb_s=tick.global_limits[0],
             speed_limit_max_kb_s=tick.global_limits[1],
             last_success=tick.ts if tick.error is None else self.snapshot.last_success,
-            preset=open_session["preset"] if open_session else None,
-            session_started=open_session["started"] if open_session else None,
-            session_id=open_session["id"] if open_session else None,
+            preset=open_session.preset if open_session else None,
+            session_started=open_session.started if open_session else None,
+            session_id=open_session.id if open_session else None,
             knobs=tuple(knobs),
             job=job,
             available_kib=available_kib,
@@ -135,12 +135,12 @@ class SnapshotBuilder:
             disk_rotational=dict(tick.disk_rotational),
         )
 
-    def after_write(self, open_session: sqlite3.Row | None, knobs: list[KnobNow]) -> None:
+    def after_write(self, open_session: Session | None, knobs: list[KnobNow]) -> None:
         """An apply, a revert or an auto-tune step has just written (the applier holds
         `writes`): the session and its knobs as the write read them back, at once (issue 25).
         A knob this write left alone keeps what the last tick read."""
         snapshot = self.snapshot
-        same = open_session is not None and snapshot.session_id == open_session["id"]
+        same = open_session is not None and snapshot.session_id == open_session.id
         seen = {k.key: k.current for k in snapshot.knobs} if same else {}
         now = [k if k.current is not None else _read_before(k, seen.get(k.key)) for k in knobs]
         arrays, job = snapshot.arrays, snapshot.job
@@ -152,9 +152,9 @@ class SnapshotBuilder:
             snapshot,
             arrays=arrays,
             job=job,
-            preset=open_session["preset"] if open_session else None,
-            session_started=open_session["started"] if open_session else None,
-            session_id=open_session["id"] if open_session else None,
+            preset=open_session.preset if open_session else None,
+            session_started=open_session.started if open_session else None,
+            session_id=open_session.id if open_session else None,
             knobs=tuple(now),
         )
 

@@ -131,7 +131,7 @@ class Notifier:
                     run.id, run.array, run.action, outcome, run.started, run.finished
                 )
         session = journal.open_session(conn)
-        boost = (session["id"], tuple(json.loads(session["arrays"]))) if session else None
+        boost = (session.id, tuple(session.arrays)) if session else None
         drift_seen = (self.state or {}).get("drift_seen", 0)
         drift = tuple(
             observation.Drift(

@@ -258,6 +258,13 @@ def last_sync_pace(conn: sqlite3.Connection, array: str) -> tuple[str, float] | 
     return (str(row[0]), float(row[1])) if row and row[1] else None
 
 
+def open_run_id(conn: sqlite3.Connection, array: str) -> int | None:
+    row = conn.execute(
+        "SELECT id FROM runs WHERE array = ? AND finished IS NULL", (array,)
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
 def open_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
     row = conn.execute(
         f"SELECT {RUN_COLUMNS} FROM runs WHERE array = ? AND finished IS NULL", (array,)

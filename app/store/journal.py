@@ -10,6 +10,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from app.records import JournaledKnob, TuningOp
+from app.shapes.tuning import Session
 from app.store import db, history
 from app.store.originals import OriginalKnob, Originals
 
@@ -29,23 +31,47 @@ class JournaledChange(Protocol):
     def to_value(self) -> str: ...
 
 
-def open_session(conn: sqlite3.Connection) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = conn.execute(
-        "SELECT * FROM tuning_sessions WHERE ended IS NULL"
-    ).fetchone()
-    return row
+def _session(row: sqlite3.Row) -> Session:
+    return Session(
+        id=row["id"],
+        started=row["started"],
+        preset=row["preset"],
+        arrays=json.loads(row["arrays"]),
+        ended=row["ended"],
+        end_reason=row["end_reason"],
+    )
 
 
-def session_knobs(conn: sqlite3.Connection, session_id: int) -> list[sqlite3.Row]:
-    return conn.execute(
-        "SELECT * FROM tuning_knobs WHERE session_id = ? ORDER BY rowid", (session_id,)
-    ).fetchall()
+def open_session(conn: sqlite3.Connection) -> Session | None:
+    row = conn.execute("SELECT * FROM tuning_sessions WHERE ended IS NULL").fetchone()
+    return _session(row) if row else None
 
 
-def unfinished_ops(conn: sqlite3.Connection) -> list[sqlite3.Row]:
-    return conn.execute(
-        "SELECT * FROM tuning_ops WHERE state = 'in_progress' ORDER BY id"
-    ).fetchall()
+def session_knobs(conn: sqlite3.Connection, session_id: int) -> list[JournaledKnob]:
+    rows = conn.execute(
+        "SELECT session_id, key, knob, target, original, desired FROM tuning_knobs"
+        " WHERE session_id = ? ORDER BY rowid",
+        (session_id,),
+    )
+    return [JournaledKnob(**dict(r)) for r in rows]
+
+
+_OP = "SELECT id, session_id, kind, preset, started, finished, state, error FROM tuning_ops"
+
+
+def unfinished_ops(conn: sqlite3.Connection) -> list[TuningOp]:
+    rows = conn.execute(f"{_OP} WHERE state = 'in_progress' ORDER BY id")
+    return [TuningOp(**dict(r)) for r in rows]
+
+
+def ops_after(conn: sqlite3.Connection, op_id: int) -> list[TuningOp]:
+    """Every apply and revert journaled after `op_id`, oldest first."""
+    return [TuningOp(**dict(r)) for r in conn.execute(f"{_OP} WHERE id > ? ORDER BY id", (op_id,))]
+
+
+def newest_op_id(conn: sqlite3.Connection) -> int:
+    """The newest apply's or revert's id; 0 before the first."""
+    return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM tuning_ops").fetchone()[0])
 
 
 def begin_apply(
@@ -64,7 +90,7 @@ def begin_apply(
                 (now, preset),
             ).lastrowid
         else:
-            session_id = session["id"]
+            session_id = session.id
         assert session_id is not None
         for change in changes:
             # INSERT OR IGNORE: a second preset keeps the true originals of the first.
@@ -259,8 +285,8 @@ def session_originals(conn: sqlite3.Connection, session_id: int) -> Originals:
         preset=session["preset"],
         arrays=tuple(json.loads(session["arrays"])),
         knobs=tuple(
-            OriginalKnob(row["key"], row["knob"], row["target"], row["original"], row["desired"])
-            for row in session_knobs(conn, session_id)
+            OriginalKnob(k.key, k.knob, k.target, k.original, k.desired)
+            for k in session_knobs(conn, session_id)
         ),
     )
 

@@ -1,6 +1,5 @@
 """Tuner: the one object routes and the lifespan hold; it plans presets and delegates the rest."""
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,7 +28,7 @@ class Tuner:
     def __init__(
         self,
         host: Host,
-        conn: sqlite3.Connection,
+        conn: db.Connection,
         clock: Callable[[], float],
         settings: Settings,
         found: dict[str, Preset],

@@ -1,7 +1,5 @@
 """The read side of tuning (GET /api/tuning, the boost panel): session, knobs, effects, RAM."""
 
-import json
-import sqlite3
 from dataclasses import asdict
 
 from app.live.knobs import journaled_knobs
@@ -22,7 +20,7 @@ from app.shapes.tuning import (
     TuningState,
     TuningStatus,
 )
-from app.store import effects, journal, slower
+from app.store import db, effects, journal, slower
 from app.tuning.autotune.record import setting_label
 from app.tuning.autotune.writes import PRESET as AUTOTUNE_PRESET
 from app.tuning.planning.knob_plan import member_disks
@@ -31,11 +29,11 @@ from app.tuning.session.policy import slower_sentence
 from app.tuning.tuner import Tuner
 
 
-def status(tuner: Tuner, conn: sqlite3.Connection, snapshot: Snapshot) -> TuningStatus:
+def status(tuner: Tuner, conn: db.Connection, snapshot: Snapshot) -> TuningStatus:
     """Whether a preset is on comes from the journal's open session (its one source); what the
     kernel holds, the RAM and each knob's access from the sampler's last tick (`snapshot`)."""
     session = journal.open_session(conn)
-    unrecorded = session is not None and tuner.applier.awaiting_record(session["id"])
+    unrecorded = session is not None and tuner.applier.awaiting_record(session.id)
     if unrecorded:
         session = None  # the kernel has the originals; only the journal's record waits
     max_cache_mb = tuner.settings.max_cache_mb
@@ -61,8 +59,8 @@ def status(tuner: Tuner, conn: sqlite3.Connection, snapshot: Snapshot) -> Tuning
     return TuningStatus(
         state=tuning_state(session, sweep, tuner.scheduler.view(conn, tuner.clock())),
         active=session is not None,
-        preset=session["preset"] if session else None,
-        session=_session(session) if session else None,
+        preset=session.preset if session else None,
+        session=session,
         busy=tuner.operation.locked(),
         # A revert done in the kernel that the journal could not record yet (disk full).
         unrecorded_revert=unrecorded,
@@ -80,7 +78,7 @@ def status(tuner: Tuner, conn: sqlite3.Connection, snapshot: Snapshot) -> Tuning
     )
 
 
-def _slower(conn: sqlite3.Connection, snapshot: Snapshot) -> SlowerFinding | None:
+def _slower(conn: db.Connection, snapshot: Snapshot) -> SlowerFinding | None:
     """The latest preset put back for making a sync slower, while that sync's run is open."""
     found = slower.latest(conn)
     state = snapshot.array(found.array) if found is not None else None
@@ -112,24 +110,11 @@ def presets(tuner: Tuner) -> Presets:
     )
 
 
-def _session(row: sqlite3.Row) -> Session:
-    return Session(
-        id=row["id"],
-        started=row["started"],
-        preset=row["preset"],
-        arrays=json.loads(row["arrays"]),
-        ended=row["ended"],
-        end_reason=row["end_reason"],
-    )
-
-
 def preset_error(error: PresetError) -> PresetErrorBody:
     return PresetErrorBody(file=error.file, key=error.key, message=error.message)
 
 
-def tuning_state(
-    session: sqlite3.Row | None, sweep: Sweep | None, schedule: Schedules
-) -> TuningState:
+def tuning_state(session: Session | None, sweep: Sweep | None, schedule: Schedules) -> TuningState:
     """What is tuned now, the one notion the switch, the headline, the run list, /metrics and
     the API show (issue 25): "off", "boost", "auto-tuning" (a sweep measures), "auto-tuned" (what
     a sweep kept), "schedule" (a schedule's window applied its preset) or "preset" (one applied
@@ -140,11 +125,11 @@ def tuning_state(
     if sweep is not None and sweep.state == "running":
         label = f"Auto-tune is measuring {sweep.array}"
         detail = f"{sweep.now.label} now" if sweep.now else None
-        preset = session["preset"] if session else None
+        preset = session.preset if session else None
         return TuningState(kind="auto-tuning", preset=preset, label=label, detail=detail)
     if session is None:
         return TuningState(kind="off", preset=None, label="Not tuned", detail=None)
-    preset = session["preset"]
+    preset = session.preset
     if preset == "boost":
         return TuningState(kind="boost", preset=preset, label="Boosted", detail=None)
     if preset == AUTOTUNE_PRESET and sweep is not None:
@@ -160,12 +145,12 @@ def tuning_state(
     return TuningState(kind="preset", preset=preset, label=f"Preset {preset}", detail=None)
 
 
-def _knobs(conn: sqlite3.Connection, session: sqlite3.Row, snapshot: Snapshot) -> list[SessionKnob]:
+def _knobs(conn: db.Connection, session: Session, snapshot: Snapshot) -> list[SessionKnob]:
     """The session's knobs as the present holds them: what mdboost last wrote and what the
     kernel held, from one reading (a tick's, or a write's own read-back), so that drift is
     never judged between a new write and an older reading (issue 25). A session newer than the
     present (its write is still being published): the journal's, current unknown."""
-    if snapshot.session_id == session["id"]:
+    if snapshot.session_id == session.id:
         knobs = list(snapshot.knobs)
     else:
         knobs = journaled_knobs(conn, session, lambda key, knob, target: None)

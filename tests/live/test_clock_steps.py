@@ -125,7 +125,7 @@ def test_steps_of_the_wall_clock_leave_the_forecast_the_boost_and_the_chart_alon
 
     assert not [key for key in nas.notices if ":stalled:" in key], nas.notices
     session = journal.open_session(nas.conn)
-    assert session is not None and session["preset"] == "boost"  # 21 min of 2 h: still on
+    assert session is not None and session.preset == "boost"  # 21 min of 2 h: still on
     run = history.open_run(nas.conn, "md2")
     assert run is not None
     steps = nas.conn.execute(

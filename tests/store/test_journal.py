@@ -1,6 +1,5 @@
 """The tuning journal in SQLite: originals kept once per session, ops and their outcome, events."""
 
-import json
 import sqlite3
 
 from app.store import journal
@@ -30,10 +29,10 @@ def test_a_second_apply_keeps_the_first_originals(conn: sqlite3.Connection) -> N
     )
     assert again == session and second != first
     (knob,) = journal.session_knobs(conn, session)
-    assert (knob["original"], knob["desired"]) == ("256", "16384")
+    assert (knob.original, knob.desired) == ("256", "16384")
     open_session = journal.open_session(conn)
-    assert open_session is not None and open_session["preset"] == "boost"
-    assert json.loads(open_session["arrays"]) == ["md2", "md3"]
+    assert open_session is not None and open_session.preset == "boost"
+    assert open_session.arrays == ["md2", "md3"]
     assert journal.unfinished_ops(conn) == []
 
 

@@ -301,7 +301,7 @@ def test_a_sweep_keeps_the_best_stripe_cache_and_leaves_read_ahead_that_does_not
     assert view.reason == "kept stripe cache 16384, read-ahead 384 KiB"
     # Journaled like any apply: the session is open, and revert restores the originals.
     session = journal.open_session(nas.tuner.conn)
-    assert session["preset"] == "auto-tune"
+    assert session.preset == "auto-tune"
     kinds = [e[0] for e in nas.tuner.conn.execute("SELECT kind FROM events ORDER BY id")]
     assert set(kinds) == {"autotune"} and len(kinds) >= 5  # one marker per written step
     nas.tuner.revert("requested")
@@ -518,7 +518,7 @@ def test_an_abort_over_a_boost_puts_back_the_boost(nas: Nas):
     nas.run()
     assert nas.tuner.autotuner.view(nas.tuner.conn).state == "aborted"
     assert nas.knobs() == boosted  # the values found when the sweep began: boost's
-    assert journal.open_session(nas.tuner.conn)["preset"] == "auto-tune"
+    assert journal.open_session(nas.tuner.conn).preset == "auto-tune"
     nas.tuner.revert("requested")
     assert nas.at_originals()
 

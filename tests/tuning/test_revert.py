@@ -15,7 +15,7 @@ def test_each_knob_goes_back_to_what_mdboost_found(box: KernelTree, tmp_path) ->
     tuner.apply("boost")
     session = journal.open_session(tuner.conn)
     assert session is not None
-    steps, gone, errors = revert_steps(tuner.host, tuner.conn, session["id"])
+    steps, gone, errors = revert_steps(tuner.host, tuner.conn, session.id)
     assert (gone, errors) == ([], [])
     back = {step.key: (step.from_value, step.to_value) for step in steps}
     assert set(back) == BOOSTED
@@ -30,6 +30,6 @@ def test_a_stopped_array_s_knobs_are_gone_not_errors(box: KernelTree, tmp_path) 
     assert session is not None
     box.mdstat(mdstat_text(raid1()))  # md2 stopped: it leaves mdstat and /sys/block
     shutil.rmtree(box.sys / "block" / "md2")
-    steps, gone, errors = revert_steps(tuner.host, tuner.conn, session["id"])
+    steps, gone, errors = revert_steps(tuner.host, tuner.conn, session.id)
     assert (steps, errors) == ([], [])
     assert set(gone) == BOOSTED

@@ -94,7 +94,7 @@ def test_boost_from_01_to_07_applies_at_one_and_puts_the_originals_back_at_seven
         assert not nas.boosted(), when
     nas.tick("2026-06-11 01:00")
     assert nas.boosted()
-    assert journal.open_session(nas.tuner.conn)["preset"] == "boost"
+    assert journal.open_session(nas.tuner.conn).preset == "boost"
     nas.tick("2026-06-11 06:59")
     assert nas.boosted()
     nas.tick("2026-06-11 07:00")

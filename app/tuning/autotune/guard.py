@@ -1,7 +1,6 @@
 """When an auto-tune sweep must stop: someone else's apply or revert (it wins, nothing is
 touched), or RAM under the floor or the box's own I/O starving (the values found go back)."""
 
-import sqlite3
 from dataclasses import dataclass
 
 from app.config import Settings
@@ -9,6 +8,7 @@ from app.diagnosis.rules import competing_io
 from app.diagnosis.thresholds import threshold
 from app.live.tick import Tick
 from app.md.disks import SECTOR_KIB, DiskStat, waited_ms_per_request
+from app.store import db, journal
 
 
 @dataclass
@@ -23,18 +23,15 @@ class OwnOps:
         self.last_seen = max(self.last_seen, op_id)
 
 
-def someone_else(conn: sqlite3.Connection, ops: OwnOps) -> str | None:
+def someone_else(conn: db.Connection, ops: OwnOps) -> str | None:
     """Why the sweep must stop without touching anything: an apply or revert it did not write."""
-    newer = conn.execute(
-        "SELECT id, kind, preset, error FROM tuning_ops WHERE id > ? ORDER BY id",
-        (ops.last_seen,),
-    ).fetchall()
+    newer = journal.ops_after(conn, ops.last_seen)
     for op in newer:
-        if op["id"] not in ops.ids:
-            if op["kind"] == "revert":
-                return f"reverted during the sweep ({op['error'] or 'requested'})"
-            return f"{op['preset']} was applied during the sweep (by hand or a schedule): it wins"
-    ops.last_seen = max([ops.last_seen, *(op["id"] for op in newer)])
+        if op.id not in ops.ids:
+            if op.kind == "revert":
+                return f"reverted during the sweep ({op.error or 'requested'})"
+            return f"{op.preset} was applied during the sweep (by hand or a schedule): it wins"
+    ops.last_seen = max([ops.last_seen, *(op.id for op in newer)])
     return None
 
 

@@ -14,13 +14,13 @@ crash mid-sweep put exactly those back.
 
 import logging
 import math
-import sqlite3
 
 from app.config import Settings
 from app.forecast import physics
 from app.live.tick import Tick
 from app.shapes.tuning import Sweep
-from app.store import journal
+from app.store import autotune as stored
+from app.store import db, history, journal
 from app.tuning.autotune import record, scope, sweep, writes
 from app.tuning.autotune.guard import OwnOps, low_memory, other_io_seen, someone_else, unread
 from app.tuning.autotune.record import setting_label
@@ -60,12 +60,8 @@ class AutoTuner:
         start_values, phases = scope.phases(host, self.settings, array, tick.parsed, available_mib)
         if not phases:
             raise AutoTuneRefused(f"nothing to try on {array.name}: no knob with a candidate")
-        run = conn.execute(
-            "SELECT id FROM runs WHERE array = ? AND finished IS NULL", (array.name,)
-        ).fetchone()
-        sweep_id = record.open_sweep(
-            conn, array.name, run["id"] if run else None, tick.ts, start_values, phases
-        )
+        run_id = history.open_run_id(conn, array.name)
+        sweep_id = record.open_sweep(conn, array.name, run_id, tick.ts, start_values, phases)
         knee = physics.grow_knee(array.level, raid_disks)
         done, total = array.sync.done_blocks, array.sync.total_blocks
         left_s = sweep.time_left_s(done, total, array.sync.speed_kb_s, knee)
@@ -78,7 +74,7 @@ class AutoTuner:
             start_values=start_values,
             phases=phases,
             knee=knee,
-            ops=OwnOps(writes.newest_op(conn), set()),
+            ops=OwnOps(journal.newest_op_id(conn), set()),
             before_knee=knee is not None and done is not None and done < knee * (total or 0),
             times=times,
             began=(tick.ts, done) if done is not None else None,
@@ -199,7 +195,7 @@ class AutoTuner:
             self._abort(f"the kernel refused a setting: {failure.message}")
         except JournalUnavailable as error:
             self._abort(str(error))
-        except sqlite3.Error as error:  # a full disk: the kernel goes back first, as in revert
+        except db.Error as error:  # a full disk: the kernel goes back first, as in revert
             self._abort(f"the tuning journal cannot be written ({error})")
 
     def _knee_passed(self, now: float) -> None:
@@ -287,7 +283,7 @@ class AutoTuner:
         if not phase.climbs:
             again = r.measure_again_if_the_reference_moved()
             if again is not None:
-                record.note_step(self.applier.conn, r.id, *again)
+                stored.note_step(self.applier.conn, r.id, *again)
             if r.role == "candidate":
                 self._hold(phase.reference, "reference", tick.ts)
                 return
@@ -307,7 +303,7 @@ class AutoTuner:
         assert r is not None
         for seq in r.forget_counted():
             note = f"{why}: not compared with the steps after it"
-            record.note_step(self.applier.conn, r.id, seq, note)
+            stored.note_step(self.applier.conn, r.id, seq, note)
 
     def _next_phase(self, now: float) -> None:
         r = self.running
@@ -353,8 +349,8 @@ class AutoTuner:
         r.ops.add(op_id)
         session = journal.open_session(conn)
         if r.session_id is None and session is not None:
-            r.session_id = session["id"]
-            record.note_session(conn, r.id, session["id"], opening)
+            r.session_id = session.id
+            stored.note_session(conn, r.id, session.id, opening)
         return True
 
     def _store_step(self, r: Running, window: sweep.Window | None, note: str | None) -> None:
@@ -385,10 +381,10 @@ class AutoTuner:
         assert r is not None
         log.info("auto-tune on %s %s: %s", r.array, state, reason)
         try:
-            record.finish_sweep(
+            stored.finish_sweep(
                 self.applier.conn, r.id, state, reason, self.applier.clock(), r.chosen or None
             )
-        except sqlite3.Error as error:
+        except db.Error as error:
             log.error(
                 "auto-tune sweep %d ended (%s) but cannot be recorded: %s", r.id, state, error
             )
@@ -403,7 +399,7 @@ class AutoTuner:
         writes.recover(self.applier)
 
     # ---- the read side
-    def view(self, conn: sqlite3.Connection) -> Sweep | None:
+    def view(self, conn: db.Connection) -> Sweep | None:
         """The latest sweep with its steps, and the step measured now while it runs."""
         r = self.running
         return record.view(conn, r.id if r else None, r.step_now() if r else None)

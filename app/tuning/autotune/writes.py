@@ -1,14 +1,12 @@
 """Auto-tune's kernel writes, each an ordinary journaled apply (preset "auto-tune"), and the two
 ways back: put back the values a sweep found, or revert the session it opened."""
 
-import json
 import logging
-import sqlite3
 
 from app.kernel.knobs import read_knob
 from app.md.knobs import CATALOGUE
+from app.store import autotune as stored
 from app.store import journal
-from app.tuning.autotune import record
 from app.tuning.planning.knob_plan import KnobChange, KnobPlan
 from app.tuning.session.apply import Applier, JournalUnavailable, TuningFailed
 
@@ -43,13 +41,11 @@ def restore(
     session the sweep opened is reverted; in one it joined (boost was on), only its knobs go
     back to the values found."""
     conn = applier.conn
-    row = record.sweep_row(conn, sweep_id)
+    found = stored.sweep(conn, sweep_id)
     session = journal.open_session(conn)
     if session is None:
         return None
-    opened = bool(row["opened_session"]) or (
-        row["session_id"] is None and session["started"] >= row["started"]
-    )
+    opened = found.opened_session or (found.session_id is None and session.started >= found.started)
     try:
         if opened:
             applier.revert_locked(f"auto-tune stopped: {why}")
@@ -65,16 +61,13 @@ def restore(
 def recover(applier: Applier) -> None:
     """At start-up: a sweep a crash cut short puts back the values it found."""
     conn = applier.conn
-    row = record.interrupted(conn)
-    if row is None:
+    cut_short = stored.interrupted(conn)
+    if cut_short is None:
         return
     why = "mdboost stopped during the sweep"
-    problem = restore(applier, row["id"], json.loads(row["start_values"]), row["array"], why)
+    problem = restore(applier, cut_short.id, cut_short.start_values, cut_short.array, why)
     reason = why if problem is None else f"{why}; {problem}"
-    record.finish_sweep(conn, row["id"], "interrupted", reason, applier.clock(), None)
-    log.warning("auto-tune sweep %d on %s: %s; its values are back", row["id"], row["array"], why)
-
-
-def newest_op(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT MAX(id) FROM tuning_ops").fetchone()
-    return int(row[0] or 0)
+    stored.finish_sweep(conn, cut_short.id, "interrupted", reason, applier.clock(), None)
+    log.warning(
+        "auto-tune sweep %d on %s: %s; its values are back", cut_short.id, cut_short.array, why
+    )

@@ -7,7 +7,6 @@ preset over the first still reverts to what mdboost found.
 import logging
 import os
 import signal
-import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,8 +19,8 @@ from app.kernel.knobs import read_knob
 from app.live.knobs import journaled_knobs
 from app.live.snapshot import KnobNow
 from app.md.knobs import CATALOGUE, SYSTEM
-from app.shapes.tuning import Restored, TuningDone
-from app.store import journal, originals
+from app.shapes.tuning import Restored, Session, TuningDone
+from app.store import db, journal, originals
 from app.tuning.errors import TuningError
 from app.tuning.planning.knob_plan import KnobChange, KnobPlan
 from app.tuning.session.revert import (
@@ -33,7 +32,7 @@ from app.tuning.session.revert import (
 
 # Told, under `lock`, right after an apply or a revert: the journal's open session (None once
 # reverted) and its knobs, each written one with the value the kernel read back (issue 25).
-OnWrite = Callable[[sqlite3.Row | None, list[KnobNow]], None]
+OnWrite = Callable[[Session | None, list[KnobNow]], None]
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +95,7 @@ class Applier:
     def __init__(
         self,
         host: Host,
-        conn: sqlite3.Connection,
+        conn: db.Connection,
         clock: Callable[[], float],
         settings: Settings,
     ) -> None:
@@ -176,14 +175,14 @@ class Applier:
             session_id, op_id = journal.begin_apply(
                 self.conn, name, list(plan.arrays), changes, now
             )
-        except sqlite3.Error as error:
+        except db.Error as error:
             raise JournalUnavailable(
                 f"nothing was changed: the originals must be journaled first, and the tuning "
                 f"journal cannot be written ({error})"
             ) from None
         try:
             self.keep_originals(session_id, changes)
-        except (OSError, sqlite3.Error) as error:
+        except (OSError, db.Error) as error:
             reason = getattr(error, "strerror", None) or str(error)
             self._abandon(session_id, op_id, f"the originals file cannot be written: {reason}")
             raise JournalUnavailable(
@@ -209,7 +208,7 @@ class Applier:
             journal.finish_apply(
                 self.conn, session_id, op_id, name, list(plan.arrays), changes, self.clock(), step
             )
-        except sqlite3.Error as error:
+        except db.Error as error:
             # An apply the journal does not know of must not stay in the kernel, nor a session
             # whose targets the kernel no longer holds (false drift until a revert; issue 26).
             unjournaled = TuningFailed(f"the tuning journal cannot be written ({error})")
@@ -228,7 +227,7 @@ class Applier:
         and the next start-up's reconcile puts the originals back."""
         try:
             journal.abandon_apply(self.conn, session_id, op_id, message, self.clock())
-        except sqlite3.Error as error:
+        except db.Error as error:
             log.error("cannot journal a rolled-back apply (%s): reconciled at next start", error)
             return
         if journal.open_session(self.conn) is None:
@@ -303,20 +302,20 @@ class Applier:
         session = journal.open_session(self.conn)
         if session is None:
             return TuningDone(ok=True, restored=[], detail="nothing to revert")
-        if self.awaiting_record(session["id"]):
+        if self.awaiting_record(session.id):
             raise JournalUnavailable(unrecorded_message(self.unrecorded, "still"))
         started = self.clock()
         op_id: int | None
         try:
-            op_id = journal.begin_revert(self.conn, session["id"], reason, started)
-        except sqlite3.Error as error:
+            op_id = journal.begin_revert(self.conn, session.id, reason, started)
+        except db.Error as error:
             # The originals are on disk already: put the kernel back first, record it later.
             log.error(
                 "cannot journal the start of a revert (%s); reverting the kernel anyway", error
             )
             op_id = None
         self._crash_point("revert_after_journal")
-        steps, gone, errors = revert_steps(self.host, self.conn, session["id"])
+        steps, gone, errors = revert_steps(self.host, self.conn, session.id)
         restored: list[Restored] = []
         read_back: dict[str, str] = {}
         for change in write_order(steps):
@@ -343,7 +342,7 @@ class Applier:
         try:
             op_id = journal.finish_revert(
                 self.conn,
-                session["id"],
+                session.id,
                 op_id,
                 reason,
                 journaled,
@@ -352,12 +351,12 @@ class Applier:
                 self.clock(),
                 gone,
             )
-        except sqlite3.Error as error:
+        except db.Error as error:
             if errors:
                 errors.append(f"and the tuning journal cannot be written ({error})")
             else:
                 self.unrecorded = UnrecordedRevert(
-                    session["id"], op_id, reason, journaled, gone, started, self.clock()
+                    session.id, op_id, reason, journaled, gone, started, self.clock()
                 )
                 log.error("reverted %d knobs, but cannot journal it: %s", len(restored), error)
                 raise JournalUnavailable(unrecorded_message(self.unrecorded, str(error))) from None

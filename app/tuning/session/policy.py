@@ -5,14 +5,13 @@ sync slower than before it (never_slower.py), notes drift (someone else changed 
 set) once per value, and stores finished before/after effects.
 """
 
-import json
 import logging
-import sqlite3
 
 from app.live import array_view
 from app.live.knobs import knob_states
 from app.live.snapshot import Snapshot
 from app.live.tick import Tick
+from app.shapes.tuning import Session
 from app.store import db, effects, history, journal, slower
 from app.tuning.session.apply import Applier, Busy, JournalUnavailable, TuningFailed
 from app.tuning.session.never_slower import NeverSlower
@@ -31,7 +30,7 @@ class Policy:
         self.found_slower: dict[int, str] = {}  # session id -> why it is being put back
 
     def revert_reason(
-        self, open_session: sqlite3.Row, at_start: bool = False, tick: Tick | None = None
+        self, open_session: Session, at_start: bool = False, tick: Tick | None = None
     ) -> str | None:
         """Why the open session should be reverted now, or None to keep it: from the `tick`'s
         readings, or (at start-up, before the first tick) from the kernel."""
@@ -41,14 +40,14 @@ class Policy:
         if at_start and _nothing_left_to_resume(applier, open_session):
             return "no knob holds what mdboost set (a revert the journal could not record?)"
         hours = applier.settings.boost_hours
-        if hours is not None and applier.clock() - open_session["started"] >= hours * 3600:
+        if hours is not None and applier.clock() - open_session.started >= hours * 3600:
             return f"MDBOOST_BOOST_HOURS={hours:g} elapsed"
         if tick is not None and tick.parsed is not None:
             md, failed_now = tick.parsed, array_view.failed_in(tick)
         else:
             md = array_view.current(applier.host)
             failed_now = array_view.failed_names(md, applier.host)
-        tuned = json.loads(open_session["arrays"])
+        tuned = open_session.arrays
         # Whatever the settings: never keep a boost on an array md has given up on (issue 19).
         if failed := [a for a in failed_now if a in tuned]:
             return f"{' and '.join(failed)} failed"
@@ -72,7 +71,7 @@ class Policy:
         try:
             applier.record_unrecorded()
             open_session = journal.open_session(applier.conn)
-            if open_session is not None and applier.awaiting_record(open_session["id"]):
+            if open_session is not None and applier.awaiting_record(open_session.id):
                 return
             why = self.revert_reason(open_session, tick=tick) if open_session is not None else None
             if open_session is not None and why is None and tick is not None:
@@ -90,15 +89,15 @@ class Policy:
         finally:
             applier.lock.release()
 
-    def _slower_than_before(self, open_session: sqlite3.Row, tick: Tick) -> str | None:
+    def _slower_than_before(self, open_session: Session, tick: Tick) -> str | None:
         """The revert's reason when the session's latest apply, settled, made a sync slower
         than the pace before it in like conditions; each finding is remembered for this box."""
         conn, now = self.applier.conn, tick.ts
-        if open_session["id"] in self.found_slower:  # a revert that failed: try again
-            return self.found_slower[open_session["id"]]
+        if open_session.id in self.found_slower:  # a revert that failed: try again
+            return self.found_slower[open_session.id]
         if now is None:
             return None
-        applied = slower.latest_apply(conn, open_session["id"])
+        applied = slower.latest_apply(conn, open_session.id)
         found = []
         for part in applied:
             if not self.never_slower.due(part, now) or slower.judged(conn, part.op_id, part.array):
@@ -108,7 +107,7 @@ class Policy:
                 continue
             comparison, last = judged
             trace = self.never_slower.traces.get(part.array)
-            knobs = [k["key"] for k in journal.session_knobs(conn, open_session["id"])]
+            knobs = [k.key for k in journal.session_knobs(conn, open_session.id)]
             finding = slower.SlowerPreset(
                 found_at=now,
                 op_id=part.op_id,
@@ -127,7 +126,7 @@ class Policy:
             )
             try:
                 slower.record(conn, finding, slower_sentence(finding))
-            except sqlite3.Error as error:  # the kernel comes first: put it back all the same
+            except db.Error as error:  # the kernel comes first: put it back all the same
                 log.warning("cannot remember that %s was slower: %s", part.preset, error)
             found.append(finding)
         if not found:
@@ -135,7 +134,7 @@ class Policy:
         for finding in found:
             log.warning("%s", slower_sentence(finding))
         reason = "; ".join(slower_sentence(f) for f in found)
-        self.found_slower[open_session["id"]] = reason
+        self.found_slower[open_session.id] = reason
         return reason
 
     def _kernel_release(self) -> str | None:
@@ -144,20 +143,20 @@ class Policy:
             self.kernel_release = self.applier.host.read_kernel_release() or ""
         return self.kernel_release or None
 
-    def _note_drift(self, open_session: sqlite3.Row, snapshot: Snapshot | None) -> None:
+    def _note_drift(self, open_session: Session, snapshot: Snapshot | None) -> None:
         """Log and record a knob someone else changed, once per value: from the knobs the
         present read this tick (the kernel is read here only without one)."""
         conn = self.applier.conn
-        if snapshot is not None and snapshot.session_id == open_session["id"]:
+        if snapshot is not None and snapshot.session_id == open_session.id:
             states = list(snapshot.knobs)
         else:
             states = knob_states(self.applier.host, conn, open_session)
         for knob in states:
-            mark = (open_session["id"], knob.key, str(knob.current))
+            mark = (open_session.id, knob.key, str(knob.current))
             if knob.drift and mark not in self.drift_seen:
                 self.drift_seen.add(mark)
                 log.warning("drift: %s is %s, mdboost set %s", knob.key, knob.current, knob.desired)
-                tuned = json.loads(open_session["arrays"])
+                tuned = open_session.arrays
                 array = knob.target if knob.target in tuned else None
                 run = history.open_run(conn, array) if array else None
                 with db.write_transaction(conn):
@@ -182,7 +181,7 @@ class Policy:
                 log.exception("could not revert at exit")
 
 
-def _nothing_left_to_resume(applier: Applier, open_session: sqlite3.Row) -> bool:
+def _nothing_left_to_resume(applier: Applier, open_session: Session) -> bool:
     """Every knob of the session reads something other than what mdboost set: e.g. the kernel
     was put back at SIGTERM while the disk was full, so the journal still calls it open."""
     knobs = knob_states(applier.host, applier.conn, open_session)

@@ -138,11 +138,11 @@ def _reconcile(applier: Applier, policy: Policy) -> str | None:
     if why is None:
         log.info(
             "resuming tuning session %s (%s): its arrays are still syncing",
-            session["id"],
-            session["preset"],
+            session.id,
+            session.preset,
         )
         return "resumed"
-    log.warning("reverting tuning session %s at start-up: %s", session["id"], why)
+    log.warning("reverting tuning session %s at start-up: %s", session.id, why)
     try:
         applier.revert(why, wait=True)
     except TuningFailed:

@@ -2,7 +2,6 @@
 floors, a vanished array or disk); and a revert the journal could not record yet."""
 
 import logging
-import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +10,8 @@ from app.kernel.knobs import read_knob
 from app.live import array_view
 from app.md import mdstat
 from app.md.knobs import CATALOGUE, Knob, md_floor
-from app.store import journal
+from app.records import JournaledKnob
+from app.store import db, journal
 from app.tuning.planning.knob_plan import KnobChange
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ def unrecorded_message(pending: UnrecordedRevert | None, why: str) -> str:
     )
 
 
-def record_revert(conn: sqlite3.Connection, pending: UnrecordedRevert) -> bool:
+def record_revert(conn: db.Connection, pending: UnrecordedRevert) -> bool:
     """Journal a revert the kernel has seen already; False while the disk still has no room."""
     try:
         journal.finish_revert(
@@ -52,13 +52,13 @@ def record_revert(conn: sqlite3.Connection, pending: UnrecordedRevert) -> bool:
             pending.finished,
             pending.gone,
         )
-    except sqlite3.Error:
+    except db.Error:
         return False
     return True
 
 
 def revert_steps(
-    host: Host, conn: sqlite3.Connection, session_id: int
+    host: Host, conn: db.Connection, session_id: int
 ) -> tuple[list[KnobChange], list[str], list[str]]:
     """The writes that put a session's knobs back, the keys whose array or disk is gone, and the
     knobs that cannot be reverted (one knob never stops the others)."""
@@ -70,14 +70,14 @@ def revert_steps(
     steps: list[KnobChange] = []
     gone: list[str] = []
     errors: list[str] = []
-    for row in journal.session_knobs(conn, session_id):
+    for journaled in journal.session_knobs(conn, session_id):
         try:
-            step = _revert_step(host, row, md)
+            step = _revert_step(host, journaled, md)
         except (OSError, ValueError) as error:
-            errors.append(f"{row['key']}: cannot revert: {error}")
+            errors.append(f"{journaled.key}: cannot revert: {error}")
             continue
         if step is None:
-            gone.append(row["key"])
+            gone.append(journaled.key)
         else:
             steps.append(step)
     return steps, gone, errors
@@ -92,39 +92,39 @@ def _target_gone(host: Host, knob: Knob, target: str | None, md: mdstat.MdStat) 
     return False
 
 
-def _revert_step(host: Host, row: sqlite3.Row, md: mdstat.MdStat) -> KnobChange | None:
+def _revert_step(host: Host, journaled: JournaledKnob, md: mdstat.MdStat) -> KnobChange | None:
     """The write that puts one journaled knob back, from what the kernel shows now; None
     when its array or disk is gone."""
-    if row["knob"] not in CATALOGUE:
-        raise ValueError(f"{row['knob']!r} is not in this version's catalogue")
-    knob = CATALOGUE[row["knob"]]
-    current = read_knob(host, knob, row["target"])
-    if current is None and _target_gone(host, knob, row["target"], md):
+    if journaled.knob not in CATALOGUE:
+        raise ValueError(f"{journaled.knob!r} is not in this version's catalogue")
+    knob = CATALOGUE[journaled.knob]
+    current = read_knob(host, knob, journaled.target)
+    if current is None and _target_gone(host, knob, journaled.target, md):
         return None
     return KnobChange(
-        row["key"],
-        row["knob"],
-        row["target"],
+        journaled.key,
+        journaled.knob,
+        journaled.target,
         knob.unit,
-        row["desired"] if current is None else current,
-        _revert_target(row, md),
+        journaled.desired if current is None else current,
+        _revert_target(journaled, md),
         "",
     )
 
 
-def _revert_target(row: sqlite3.Row, md: mdstat.MdStat) -> str:
+def _revert_target(journaled: JournaledKnob, md: mdstat.MdStat) -> str:
     """The journaled original, unless md itself needs more now (new geometry, a reshape)."""
-    original: str = row["original"]
-    array = md.array(row["target"]) if row["target"] else None
+    original: str = journaled.original
+    array = md.array(journaled.target) if journaled.target else None
     if array is None or not original.isdigit():
         return original
     reshaping = array.sync is not None and array.sync.action == "reshape"
-    floor = md_floor(row["knob"], array.level, array.chunk_kb, array.raid_disks, reshaping)
+    floor = md_floor(journaled.knob, array.level, array.chunk_kb, array.raid_disks, reshaping)
     if floor is None or floor <= int(original):
         return original
     log.info(
         "%s: keeping %d, not the original %s: md needs at least that on %s now",
-        row["key"],
+        journaled.key,
         floor,
         original,
         array.name,
