@@ -260,6 +260,7 @@ NOT_YET_MOVED = {
     "app/forecast/replay.py",
     "app/live/forecasts.py",
     "app/live/idle.py",
+    "app/live/job.py",
     "app/live/run_tracking.py",
     "app/live/sampler.py",
     "app/main.py",
