@@ -258,7 +258,6 @@ ROW_NAMES = re.compile(r"^(r|row|rows|\w+_row)$")
 NOT_YET_MOVED = {
     "app/cli.py",
     "app/forecast/replay.py",
-    "app/live/forecasts.py",
     "app/live/idle.py",
     "app/live/job.py",
     "app/live/run_tracking.py",
