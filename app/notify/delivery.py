@@ -86,13 +86,13 @@ class Deliverer:
     def open(cls, settings: Settings, wall_clock: Callable[[], float] = time.time) -> "Deliverer":
         return cls(db.connect(settings.db), rules_from(settings), wall_clock)
 
-    def due(self) -> list[tuple[str, outbox.Job]]:
+    def due(self) -> list[tuple[str, outbox.DueMessage]]:
         with self.lock:
             jobs = outbox.due_jobs(self.conn, self.wall_clock(), self.rules.max_per_minute)
             found = [(stored.destination_url(self.conn, job.destination_id), job) for job in jobs]
         return [(url, job) for url, job in found if url is not None]
 
-    def attempt(self, url: str, job: outbox.Job) -> bool:
+    def attempt(self, url: str, job: outbox.DueMessage) -> bool:
         """Send one message, then record the result; True when the receiver took it."""
         name = destinations.label(url)
         try:

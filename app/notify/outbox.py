@@ -21,7 +21,7 @@ _PRIORITY_ORDER: tuple[Priority, ...] = ("min", "low", "default", "high", "urgen
 
 
 @dataclass(frozen=True)
-class Job:
+class DueMessage:
     """The head of one destination's queue, due now."""
 
     row_id: int
@@ -46,7 +46,7 @@ def enqueue(
     )
 
 
-def due_jobs(conn: db.Connection, wall_now: float, max_per_minute: int) -> list[Job]:
+def due_jobs(conn: db.Connection, wall_now: float, max_per_minute: int) -> list[DueMessage]:
     """Heads whose time has come. A destination that took `max_per_minute` messages in the last
     minute gets its whole backlog folded into one summary, sent when the minute allows."""
     jobs = []
@@ -63,7 +63,7 @@ def due_jobs(conn: db.Connection, wall_now: float, max_per_minute: int) -> list[
                 stored.delay_head(conn, head.id, allowed_at)
             continue
         message = Message.from_json(json.loads(head.message))
-        jobs.append(Job(head.id, head.destination_id, head.attempts, message))
+        jobs.append(DueMessage(head.id, head.destination_id, head.attempts, message))
     return jobs
 
 
