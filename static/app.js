@@ -209,7 +209,8 @@
     for (const flag of wanted.sort((a, b) => a.x - b.x)) {
       const x = scales.x.getPixelForValue(flag.x);
       if (x < chartArea.left - 1 || x > chartArea.right + 1) continue;
-      const left = Math.min(Math.max(x - FLAG / 2, 0), chart.width - FLAG);
+      // Within the plot area: a flag at the run's first minute stays off the % axis's labels.
+      const left = Math.min(Math.max(x - FLAG / 2, chartArea.left), chartArea.right - FLAG);
       let row = rowEnds.findIndex((end) => left >= end);
       if (row < 0) row = rowEnds.push(0) - 1;
       rowEnds[row] = left + FLAG;
