@@ -48,6 +48,7 @@ from app.web.routes import (
 )
 from app.web.security import GuardMiddleware, carries_credentials, require_reader
 from app.web.throttle import Throttle
+from app.web.tick_cache import TickCache
 
 if TYPE_CHECKING:  # the demo's box loads only for the demo (issue 27: RSS)
     from app import simulator
@@ -152,6 +153,7 @@ def create_app(
     app.state.login_throttle = Throttle()  # wrong passwords
     app.state.bearer_throttle = Throttle()  # wrong bearer tokens
     app.state.sessions_accepted = True
+    app.state.samples_cache = TickCache()  # GET /api/arrays/{name}/samples, per tick
     app.add_middleware(
         LoadLimit,
         max_active=settings.max_active_requests,

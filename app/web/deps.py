@@ -18,6 +18,7 @@ from app.store import db
 from app.store.opening import MovedAside
 from app.tuning.tuner import Tuner
 from app.web.throttle import Throttle
+from app.web.tick_cache import TickCache
 
 
 def get_settings(request: Request) -> Settings:
@@ -76,6 +77,11 @@ def get_moved_aside(request: Request) -> MovedAside | None:
     return moved
 
 
+def get_samples_cache(request: Request) -> TickCache:
+    cache: TickCache = request.app.state.samples_cache
+    return cache
+
+
 def get_login_throttle(request: Request) -> Throttle:
     throttle: Throttle = request.app.state.login_throttle
     return throttle
@@ -101,6 +107,7 @@ ClockDep = Annotated[Callable[[], float], Depends(get_clock)]
 SamplerDep = Annotated[Sampler, Depends(get_sampler)]
 TuningAccessDep = Annotated[TuningAccess, Depends(get_tuning_access)]
 ReconcileDep = Annotated[str | None, Depends(get_reconcile)]
+SamplesCacheDep = Annotated[TickCache, Depends(get_samples_cache)]
 LoginThrottleDep = Annotated[Throttle, Depends(get_login_throttle)]
 # A row id from a URL: SQLite integers are 64-bit, so larger numbers are refused before a query.
 RowId = Annotated[int, Path(ge=1, le=2**62)]
