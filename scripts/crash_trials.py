@@ -16,15 +16,23 @@ neither counts as "inconsistent"; after a final revert, a knob not at its origin
 
     .venv/bin/python scripts/crash_trials.py --trials 80
     .venv/bin/python scripts/crash_trials.py --trials 12 --modes autotune:random
+    .venv/bin/python scripts/crash_trials.py --trials 6 --modes journal:damaged stop:maintenance
+
+"journal:damaged" boosts, kills -9, zeroes the tuning journal's table (tuning_knobs) in the
+database and starts again: the damaged file is moved aside, and the originals must come back
+from their own file. "stop:maintenance" boosts over a database holding a month of 5 s samples,
+sends SIGTERM in the middle of the hourly maintenance and times the exit (compose kills at 15 s).
 """
 
 import argparse
 import contextlib
 import random
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -32,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.kernel_tree import KernelTree, act_like_md, syncing_box
 from tests.server import Server, tree_server, wait_for
+from tests.test_stop_server import month_of_samples
+from tests.tuning.test_originals_server import zero_table_page
 
 TOKEN = {
     "MDBOOST_API_TOKEN": "crash-trials-token-0123456789abcdef0123456789",
@@ -53,6 +63,8 @@ MODES = (
     "revert:revert_after_write",
     "revert:random",
     "autotune:random",
+    "journal:damaged",
+    "stop:maintenance",
 )
 SWEEP_KNOBS = ("tree/sys/block/md2/md/stripe_cache_size", "tree/sys/block/md2/queue/read_ahead_kb")
 # Auto-tune's steps in simulated seconds at 100x: a whole sweep takes ~30 s of wall time.
@@ -110,10 +122,70 @@ def autotune_trial(rng: random.Random, workdir: Path) -> dict[str, object]:
     }
 
 
+def damaged_journal_trial(workdir: Path) -> dict[str, object]:
+    """Boost, kill -9, zero the page of tuning_knobs, start again, revert: knobs left changed?"""
+    tree = KernelTree(workdir / "kernel")
+    syncing_box(tree)
+    before = tree.snapshot()
+    victim = server(tree, workdir).start()
+    victim.request("POST", "/api/boost", {"on": True})
+    victim.kill()
+    written_at_kill = sum(tree.read(k) != before[k].decode() for k in KNOBS)
+    zero_table_page(workdir / "data" / "mdboost.db", "tuning_knobs")
+    with server(tree, workdir) as again:
+        outcome = "resumed" if again.get("/api/tuning")["active"] else "reverted"
+        again.request("POST", "/api/revert", {})
+    act_like_md(tree, before)
+    left_changed = sum(tree.read(k) != before[k].decode() for k in KNOBS)
+    return {
+        "written_at_kill": written_at_kill,
+        "outcome": outcome,
+        "inconsistent": 0,
+        "left_changed": left_changed,
+    }
+
+
+def maintenance_stop_trial(rng: random.Random, workdir: Path) -> dict[str, object]:
+    """SIGTERM at a random moment of a month's maintenance, boost on: exit time, knobs left."""
+    tree = KernelTree(workdir / "kernel")
+    syncing_box(tree)
+    before = tree.snapshot()
+    database = workdir / "data" / "mdboost.db"
+    database.parent.mkdir(mode=0o700)
+    month_of_samples(database, time.time())
+    log = workdir / "server.log"
+    victim = server(tree, workdir, MDBOOST_SAMPLE_SECONDS="1").start()
+    victim.request("POST", "/api/boost", {"on": True})
+    wait_for(lambda: "maintenance: thinning" in log.read_text(), 60, "the maintenance")
+    assert victim.process is not None
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        victim.process.wait(timeout=rng.uniform(0.0, 2.0))  # a random moment of it
+    began = time.monotonic()
+    victim.process.send_signal(signal.SIGTERM)
+    try:
+        victim.process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        victim.kill()
+    exit_s = time.monotonic() - began
+    act_like_md(tree, before)
+    left_changed = sum(tree.read(k) != before[k].decode() for k in KNOBS)
+    return {
+        "written_at_kill": len(KNOBS),
+        "outcome": f"exit {exit_s:.2f} s",
+        "inconsistent": 0,
+        "left_changed": left_changed,
+        "exit_s": exit_s,
+    }
+
+
 def trial(mode: str, rng: random.Random, workdir: Path) -> dict[str, object]:
     operation, _, point = mode.partition(":")
     if operation == "autotune":
         return autotune_trial(rng, workdir)
+    if operation == "journal":
+        return damaged_journal_trial(workdir)
+    if operation == "stop":
+        return maintenance_stop_trial(rng, workdir)
     tree = KernelTree(workdir / "kernel")
     syncing_box(tree)
     before = tree.snapshot()
@@ -171,7 +243,10 @@ def main() -> None:
     )
     for mode, results in by_mode.items():
         written = Counter(int(str(r["written_at_kill"])) for r in results)
-        outcomes = Counter(str(r["outcome"]) for r in results)
+        exits = [float(str(r["exit_s"])) for r in results if "exit_s" in r]
+        outcomes = Counter(str(r["outcome"]) for r in results if "exit_s" not in r)
+        if exits:
+            outcomes = Counter({f"exit max {max(exits):.2f} s": len(exits)})
         inconsistent = sum(int(str(r["inconsistent"])) for r in results)
         left = sum(int(str(r["left_changed"])) for r in results)
         total_inconsistent += inconsistent
