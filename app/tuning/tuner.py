@@ -1,16 +1,19 @@
 """Tuner: the one object routes and the lifespan hold; it plans presets and delegates the rest."""
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
 from app.config import Settings
 from app.kernel.host import Host
 from app.live import array_view
+from app.live.forecasts import BOOST_PRESET
 from app.live.snapshot import Snapshot
 from app.live.tick import Tick
 from app.shapes.tuning import Sweep, TuningDone
-from app.store import db
+from app.store import db, journal
 from app.tuning.autotune.runner import AutoTuner
+from app.tuning.errors import TuningError
 from app.tuning.planning import presets
 from app.tuning.planning.knob_plan import KnobPlan, plan_preset
 from app.tuning.planning.presets import Preset, PresetError, UnknownPreset
@@ -20,6 +23,8 @@ from app.tuning.schedule.scheduler import Scheduler
 from app.tuning.session.apply import Applier
 from app.tuning.session.policy import Policy
 from app.tuning.session.reconcile import Recovery, reconcile, recover
+
+log = logging.getLogger(__name__)
 
 
 class Tuner:
@@ -113,6 +118,8 @@ class Tuner:
         `tick` and the present built from it (`snapshot`)."""
         if self.stopping:
             return
+        if tick is not None and snapshot is not None:
+            self._boost_follows_the_job(tick, snapshot)
         self.policy.on_tick(tick, snapshot)
         if tick is None:
             return
@@ -122,6 +129,33 @@ class Tuner:
         try:
             self.scheduler.on_tick(tick.any_running, tick.clock_step != 0)
             self.autotuner.on_tick(tick)
+        finally:
+            self.lock.release()
+
+    def _boost_follows_the_job(self, tick: Tick, snapshot: Snapshot) -> None:
+        """Boost is for the owner's whole job: pressed during md2 of an SHR expansion, it is
+        applied to md3 as md3's phase starts (in the same session: md3's originals are what the
+        kernel holds then), so the policy's "operations finished" revert waits for the job."""
+        session = journal.open_session(self.applier.conn)
+        running = snapshot.job.running
+        if session is None or session.preset != BOOST_PRESET or running is None:
+            return
+        if running.name in session.arrays or tick.parsed is None:
+            return
+        if self.operation.locked() or not self.lock.acquire(blocking=False):
+            return  # an apply or revert runs: the next tick does it
+        try:
+            plan = plan_preset(
+                self.preset(BOOST_PRESET),
+                self.host,
+                tick.parsed,
+                [running.name],
+                self.settings.max_cache_mb,
+            )
+            self.applier.apply(BOOST_PRESET, plan)
+            log.info("boost follows the job onto %s", running.name)
+        except (PlanError, TuningError) as error:
+            log.warning("boost could not follow the job onto %s: %s", running.name, error)
         finally:
             self.lock.release()
 
