@@ -23,7 +23,7 @@ from app.logs import LOG_CONFIG
 from app.resources import MissingDataDir
 from app.store import opening
 
-if TYPE_CHECKING:  # the demo's box loads only for the demo (issue 27: RSS)
+if TYPE_CHECKING:  # the demo's box loads only for the demo: a real box never pays its RSS
     from app.simulator import Simulator
 
 
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     _add_listen_args(serve, "0.0.0.0")
 
     demo = commands.add_parser("demo", help="serve a simulated Synology box with a reshape")
-    # This machine only, unless asked: its boost is open to anyone who reaches it (issue 26).
+    # This machine only, unless asked: its boost is open to anyone who reaches it.
     _add_listen_args(demo, "127.0.0.1")
     demo.add_argument("--speedup", type=float, default=1.0, help="simulated seconds per second")
     demo.add_argument(

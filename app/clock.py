@@ -1,4 +1,4 @@
-"""The app's clock: wall time whose differences are monotonic differences (issue 32).
+"""The app's clock: wall time whose differences are monotonic differences.
 
 A NAS often boots with a wrong clock and NTP steps it later, by hours or days. Durations (paces,
 windows, the stall timer, the boost timer, backoffs) must not see that step, but times shown and

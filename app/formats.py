@@ -22,7 +22,7 @@ SYNOLOGY_TITLES = {"data": "Storage pool", "system": "DSM system", "swap": "DSM 
 # DSM 7 names the disks of many models sataN (partitions sataNpM): Storage Manager's "Drive N".
 DSM_DISK = re.compile(r"^sata(\d+)$")
 # Each catalogue knob in the owner's words: its name and one sentence of what it means for them
-# (issue 25: the jargon that stays sits behind a tap that says this).
+# (the jargon that stays sits behind a tap that says this).
 KNOB_WORDS = {
     "stripe_cache_size": (
         "Stripe cache",

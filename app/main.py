@@ -50,7 +50,7 @@ from app.web.security import GuardMiddleware, carries_credentials, require_reade
 from app.web.throttle import Throttle
 from app.web.tick_cache import TickCache
 
-if TYPE_CHECKING:  # the demo's box loads only for the demo (issue 27: RSS)
+if TYPE_CHECKING:  # the demo's box loads only for the demo: a real box never pays its RSS
     from app import simulator
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ def create_app(
             connection.close()
 
     # The schema and its page are routes of their own, so that they need a login when reading
-    # does (routes/docs.py; issue 13).
+    # does (routes/docs.py).
     app = FastAPI(
         title="mdboost", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
     )

@@ -1,5 +1,5 @@
 -- Each array's slowest and fastest sample per fixed period, so the samples endpoint picks a month's
--- chart extremes from a few thousand rollup rows instead of ~150k samples (issue 2 benchmark).
+-- chart extremes from a few thousand rollup rows instead of ~150k samples.
 -- Slowest and fastest use the endpoint's order: speed (NULL = -1), then ts, then id, so a rollup
 -- pick is the pick a scan of the raw samples would make.
 CREATE TABLE sample_rollup_levels (

@@ -1,4 +1,4 @@
--- Issue 13: a session belongs to the admin password it was opened with; another password ends it.
+-- A session belongs to the admin password it was opened with; another password ends it.
 -- A fingerprint of the password in force (a SHA-256 of its salted scrypt hash); sessions from
 -- before this migration carry none and must sign in again.
 ALTER TABLE auth_sessions ADD COLUMN password_fp TEXT NOT NULL DEFAULT '';

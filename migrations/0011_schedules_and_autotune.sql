@@ -1,4 +1,4 @@
--- Schedules (issue 18): apply a preset from one local time of day to another, every day, and put
+-- Schedules: apply a preset from one local time of day to another, every day, and put
 -- the original values back when the window ends. Times are minutes after local midnight in the
 -- box's time zone (TZ), so "01:00" stays 01:00 across a change of daylight saving time.
 CREATE TABLE schedules (
@@ -16,7 +16,7 @@ CREATE TABLE schedules (
     CHECK (start_minute <> end_minute)
 );
 
--- Auto-tune (issue 18): one sweep measures candidate settings on one running sync, then keeps the
+-- Auto-tune: one sweep measures candidate settings on one running sync, then keeps the
 -- smallest within ~5 % of the best. Its writes are ordinary journaled applies (tuning_ops, preset
 -- 'autotune'); this table holds what is needed to put the sweep's knobs back after an abort or a
 -- crash, and what the page shows.

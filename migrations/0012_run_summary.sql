@@ -1,5 +1,5 @@
 -- What GET /api/runs and the page's past runs show of each run, kept up as the run goes by the
--- sampler (issue 12): listing runs reads one row per run instead of every sample of every run.
+-- sampler: listing runs reads one row per run instead of every sample of every run.
 ALTER TABLE runs ADD COLUMN speed_samples INTEGER NOT NULL DEFAULT 0;  -- samples with a speed
 ALTER TABLE runs ADD COLUMN speed_sum_kb_s REAL NOT NULL DEFAULT 0;    -- their speeds' sum, KiB/s
 ALTER TABLE runs ADD COLUMN last_percent REAL;                         -- the highest percent seen

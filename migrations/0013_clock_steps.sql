@@ -1,4 +1,4 @@
--- When the wall clock steps (issue 32).
+-- When the wall clock steps (NTP on a NAS that booted with a wrong clock).
 -- Each sample's monotonic time: seconds of the host's CLOCK_MONOTONIC when the kernel was read.
 -- Only differences within one boot mean anything; NULL for samples taken before.
 ALTER TABLE samples ADD COLUMN mono REAL;

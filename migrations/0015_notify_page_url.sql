@@ -1,4 +1,4 @@
 -- The address the owner opened mdboost at when they added (or last tested) a destination: the
--- link in queued messages when MDBOOST_PUBLIC_URL is unset (issue 25), not the box's host name,
+-- link in queued messages when MDBOOST_PUBLIC_URL is unset, not the box's host name,
 -- which a phone on the LAN often cannot resolve.
 ALTER TABLE notify_destinations ADD COLUMN page_url TEXT;

@@ -39,7 +39,7 @@ class Hysteresis:
         self.last_update: float | None = None
 
     def shift(self, delta: float) -> None:
-        """The wall clock stepped by `delta` s: the streaks' times move with it (issue 32)."""
+        """The wall clock stepped by `delta` s: the streaks' times move with it."""
         if self.last_update is not None:
             self.last_update += delta
         for track in self.tracks.values():

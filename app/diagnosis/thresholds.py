@@ -66,14 +66,14 @@ THRESHOLDS: dict[str, Threshold] = {
     "hold_s": Threshold(
         60.0,
         "s",
-        "issue 15: a verdict shows only after it held for a minute, and leaves the same way, so "
+        "a verdict shows only after it held for a minute, and leaves the same way, so "
         "bursts of other I/O do not make it flap",
     ),
     "window_s": Threshold(
         30.0,
         "s",
         "rates are taken over 30 s, as md's own speed is: at low limits progress arrives in jumps "
-        "and one 5 s tick sees none (DESIGN.md)",
+        "and one 5 s tick sees none",
     ),
 }
 

@@ -2,7 +2,7 @@
 
 The format is whatever md_seq_show() and the personalities' status() print (drivers/md/md.c,
 raid1.c, raid5.c, raid10.c, raid0.c): lines are matched by content, never by column, because real
-files differ in indentation, blank lines and trailing lines (DESIGN.md "/proc/mdstat facts").
+files differ in indentation, blank lines and trailing lines (tests/fixtures holds captured ones).
 """
 
 import re
@@ -69,7 +69,7 @@ class _ArrayBuilder:
             )
         self.state = words[0]
         if self.state not in STATES:
-            # A newer kernel's word: keep the array, as printed, rather than lose it (issue 19).
+            # A newer kernel's word: keep the array, as printed, rather than lose it.
             warnings.append(f"line {line_no}: {name}: unknown state {self.state!r} kept as printed")
         self.read_only = "(read-only)" in words
         self.auto_read_only = "(auto-read-only)" in words

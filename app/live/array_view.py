@@ -33,7 +33,7 @@ _NO_REDUNDANCY = ("raid0", "linear")
 
 def is_failed(array: mdstat.Array, array_state: str | None, degraded: int | None = None) -> bool:
     """md has given up on the array, so its data is not available. Judged from the three things
-    the kernels show, because none alone is enough on every kernel (issue 28):
+    the kernels show, because none alone is enough on every kernel:
     - the word: mdstat says "broken" (Linux 6.12+), or sysfs array_state does (5.4 onwards, after
       the next I/O; 5.10 to 6.11 print "active" in mdstat then);
     - the counts: fewer working members than the level needs, from mdstat's [n/m] or else sysfs

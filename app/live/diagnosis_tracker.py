@@ -53,7 +53,7 @@ class Tracker:
 
     def shift(self, delta: float) -> None:
         """The wall clock stepped by `delta` s: every time kept moves with it, so windows and
-        streaks span the same monotonic seconds as before (issue 32)."""
+        streaks span the same monotonic seconds as before."""
         for state in self.arrays.values():
             state.hysteresis.shift(delta)
             for point in state.points:
@@ -222,7 +222,8 @@ class Tracker:
         return members, {array.name, *members, *(self._whole_disk(m) or m for m in members)}
 
     def _group_thread_cnt(self, array: str, state: _ArrayState) -> int | None:
-        """Read once per run: tuning never changes it while the array syncs (DESIGN.md)."""
+        """Read once per run: tuning never changes it while the array syncs (it is not
+        safe_while_syncing in the catalogue)."""
         if not state.group_thread_cnt_read:
             raw = self.host.read(self.host.md_attr_path(array, "group_thread_cnt"))
             state.group_thread_cnt = parse_int(raw)

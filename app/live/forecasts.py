@@ -81,7 +81,7 @@ def array_eta(
         estimate = _boost_estimate(snapshot, conn, name, fc, None, boost_max)
     elif not boosted:
         # Another preset holds the run (auto-tune, a schedule): boost's gains were measured
-        # over the untuned pace, so they scale that pace, never the tuned one (issue 25).
+        # over the untuned pace, so they scale that pace, never the tuned one.
         untuned = effects.untuned_speed(conn, session.id, name)
         estimate = (
             _boost_estimate(snapshot, conn, name, fc, untuned, boost_max) if untuned else None

@@ -1,5 +1,5 @@
 """Which samples are worth a row: every one of a run, but of an idle array only those that say
-something new, plus one heartbeat an hour (issue 27: a row a minute of "nothing happened" was
+something new, plus one heartbeat an hour (a row a minute of "nothing happened" would be
 ~150 MB a year on a three-array box).
 
 An idle sample holds until the array's next one: the samples endpoint carries the last of them
@@ -39,7 +39,7 @@ class IdleFilter:
         return keep
 
     def shift(self, delta: float) -> None:
-        """The wall clock stepped by `delta` s and the stored samples moved with it (issue 32):
+        """The wall clock stepped by `delta` s and the stored samples moved with it:
         so do the ones remembered, and the heartbeat keeps counting monotonic time."""
         for rows in (self.stored, self.staged):
             for row in rows.values():

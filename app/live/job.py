@@ -1,6 +1,7 @@
 """The owner's job, as DSM shows it: an SHR expansion, a rebuild after a swap or a scrub is one
-job of several md phases (DESIGN.md, "The job is the owner's unit"). Built once a tick from what
-the tick read and the runs in SQLite; the page, the API, notifications and /metrics read it.
+job of several md phases: the job, not the array, is what the owner started and waits for.
+Built once a tick from what the tick read and the runs in SQLite; the page, the API,
+notifications and /metrics read it.
 
 The phases md itself knows of are the arrays syncing now and those it holds back
 (resync=DELAYED). DSM starts the next array of an expansion only once the running one ends, so

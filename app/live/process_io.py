@@ -22,7 +22,7 @@ class IoScan:
         self.top: tuple[float, tuple[ProcessIo, ...]] | None = None
 
     def shift(self, delta: float) -> None:
-        """The wall clock stepped by `delta` s (issue 32): the last scans' times move with it."""
+        """The wall clock stepped by `delta` s: the last scans' times move with it."""
         if self.seen is not None:
             self.seen = (self.seen[0] + delta, self.seen[1])
         if self.top is not None:

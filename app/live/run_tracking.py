@@ -81,7 +81,7 @@ def _outcome_when_idle(
 ) -> str:
     """Completed or interrupted. md has no "finished" flag: ask what md keeps per action, else
     judge from the last sample, which on a real kernel can be far below 100 % when a short
-    check or resync ends between two ticks (tests/realkernel, issue 8)."""
+    check or resync ends between two ticks (tests/realkernel)."""
     action, array = run["action"], run["array"]
     if action == "recovery" and row["degraded"] is not None:
         return "completed" if row["degraded"] == 0 else "interrupted"

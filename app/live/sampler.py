@@ -135,7 +135,7 @@ class Sampler:
             log.warning("mdstat: %s", warning)
         tick.parsed = parsed
         tick.any_running = any(a.syncing for a in parsed.arrays)
-        # One read of the global limits per tick, not per array (issue 2 benchmark: sampler CPU).
+        # One read of the global limits per tick, not per array: the tick's CPU stays flat.
         tick.global_limits = self.host.read_global_speed_limits()
         tick.sysfs = {
             a.name: self.host.read_array_sysfs(a.name)
@@ -336,7 +336,7 @@ class Sampler:
                     if row["run_id"] is not None:
                         conn.execute(_ADD_TO_RUN, row)
                 for change in pending.verdict_changes:
-                    # A past run then shows why it was slow when (issue 15).
+                    # A past run then shows why it was slow when.
                     run_id = run_ids.get(change.array)
                     add_event(conn, change.ts, change.array, run_id, "diagnosis", change.detail())
                 for run in open_runs.values():

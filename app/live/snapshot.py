@@ -1,5 +1,5 @@
 """The present as the sampler's last tick left it, as plain frozen values (no I/O, no database):
-what every page, poll, JSON endpoint and /metrics reads (STYLE.md habit 13; issue 12).
+what every page, poll, JSON endpoint and /metrics reads, so no request opens /proc or /sys.
 
 app/live/snapshot_builder.py builds one Snapshot per tick and replaces the reference; a request
 takes `snapshot_builder.snapshot` once and sees one consistent tick. Keeping them plain lets the

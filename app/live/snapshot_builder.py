@@ -1,4 +1,4 @@
-"""SnapshotBuilder: the sampler owns the present (STYLE.md habit 13; issue 12). After each tick it
+"""SnapshotBuilder: the sampler owns the present. After each tick it
 builds one Snapshot from what the tick read (mdstat, sysfs, the limits, the diagnosis), each open
 run's forecast kept up incrementally (rebuilt once from SQLite, then one sample per tick), the
 pool, the tuning session's knobs as the kernel holds them, the stripe cache's RAM budget and
@@ -137,7 +137,8 @@ class SnapshotBuilder:
 
     def after_write(self, open_session: Session | None, knobs: list[KnobNow]) -> None:
         """An apply, a revert or an auto-tune step has just written (the applier holds
-        `writes`): the session and its knobs as the write read them back, at once (issue 25).
+        `writes`): the session and its knobs as the write read them back, at once, so the page
+        is right the second after the owner acts.
         A knob this write left alone keeps what the last tick read."""
         snapshot = self.snapshot
         same = open_session is not None and snapshot.session_id == open_session.id
@@ -160,7 +161,7 @@ class SnapshotBuilder:
 
     def _reverted(self, state: ArrayNow) -> ArrayNow:
         """Right after a revert: the forecast at the pace before tuning, not the tuned pace the
-        last tick measured (issue 25); the next tick's revert regime takes over from there."""
+        last tick measured; the next tick's revert regime takes over from there."""
         progress = self.progress.get(state.run["id"]) if state.run else None
         untuned = progress.untuned if progress is not None else None
         if state.forecast is None or untuned is None:

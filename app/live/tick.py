@@ -1,5 +1,5 @@
 """The tick: what one sample_once() read and did, handed to the present, the tuner and the
-notifier so that none of them reads the kernel again (DESIGN.md "The request path")."""
+notifier so that none of them reads the kernel again: a fact is read once per tick."""
 
 from dataclasses import dataclass, field
 

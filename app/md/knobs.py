@@ -55,9 +55,9 @@ class Knob:
     def restorable(self, value: str | int) -> str:
         """A value the kernel itself showed (an original, md's floor), as it will be written back.
 
-        No range or step check: the kernel held it, so putting it back is always allowed (issue 13:
-        a read_ahead_kb of 131072 that was there before mdboost must go back). Only its form is
-        checked, so nothing but a number or 'system' is ever written.
+        No range or step check: the kernel held it, so putting it back is always allowed (a
+        read_ahead_kb of 131072 that was there before mdboost goes back, though above the
+        range). Only its form is checked, so nothing but a number or 'system' is ever written.
         """
         text = str(value).strip()
         if self.accepts_system and text == SYSTEM:

@@ -131,8 +131,7 @@ async def run_forever(deliverer: Deliverer, stop: asyncio.Event) -> None:
 
     Between rounds it sleeps until the next head is due (a retry's backoff, a rate limit's
     minute), or until `deliverer.wake()` says something was queued, or `stop`: no polling, so an
-    idle daemon does not wake for it (issue 27: it woke every second, ~90 thread switches a
-    minute)."""
+    idle daemon does not wake for it (a one-second poll costs ~90 thread switches a minute)."""
     loop = asyncio.get_running_loop()
     woken = asyncio.Event()
     deliverer.listen(lambda: loop.call_soon_threadsafe(woken.set))

@@ -32,7 +32,7 @@ NTFY_TOPIC = re.compile(r"[-_A-Za-z0-9]{1,64}")
 ADDRESS = re.compile(r"[^@\s,;<>]+@[^@\s,;<>]+")
 MAX_URL = 2000
 SPLIT = re.compile(r"[\s,]+")
-# A decoded %0d%0a in a token would end an HTTP header and start another (issue 26).
+# A decoded %0d%0a in a token would end an HTTP header and start another.
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -95,7 +95,7 @@ def parse(url: str) -> Destination:
 
 def _ntfy_host(host: str | None) -> bool:
     """ntfy.sh, or a server named like one (ntfy.example.org): the URL its app shows to copy
-    is https://host/topic, which an owner pastes as it is (issue 25)."""
+    is https://host/topic, which an owner pastes as it is."""
     name = (host or "").lower()
     return name == "ntfy.sh" or name.startswith("ntfy.")
 
@@ -116,7 +116,7 @@ def label(url: str) -> str:
 def redact(text: str, url: str) -> str:
     """`text` (an error message) with every secret part of `url` replaced by '…', in every form
     it can take there: as written, percent-decoded, escaped as Python shows bytes and strings in
-    an exception (b'Bearer tk\\r\\n…'), and as a Basic credential (issue 26)."""
+    an exception (b'Bearer tk\\r\\n…'), and as a Basic credential."""
     parts = urlsplit(url.strip())
     secrets = [url.strip(), parts.netloc, parts.path, parts.query, parts.password, parts.username]
     secrets += [seg for seg in parts.path.split("/") if seg]

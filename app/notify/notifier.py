@@ -157,7 +157,8 @@ class Notifier:
     @property
     def page_url(self) -> str:
         """The link in messages: MDBOOST_PUBLIC_URL; else the address the owner opened the page
-        at when setting up notifications (issue 25); else http://<hostname>:8080/."""
+        at when setting up notifications; else http://<hostname>:8080/, which a phone on the
+        LAN often cannot resolve."""
         return self.public_url or stored.owner_page(self.conn) or self.fallback_url
 
     def _compose(self, event: observation.Event, now: float) -> Message:

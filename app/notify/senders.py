@@ -22,7 +22,8 @@ from urllib.parse import unquote
 
 from app.notify.destinations import Destination, parse, redact
 
-if TYPE_CHECKING:  # smtplib and urllib.request load at the first send (issue 27: server RSS)
+if TYPE_CHECKING:  # smtplib and urllib.request load at the first send: a box that sends none
+    # never pays their RSS
     import urllib.request
 
 Priority = Literal["min", "low", "default", "high", "urgent"]
@@ -141,7 +142,7 @@ def _opener() -> "urllib.request.OpenerDirector":
 
     class NoRedirects(urllib.request.HTTPRedirectHandler):
         """A 3xx is the receiver's answer, never followed: urllib re-sent the Authorization and
-        X-Gotify-Key headers to whatever origin a receiver named, ftp:// included (issue 26)."""
+        X-Gotify-Key headers to whatever origin a receiver named, ftp:// included."""
 
         def redirect_request(self, *args: Any, **kwargs: Any) -> None:
             return None

@@ -1,4 +1,4 @@
-"""Plan a change before it starts (issue 31): add a disk, or replace one, on a classic RAID5/6 or
+"""Plan a change before it starts: add a disk, or replace one, on a classic RAID5/6 or
 an SHR pool as the sampler read it; which md arrays rebuild, grow or are created, in what order,
 how long each takes from this box's own history, and the usable capacity before and after.
 

@@ -3,7 +3,7 @@ step's duration with a range and with boost, and the usable capacity before and 
 
 DSM's order: a replaced disk's arrays are rebuilt one after another (md2, then md3, ...), then
 every array the new disk can now join grows, lowest tier first, then new tiers are created
-(DESIGN.md, "Synology specifics"; one SHR pool's arrays reshape in turn). A grow reads the old
+(as DSM does it: one SHR pool's arrays reshape in turn). A grow reads the old
 layout and writes the new one until its knee (old / new data disks), then only writes.
 """
 

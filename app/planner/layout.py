@@ -4,7 +4,7 @@ arrays as the sampler parsed /proc/mdstat (pure; no /sys, no disk sizes).
 DSM partitions every disk alike: 1 for the system (md0, raid1), 2 for swap (md1, raid1), then
 the data. A classic RAID volume is partition 3 on each disk (one md array). An SHR pool uses
 partitions 5, 6, ... in an extended partition, one per tier, each tier one md array (md2 on the
-5s, md3 on the 6s, ...) joined by LVM (DESIGN.md, "Synology specifics").
+5s, md3 on the 6s, ...) joined by LVM, as DSM lays out its disks.
 """
 
 import re

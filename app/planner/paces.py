@@ -201,7 +201,7 @@ def _before_knee(base: Pace, source: Source, rotational: bool | None, geometry: 
 
 
 def capped(pace: Pace, limit_kib_s: float | None) -> Pace:
-    """md never syncs faster than its max limit (DESIGN.md, "Forecast physics")."""
+    """md never syncs faster than its max limit (app/forecast/physics.py measures how close)."""
     if limit_kib_s is None or pace.high_kib_s <= limit_kib_s:
         return pace
     why = pace.why

@@ -1,6 +1,6 @@
 """How long each step of a planned change takes, from the paces (pure): a rebuild or a new
 array's first sync goes at the disks' sync pace; a grow reads the old layout and writes the new
-one until its knee (old / new data disks), then only writes (DESIGN.md, "Forecast physics")."""
+one until its knee (old / new data disks), then only writes (app/forecast/physics.py)."""
 
 from dataclasses import dataclass
 from typing import Literal

@@ -5,10 +5,10 @@ on the two larger disks). By default the box is an SHR expansion: once md2's gro
 becomes a raid5 growing from 2 to 3 disks, as DSM reshapes a pool's arrays one after another;
 `expansion=False` keeps md3 an idle raid1. A file named `freeze` in the tree stops the disks
 (no progress until it is removed), for stall tests.
-The reshape's speed reacts to the tunables in the tree the way the seeds measured
-(../shared/seeds): stripe_cache_size 256 -> ~6 MB/s, 4096 -> ~4x, 16384 -> ~30 MB/s, 32768
+The reshape's speed reacts to the tunables in the tree the way real NASes reported it:
+stripe_cache_size 256 -> ~6 MB/s, 4096 -> ~4x, 16384 -> ~30 MB/s, 32768
 slightly worse; while simulated competing I/O runs, md holds the sync near speed_limit_min.
-The disks show what holds the sync back, for "why is it slow" (issue 15): /proc/diskstats
+The disks show what holds the sync back, for "why is it slow": /proc/diskstats
 counters move with the sync's own I/O and, during a burst, with a reader on one member
 (synoindexd, whose /proc/PID/io says so); md's threads accumulate CPU time in /proc/PID/stat; a
 small stripe cache fills up; a file named `slow` holding a disk name ("sdc") makes that member

@@ -1,5 +1,5 @@
 """What the simulated disks and md's threads count while the reshape runs: /proc/diskstats'
-counters, md's CPU time and the indexer's reads (issue 15's evidence)."""
+counters, md's CPU time and the indexer's reads: the evidence "why is it slow" reads."""
 
 from app.simulator.layout import (
     CLOCK_TICKS,

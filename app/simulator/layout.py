@@ -37,8 +37,8 @@ MARKS = 10
 CACHE_SPEED_MB_S = ((17, 2.5), (256, 6.0), (1024, 12.0), (4096, 24.0), (16384, 30.0), (32768, 27.5))
 COMPETING_SHARE = 0.8  # while other I/O runs, the sync gets at most this share of the disks
 KNEE_SPEEDUP = 5.0  # after the knee everything is read: the tail only writes
-# What the disks show (issue 15). At its stripe-cache capacity the reshape keeps every member
-# busy (small caches mean small requests: the disks' I/O count binds, DESIGN.md).
+# What the disks show. At its stripe-cache capacity the reshape keeps every member busy (small
+# caches mean small requests: the disks' I/O count binds).
 FULL_BUSY = 0.97
 HDD_WAIT_MS = 8.0  # per request, queue included
 SLOW_WAIT_FACTOR = 10.0  # the `slow` member: a failing or SMR disk

@@ -1,4 +1,4 @@
-"""Shift what was recorded before a wall-clock step onto the new wall time (issue 32).
+"""Shift what was recorded before a wall-clock step onto the new wall time.
 
 The sampler calls shift() in the transaction that stores the tick which saw the step, before it
 inserts that tick's rows. What moves is what the present is measured against: every sample and

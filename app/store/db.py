@@ -29,7 +29,7 @@ VACUUM_STEP_PAGES = 2048  # 8 MiB of 4 KiB pages per step, checkpointed between 
 
 
 def make_private(path: Path) -> None:
-    """The database holds notification URLs with their tokens and SMTP passwords (issue 26):
+    """The database holds notification URLs with their tokens and SMTP passwords:
     its folder is created 0700 and the file 0600 whatever the umask, so SQLite gives its WAL and
     SHM the same mode (it copies the database's); an existing looser file of the database's own
     (mdboost.db, -wal, -shm, backups named after it) is tightened, with a log line."""
@@ -54,7 +54,7 @@ def make_private(path: Path) -> None:
 
 # A request's own connection lives for one request: its cache only needs the pages one query
 # reuses (the file's pages stay in the kernel's cache). 512 KiB filled and freed by every page
-# load left about 0.5 MiB more in the server's heap after the polls (issue 27).
+# load left about 0.5 MiB more in the server's heap after the polls.
 REQUEST_CACHE_KIB = 128
 
 
@@ -85,7 +85,7 @@ def release_memory(conn: sqlite3.Connection) -> None:
     """Free the connection's page cache and what else SQLite can (pragma.html#pragma_shrink_memory).
     After a one-time big read (start-up's forecasts from a long run, the hourly maintenance) a
     long-lived connection would keep up to cache_size of pages it will not read again: 0.6 MiB
-    of the server's RSS after start (issue 27). The next reads fill it with what they need."""
+    of the server's RSS after start. The next reads fill it with what they need."""
     conn.execute("PRAGMA shrink_memory")
 
 
@@ -151,7 +151,7 @@ def give_back_steps(conn: sqlite3.Connection) -> Iterator[None]:
     """Return the file's free pages to the filesystem and empty the WAL, one step of
     VACUUM_STEP_PAGES at a time, so that whoever drives it may sample or stop between steps.
 
-    A file made before incremental auto-vacuum (issue 27) is converted once, by a VACUUM that
+    A file made before incremental auto-vacuum is converted once, by a VACUUM that
     copies the pages in use: only when the database's folder and the temporary folder both have
     room for that copy, else it waits for the next call. Errors are logged, never raised: the
     space comes back next time, and the samples must go on.

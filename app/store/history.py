@@ -227,7 +227,7 @@ def run(conn: sqlite3.Connection, run_id: int) -> RunDetail | None:
 
 # A tuning effect measured against the kernel's own settings: its apply opened its session. One
 # applied over another preset (boost over auto-tune) compares two tuned paces: its ×1 says
-# nothing of what boost does to an untuned run (issue 25).
+# nothing of what boost does to an untuned run.
 FROM_UNTUNED = (
     "NOT EXISTS (SELECT 1 FROM tuning_ops this JOIN tuning_ops earlier"
     " ON earlier.session_id = this.session_id AND earlier.id < this.id"
@@ -347,7 +347,7 @@ def run_samples(conn: sqlite3.Connection, run_id: int) -> Iterator[tuple[Any, ..
     one run, oldest first: the forecast's input (the limits are the effective ones).
 
     One row at a time: a list of a 3-day run's 17,000+ rows cost the server 4.5 MiB of RSS that
-    it never gave back (Python keeps a partly used arena of small objects; issue 27)."""
+    it never gave back (Python keeps a partly used arena of small objects)."""
     cursor = conn.execute(
         "SELECT ts, done_blocks, total_blocks, speed_min_kb_s, speed_max_kb_s, stripe_cache_size"
         " FROM samples WHERE run_id = ? AND done_blocks IS NOT NULL ORDER BY ts",
