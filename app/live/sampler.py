@@ -172,7 +172,7 @@ class Sampler:
         if self.latest.ts is None:
             # The first tick, which start-up awaits before its first answer: only measure. A
             # month to thin, or an old file to convert (7.8 s on a 30-day file), waits for the
-            # loop (issue 27).
+            # loop.
             self.measure(now)
         elif self.maintenance is None and now - self.last_downsample >= DOWNSAMPLE_EVERY_S:
             self.maintenance = self._maintenance(now)  # the loop takes its steps between ticks

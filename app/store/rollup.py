@@ -15,8 +15,8 @@ WINDOW_S = 3 * 3600
 def downsample(
     conn: sqlite3.Connection, older_than: float, drop_before: float | None = None
 ) -> int:
-    """All of downsample_steps at once, then the freed pages go back to the filesystem (issue
-    27: they stayed in the file); the rows deleted."""
+    """All of downsample_steps at once, then the freed pages go back to the filesystem rather
+    than stay in the file; the rows deleted."""
     deleted = sum(downsample_steps(conn, older_than, drop_before))
     db.give_back_space(conn)
     return deleted
