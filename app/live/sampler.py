@@ -34,6 +34,9 @@ Clock = Callable[[], float]
 # Ticks kept in memory while the database cannot be written (about a day at 5 s).
 MAX_PENDING_TICKS = 17_280
 DOWNSAMPLE_EVERY_S = 3600.0
+SQLITE_FULL = 13  # "database or disk is full" (sqlite.org/rescode.html#full)
+ERROR_LOG_EVERY_S = 60.0  # one line a minute while samples cannot be written
+DISK_FULL = "samples are not being recorded: the disk holding the database is full"
 
 # What a sample stores: what the API shows of it (history.SAMPLE_FIELDS), plus these.
 _SAMPLE_COLUMNS = ("array", "state", "status", "mismatch_cnt", "mono", *SAMPLE_FIELDS)
@@ -99,6 +102,10 @@ class Sampler:
         # The hourly maintenance under way, taken a step at a time between ticks by the loop.
         self.maintenance: Iterator[None] | None = None
         self.stepping = False  # a step runs now (in the loop's thread)
+        # Monotonic time since when samples cannot be written for want of disk space (None: they
+        # can), and of the last log line saying a write failed.
+        self.disk_full_since: float | None = None
+        self.error_logged: float | None = None
         self.latest: Tick = Tick()
         self.diagnosis = Tracker(host)
         self.idle = IdleFilter()
@@ -165,10 +172,12 @@ class Sampler:
         except sqlite3.Error as error:
             tick.finished_runs.clear()  # rolled back: they will be reported when replayed
             del self.pending[:-MAX_PENDING_TICKS]
-            log.error(
-                "cannot write samples (%d ticks kept in memory): %s", len(self.pending), error
-            )
+            self._not_written(error, reading.mono)
             tick.error = f"cannot write samples: {error}"
+        else:
+            if self.disk_full_since is not None:
+                log.warning("samples are recorded again: the disk holding the database has room")
+            self.disk_full_since = self.error_logged = None
         if self.latest.ts is None:
             # The first tick, which start-up awaits before its first answer: only measure. A
             # month to thin, or an old file to convert (7.8 s on a 30-day file), waits for the
@@ -178,6 +187,18 @@ class Sampler:
             self.maintenance = self._maintenance(now)  # the loop takes its steps between ticks
         self.latest = tick
         return tick
+
+    def _not_written(self, error: sqlite3.Error, mono: float) -> None:
+        """Say so in the log at most once a minute (a full disk fails every tick), and note
+        when the disk became full: the page, /healthz and a change's refusal say it."""
+        full = getattr(error, "sqlite_errorcode", 0) & 0xFF == SQLITE_FULL
+        if full and self.disk_full_since is None:
+            self.disk_full_since = mono
+        if self.error_logged is None or mono - self.error_logged >= ERROR_LOG_EVERY_S:
+            self.error_logged = mono
+            log.error(
+                "cannot write samples (%d ticks kept in memory): %s", len(self.pending), error
+            )
 
     def maintain(self, now: float) -> None:
         """All of the maintenance at once (tests, tools); the loop takes it step by step."""

@@ -34,7 +34,7 @@ class Ok(Body):
 class Health(Body):
     """GET /healthz: Docker's HEALTHCHECK and monitors."""
 
-    status: Literal["ok"] = "ok"
+    status: Literal["ok", "disk full"] = "ok"  # "disk full" answers 503: samples are not kept
     mdstat: bool  # /proc/mdstat was found
     simulated: bool  # the demo
     last_sample_error: str | None

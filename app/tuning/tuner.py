@@ -20,7 +20,7 @@ from app.tuning.planning.presets import Preset, PresetError, UnknownPreset
 from app.tuning.planning.targets import PlanError
 from app.tuning.schedule.daily import local_zone
 from app.tuning.schedule.scheduler import Scheduler
-from app.tuning.session.apply import Applier
+from app.tuning.session.apply import Applier, JournalUnavailable
 from app.tuning.session.policy import Policy
 from app.tuning.session.reconcile import Recovery, reconcile, recover
 
@@ -100,8 +100,13 @@ class Tuner:
     def autotune(self, array_name: str | None = None) -> Sweep:
         """A person starts a sweep on the running sync (from the sampler's last tick)."""
         with self.applier.exclusive(wait=False):
-            result = self.autotuner.start(self.latest, array_name)
-            self.scheduler.note_manual()
+            try:
+                result = self.autotuner.start(self.latest, array_name)
+                self.scheduler.note_manual()
+            except db.Error as error:  # its record cannot be written: a full disk, most likely
+                raise JournalUnavailable(
+                    f"auto-tune did not start: the tuning journal cannot be written ({error})"
+                ) from None
             return result
 
     def reconcile(self, moved_aside: Path | None = None) -> str | None:

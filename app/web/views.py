@@ -11,7 +11,7 @@ from app.forecast.boost import NO_GAIN
 from app.formats import FLAG_LABELS, ROLE_LABELS, array_title, drive_name, mb_s, ratio
 from app.live import array_view
 from app.live.forecasts import PoolForecastBody, array_eta, pool_eta
-from app.live.sampler import Sampler
+from app.live.sampler import DISK_FULL, Sampler
 from app.live.snapshot import Snapshot
 from app.md.access import HOW_TO_TUNE
 from app.md.mdstat import Device
@@ -47,6 +47,7 @@ def database_status(
         "size": sampler.size,
         "moved_aside": moved_aside,
         "recovery": recovery,
+        "disk_full": DISK_FULL if sampler.disk_full_since is not None else None,
     }
 
 
