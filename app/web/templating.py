@@ -1,5 +1,7 @@
 """The Jinja environment with its formatters and labels, render_page(), and the /static files."""
 
+import asyncio
+import gzip
 from datetime import tzinfo
 from functools import lru_cache
 from pathlib import Path
@@ -11,9 +13,8 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
 from jinja2.runtime import Context
-from starlette.middleware.gzip import GZipMiddleware
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
@@ -131,6 +132,11 @@ def render_page(request: Request, name: str, context: dict[str, Any]) -> HTMLRes
     return templates.TemplateResponse(request, name, context)
 
 
+@lru_cache
+def _static_app(directory: Path) -> ASGIApp:
+    return CompressedOnce(StaticFiles(directory=directory))
+
+
 class Static:
     """/static from settings.static_dir, gzipped: the vendored JS is 262 KB raw, 88 KB gzipped."""
 
@@ -138,6 +144,55 @@ class Static:
         await _static_app(scope["app"].state.settings.static_dir)(scope, receive, send)
 
 
-@lru_cache
-def _static_app(directory: Path) -> ASGIApp:
-    return GZipMiddleware(StaticFiles(directory=directory), minimum_size=1024)
+GZIP_MIN_BYTES = 1024
+
+
+class CompressedOnce:
+    """Files gzipped once per version (their ETag), in a worker thread: a gzip per request on
+    the event loop (GZipMiddleware) made the 1.7 MB Swagger bundle, asked for from a few
+    addresses at once, hold every other request up for seconds."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.gzipped: dict[tuple[str, bytes], bytes] = {}  # (path, ETag) -> gzipped file
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        accepts = dict(scope.get("headers", [])).get(b"accept-encoding", b"")
+        if scope["type"] != "http" or b"gzip" not in accepts or scope["method"] != "GET":
+            await self.app(scope, receive, send)
+            return
+        start: Message | None = None
+        chunks: list[bytes] = []
+
+        async def compress(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                headers = dict(message.get("headers", []))
+                etag = headers.get(b"etag")
+                size = int(headers.get(b"content-length", b"0") or 0)
+                if message["status"] != 200 or etag is None or size < GZIP_MIN_BYTES:
+                    await send(message)
+                    return
+                start = message
+                return
+            if start is None:
+                await send(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            headers = dict(start["headers"])
+            key = (scope["path"], headers[b"etag"])
+            body = self.gzipped.get(key)
+            if body is None:
+                body = await asyncio.to_thread(gzip.compress, b"".join(chunks), 6)
+                self.gzipped[key] = body
+            headers |= {
+                b"content-encoding": b"gzip",
+                b"content-length": str(len(body)).encode(),
+                b"vary": b"Accept-Encoding",
+            }
+            await send({**start, "headers": list(headers.items())})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, compress)
