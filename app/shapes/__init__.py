@@ -7,7 +7,7 @@ and serialised by its model, unknown keys refused, and /docs and /openapi.json s
 bodies. Only GET /api/arrays/{name}/samples still sends plain json.dumps (500 rows of numbers,
 several times faster) and names its model with `documents()`.
 
-Names (issue 24): a class name is defined once under app/ (tests/test_layout.py). A shape that
+Names: a class name is defined once under app/ (tests/test_layout.py). A shape that
 is the API's form of a domain type is that type's name plus `Body` (PlanBody for the planner's
 plan, DiagnosisBody for diagnosis.verdicts.Diagnosis, PresetBody, ScheduleBody ...); one with
 no domain twin names what it answers (ArrayView, TuningStatus, Presets). What a client sends is
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 class Body(BaseModel):
     # defer_build: a model's validator and serializer are built at its first use, not at import
-    # (issue 27: the server's RSS); bodies only a rare request sends cost nothing until then.
+    # (the server's RSS): bodies only a rare request sends cost nothing until then.
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
@@ -39,7 +39,7 @@ class Health(Body):
     simulated: bool  # the demo
     last_sample_error: str | None
     tuning_writable: bool
-    tuning: str  # whether tuning works here and why not: the start-up log's line (issue 26)
+    tuning: str  # whether tuning works here and why not: the start-up log's line
     reconcile: str | None  # what start-up did with a session left open (None: there was none)
 
 

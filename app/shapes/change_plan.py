@@ -1,4 +1,4 @@
-"""POST /api/plan: a change asked for, and the plan answered (issue 31)."""
+"""POST /api/plan: a change asked for, and the plan answered."""
 
 from typing import Literal, Self
 

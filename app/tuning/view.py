@@ -116,7 +116,7 @@ def preset_error(error: PresetError) -> PresetErrorBody:
 
 def tuning_state(session: Session | None, sweep: Sweep | None, schedule: Schedules) -> TuningState:
     """What is tuned now, the one notion the switch, the headline, the run list, /metrics and
-    the API show (issue 25): "off", "boost", "auto-tuning" (a sweep measures), "auto-tuned" (what
+    the API show: "off", "boost", "auto-tuning" (a sweep measures), "auto-tuned" (what
     a sweep kept), "schedule" (a schedule's window applied its preset) or "preset" (one applied
     by hand), from the journal's open session, the latest sweep and the schedules.
 
@@ -148,7 +148,7 @@ def tuning_state(session: Session | None, sweep: Sweep | None, schedule: Schedul
 def _knobs(conn: db.Connection, session: Session, snapshot: Snapshot) -> list[SessionKnob]:
     """The session's knobs as the present holds them: what mdboost last wrote and what the
     kernel held, from one reading (a tick's, or a write's own read-back), so that drift is
-    never judged between a new write and an older reading (issue 25). A session newer than the
+    never judged between a new write and an older reading. A session newer than the
     present (its write is still being published): the journal's, current unknown."""
     if snapshot.session_id == session.id:
         knobs = list(snapshot.knobs)

@@ -1,4 +1,4 @@
-"""The change planner's join (issue 31): the pools from the sampler's present, the paces and
+"""The change planner's join: the pools from the sampler's present, the paces and
 boost's effect from history, the pure plan (app/planner), shaped for the API and the page."""
 
 import sqlite3

@@ -162,7 +162,7 @@ class GuardedH11Protocol(H11Protocol):
 
 class QuietServer(uvicorn.Server):
     """uvicorn's Server, without its main loop's wake-up every 0.1 s (600 a minute of an idle
-    NAS daemon, most of its wake-ups: issue 27). That loop refreshed the Date header and looked
+    NAS daemon, most of its wake-ups). That loop refreshed the Date header and looked
     for a stop; here a stop signal wakes the loop itself, and the Date header is refreshed as a
     request's bytes arrive (GuardedH11Protocol), so nothing ticks while no one asks."""
 

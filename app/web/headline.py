@@ -1,4 +1,4 @@
-"""The first screen's one sentence (issue 14 item 6): what is happening, how far, when it
+"""The first screen's one sentence: what is happening, how far, when it
 finishes, whether the data is safe; then the boost it offers or the effect boost measured."""
 
 from typing import Any
@@ -50,7 +50,7 @@ def headline(
         doing=DOING.get(action, f"is running a {action}"),
         percent=focus["sync"].percent,
         # A settling forecast (the pace before a change, scaled by it) is shown with its label:
-        # right after boost the finish moves, it never turns into "no finish time" (issue 25).
+        # right after boost the finish moves, it never turns into "no finish time".
         forecast=fc if fc is not None and fc.status in ("ok", "settling") else None,
         no_forecast=(fc.reason if fc is not None else None) or "measuring the pace",
     )

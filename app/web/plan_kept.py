@@ -1,4 +1,4 @@
-"""Does a plan keep its word (issue 31)? Beside a rebuild or grow that happened, what the planner
+"""Does a plan keep its word? Beside a rebuild or grow that happened, what the planner
 would have said just before it began, from only the history known then, and its error."""
 
 import sqlite3

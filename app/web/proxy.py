@@ -2,7 +2,7 @@
 
 uvicorn's own proxy-headers handling is off (cli.py): with FORWARDED_ALLOW_IPS=* it takes the
 leftmost X-Forwarded-For entry, which the client writes itself, so rotating it escaped the login
-throttle and naming the admin's address locked the admin out (issue 13). Here the client is the
+throttle and naming the admin's address locked the admin out. Here the client is the
 rightmost hop that is not a trusted proxy: the address the nearest trusted proxy saw.
 """
 

@@ -44,7 +44,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 class GuardMiddleware:
     """Adds the security headers to every response; reads a request's body in full before the
     app sees it, refusing one over `max_body_bytes` (413, chunked too) or one that does not
-    arrive within `body_seconds` (408: a slow client must not hold a worker; issue 13)."""
+    arrive within `body_seconds` (408: a slow client must not hold a worker)."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int, body_seconds: float) -> None:
         self.app = app
@@ -213,7 +213,7 @@ class Principal:
     how: str  # token | session | demo | open
     csrf: str | None = None  # the session's CSRF token, for pages to embed
     token_id: int | None = None  # the page-made API token used, if any
-    scope: auth.Scope = "admin"  # a read token may only read (issue 26)
+    scope: auth.Scope = "admin"  # a read token may only read
 
 
 def password_configured(request: Request, conn: DbDep) -> bool:
@@ -333,7 +333,7 @@ async def carries_credentials(scope: Scope) -> bool:
 
 
 async def require_admin(request: Request, conn: DbDep) -> Principal:
-    """Notifications, tokens, the account: an admin, even on the open demo (issue 26)."""
+    """Notifications, tokens, the account: an admin, even on the open demo."""
     return _admin_only(await _require_signed_in(request, conn))
 
 

@@ -39,7 +39,7 @@ from app.formats import (
 from app.web.deps import get_clock, get_settings, get_tuner
 
 # The browser's IANA zone, set by static/app.js, so that times are rendered once in their final
-# form and never rewritten on the page (issue 14 item 4).
+# form and never rewritten on the page (a rewrite would change their width).
 ZONE_COOKIE = "tz"
 
 

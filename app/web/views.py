@@ -126,7 +126,7 @@ def _markers(
     conn: sqlite3.Connection, run_id: int, summaries: dict[int, str]
 ) -> list[dict[str, Any]]:
     """Apply/revert events of a run with their measured effect, and steps of the wall clock
-    (issue 32: the line before one was moved onto the new time), for the chart and the list."""
+    (the line before one was moved onto the new time), for the chart and the list."""
     marks = []
     for event in history.events(conn, run_id, MARKER_EVENTS):
         detail = event["detail"]
@@ -158,8 +158,8 @@ def cards(
     summaries: dict[int, str],
     boost_max: float | None = None,
 ) -> list[dict[str, Any]]:
-    """Failed first (issue 19), then running, then degraded, then data before DSM's own arrays;
-    file order otherwise."""
+    """Failed first (md gave up on it: the owner sees that first), then running, then
+    degraded, then data before DSM's own arrays; file order otherwise."""
     views = [array_view.array_view(state) for state in snapshot.arrays]
     synology = any(v.role == "system" for v in views)
     found = [card(v, snapshot, conn, now, summaries, boost_max, synology) for v in views]
@@ -232,7 +232,7 @@ def boost_panel(
 
 
 def autotune_said(sweep: Sweep | None) -> str | None:
-    """The auto-tune panel's one sentence (issue 25): what it kept and what that gained over
+    """The auto-tune panel's one sentence: what it kept and what that gained over
     the speed it found, in words; its table and remarks go under Details."""
     if sweep is None or sweep.state == "running":
         return None
@@ -282,7 +282,7 @@ PICTURE_W, PICTURE_H = 300.0, 100.0  # the no-JS picture's viewBox (templates/_c
 def progress_picture(
     conn: sqlite3.Connection, array: str, started: float, finished: float | None
 ) -> dict[str, Any] | None:
-    """A run's progress as an SVG path, for the page without JavaScript (issue 25 item 6): the
+    """A run's progress as an SVG path, for the page without JavaScript: the
     chart's progress line at 120 evenly spaced times, drawn by the server. Not the
     chart's 500 downsampled samples: "/" draws it on each load, and its work must not grow with
     the run (tests/web/test_polls.py)."""

@@ -1,4 +1,4 @@
-"""Auto-tune (issue 18): find this box's best stripe cache and read-ahead by measuring them on the
+"""Auto-tune: find this box's best stripe cache and read-ahead by measuring them on the
 sync that runs now.
 
 POST /api/autotune plans a sweep (plan.py: it reads the knobs' values found) and holds its
@@ -245,7 +245,7 @@ class AutoTuner:
         limits = scope.limits(tick, r.array)
         held = sweep.held_at_min(speed, limits.speed_min) and other_io_seen(tick, r.array)
         if held:
-            # md holds a sync at its min while other I/O runs (DESIGN.md): such a step measured
+            # md holds a sync at its min while other I/O runs: such a step measured
             # the other I/O, not the setting. Measure it again, until the hold has lasted so
             # long that the disks themselves probably run at that speed.
             r.held_since = window.points[0][0] if r.held_since is None else r.held_since

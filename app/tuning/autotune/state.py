@@ -47,7 +47,7 @@ class Running:
     start_said: str | None = None  # ... as said when the sweep began
 
     def shift(self, delta: float) -> None:
-        """The wall clock stepped by `delta` s (issue 32): the step's measurement keeps its
+        """The wall clock stepped by `delta` s: the step's measurement keeps its
         monotonic span."""
         if self.window is not None:
             self.window.written += delta

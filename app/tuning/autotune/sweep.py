@@ -25,7 +25,7 @@ slower).
 A sweep is worth its cost only when what it keeps runs long afterwards. Its steps are shortened
 (fit_steps) when the configured lengths would not end within SWEEP_SHARE of the time the sync has
 left before a grow's knee (or its end): a sweep that ends past the knee measured the reads for a
-run that only writes from there (issue 29: on 2 GiB disks the sweep ended at 68 %). The time left
+run that only writes from there (on 2 GiB disks it ended at 68 %). The time left
 is first md's `speed=`, which early in a grow can be far off (5.10: 506 s to a knee 90 s away,
 so that sweep ended at 62 % of the grow); once the sweep has measured a pace of its own
 (paced_left_s), the steps are fitted again on that.
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 # Stripe cache entries tried above the value found. Each rung costs a step of a minute or so on a
 # real sync (its progress comes in bursts), and a rung once reached stays for the rest of a busy
 # sync (the floor: on the real kernel, writing a lower value after 32768 freed none of its
-# 512 MiB). So the ladder ends at 16384, the seeds' best and boost's (plan.AUTO_STRIPE_CACHE_MAX):
+# 512 MiB). So the ladder ends at 16384, the seeds' best and boost's (its AUTO_STRIPE_CACHE_MAX):
 # 32768 was slower there and on the real kernel (0.94 of 16384's speed, 2 GiB HDD-like disks).
 # 1024 is tried only where 4096 does not fit in RAM: elsewhere it is never near the best (real
 # kernel: 1.06x of 256 where 16384 gave 1.40x).
@@ -187,7 +187,7 @@ class Window:
     def _fit(self) -> tuple[float, float] | None:
         """Least-squares slope of progress over time (KiB/s) and its standard error. A fit, not
         the two end points: md's progress arrives in jumps (at low limits most 1 s samples show
-        none, DESIGN.md), and a line through every point is not thrown by where a jump falls."""
+        none), and a line through every point is not thrown by where a jump falls."""
         if len(self.points) < 2 or self.span_s <= 0:
             return None
         times = [t for t, _ in self.points]

@@ -17,7 +17,7 @@ class PlanError(TuningError, ValueError):
 
 
 class ArrayFailed(TuningError):
-    """The arrays to tune have failed (md gave up on them): mdboost never tunes those (issue 19)."""
+    """The arrays to tune have failed (md gave up on them): mdboost never tunes those."""
 
     def __init__(self, arrays: list[str]) -> None:
         self.arrays = arrays

@@ -47,7 +47,7 @@ class ScheduleOverlap(ScheduleError):
     status = 409
 
 
-MAX_SCHEDULES = 48  # 1440 one-minute windows toggled boost every minute (issue 26)
+MAX_SCHEDULES = 48  # 1440 one-minute windows would toggle boost every minute
 
 
 class TooManySchedules(ScheduleError):
@@ -77,7 +77,7 @@ class Schedule:
         return held is not None and 0 < held - now < DAY_S
 
     def carried(self, now: float, current: float | None) -> bool:
-        """The wall clock stepped (issue 32) while this schedule held a window: into another window
+        """The wall clock stepped while this schedule held a window: into another window
         of the same schedule (say a day ahead, or back), which goes on as the one held, or back to
         less than a day before the held window's start, which is waited for; neither is applied
         or reverted again. A window the clock jumps past ends, as after a DST change."""

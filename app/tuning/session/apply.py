@@ -31,7 +31,7 @@ from app.tuning.session.revert import (
 )
 
 # Told, under `lock`, right after an apply or a revert: the journal's open session (None once
-# reverted) and its knobs, each written one with the value the kernel read back (issue 25).
+# reverted) and its knobs, each written one with the value the kernel read back.
 OnWrite = Callable[[Session | None, list[KnobNow]], None]
 
 log = logging.getLogger(__name__)
@@ -210,7 +210,7 @@ class Applier:
             )
         except db.Error as error:
             # An apply the journal does not know of must not stay in the kernel, nor a session
-            # whose targets the kernel no longer holds (false drift until a revert; issue 26).
+            # whose targets the kernel no longer holds (false drift until a revert).
             unjournaled = TuningFailed(f"the tuning journal cannot be written ({error})")
             self._roll_back(changes, unjournaled)
             self._abandon(session_id, op_id, unjournaled.message)
@@ -331,7 +331,7 @@ class Applier:
                 errors.append(failure.message)
         if gone:
             # md forgets an array's settings when it stops, and a pulled disk takes its own
-            # along: there is nothing left to put back (issue 11).
+            # along: there is nothing left to put back.
             log.warning(
                 "%s: the array or disk is gone (stopped or removed); counted as restored",
                 ", ".join(gone),

@@ -48,7 +48,7 @@ class Policy:
             md = array_view.current(applier.host)
             failed_now = array_view.failed_names(md, applier.host)
         tuned = open_session.arrays
-        # Whatever the settings: never keep a boost on an array md has given up on (issue 19).
+        # Whatever the settings: never keep a boost on an array md has given up on.
         if failed := [a for a in failed_now if a in tuned]:
             return f"{' and '.join(failed)} failed"
         if applier.settings.revert_on_finish:

@@ -25,7 +25,7 @@ router = APIRouter(tags=["auth"])
 
 PasswordField = Annotated[str, Form(max_length=1024)]
 # Form posts from a page on another site are refused: it must not claim the one-time set-up,
-# sign the admin in or out, or make tokens (issue 13).
+# sign the admin in or out, or make tokens.
 SAME_ORIGIN = [Depends(same_origin)]
 YEAR_S = 365 * 86400
 # Where to go after signing in: a path on this site only (never //host or a scheme).

@@ -29,7 +29,7 @@ def add_destination(
     url: Annotated[str, Form(min_length=1, max_length=destinations.MAX_URL)],
 ) -> Response:
     try:
-        # The address the owner uses now: the link in this destination's messages (issue 25).
+        # The address the owner uses now: the link in this destination's messages.
         destinations.add(conn, url, clock(), str(request.base_url))
     except destinations.BadDestination as error:
         response = render_account(request, conn, admin, notify_error=str(error))

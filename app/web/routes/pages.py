@@ -1,4 +1,4 @@
-"""The dashboard (issue 4): one page of partials; each /ui/* route renders one swappable region."""
+"""The dashboard: one page of partials; each /ui/* route renders one swappable region."""
 
 import sqlite3
 from collections.abc import Callable
@@ -29,7 +29,7 @@ router = APIRouter(tags=["pages"], include_in_schema=False)
 router.mount("/static", Static(), name="static")
 
 CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]
-# What a change did, said in the panel right after it (issue 25); without JS the redirect
+# What a change did, said in the panel right after it; without JS the redirect
 # carries the key, so the page never echoes text from the address.
 DONE = {
     "boost-on": "Boost is on: the table shows each setting as the kernel read it back.",
@@ -165,7 +165,7 @@ def array_card(
 def past_run(
     run_id: RowId, request: Request, snapshot: SnapshotDep, conn: DbDep, tuner: TunerDep
 ) -> HTMLResponse:
-    """One run: how it ended, its chart and its tuning changes (issue 14 item 9)."""
+    """One run: how it ended, its chart and its tuning changes."""
     summaries = views.summaries(views.boost_panel(request, tuner, conn, snapshot))
     found = views.past_run(conn, run_id, summaries)
     if found is None:
@@ -208,7 +208,7 @@ def boost_switch(
 ) -> Response:
     """The toggle: on applies the boost preset, off reverts to the journaled originals. The
     answer reads the present after the write, which holds the write's own read-back. Only the
-    page's own "true" and "false": "yes" or "1" is a 422, as in the API (issue 26)."""
+    page's own "true" and "false": "yes" or "1" is a 422, as in the API."""
     on = switch == "true"
     _, error = _attempt(
         (lambda: tuner.apply("boost", None)) if on else (lambda: tuner.revert("boost switched off"))

@@ -1,4 +1,4 @@
-"""Plan a change before it starts (issue 31): POST /api/plan and the page's section."""
+"""Plan a change before it starts: POST /api/plan and the page's section."""
 
 from typing import Annotated, Literal
 

@@ -1,4 +1,4 @@
-"""Schedules (issue 18): daily windows that apply a preset and put the originals back at the end."""
+"""Schedules: daily windows that apply a preset and put the originals back at the end."""
 
 import sqlite3
 from typing import Annotated
@@ -20,7 +20,7 @@ from app.web.templating import render_page
 router = APIRouter(tags=["schedules"])
 
 PRESET = r"^[a-z][a-z0-9_-]{0,39}$"
-# ASCII digits only: \d also took Arabic-Indic and full-width ones, stored as 07:00 (issue 26).
+# ASCII digits only: \d also takes Arabic-Indic and full-width ones, stored as 07:00.
 TIME_OF_DAY = r"^[0-9]{1,2}:[0-9]{2}$"
 ZONE = r"^[A-Za-z][A-Za-z0-9_+/-]{0,63}$"  # IANA names: Europe/Berlin, Etc/GMT+5
 CHANGES = [Depends(security.same_origin), Depends(security.require_tuner)]

@@ -18,7 +18,7 @@ PresetName = Annotated[str, Path(pattern=r"^[a-z][a-z0-9_-]{0,39}$")]
 
 class ArraysRequest(BaseModel):
     """Which arrays to tune; left out: those syncing now, else the data arrays. An empty list is
-    refused rather than read as "all" (issue 13)."""
+    refused rather than read as "all"."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -29,14 +29,14 @@ class ArraysRequest(BaseModel):
     @field_validator("arrays")
     @classmethod
     def _each_once(cls, names: list[str] | None) -> list[str] | None:
-        # md2 twice wrote its knobs, then failed on the journal's effect row (issue 26).
+        # md2 twice would write its knobs, then fail on the journal's effect row.
         if names is not None and (twice := sorted({n for n in names if names.count(n) > 1})):
             raise ValueError(f"each array at most once: {', '.join(twice)} named more than once")
         return names
 
 
 class BoostRequest(BaseModel):
-    """Strict: "yes", 0 or 1 are not a boolean (issue 26)."""
+    """Strict: "yes", 0 or 1 are not a boolean."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
