@@ -7,7 +7,6 @@ import logging.config
 import os
 import secrets
 import signal
-import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +20,7 @@ from app.forecast import replay
 from app.kernel import mdstat_parse
 from app.logs import LOG_CONFIG
 from app.resources import MissingDataDir
-from app.store import opening
+from app.store import db, opening
 
 if TYPE_CHECKING:  # the demo's box loads only for the demo: a real box never pays its RSS
     from app.simulator import Simulator
@@ -113,7 +112,7 @@ def _backup(source: Path, target: Path) -> int:
         target = target / source.name
     try:
         size = opening.backup(source, target)
-    except (OSError, sqlite3.Error) as error:
+    except (OSError, db.Error) as error:
         print(f"mdboost backup: cannot copy {source} to {target}: {error}", file=sys.stderr)
         return 1
     print(f"mdboost backup: copied {source} to {target} ({size / 1e6:.1f} MB)")

@@ -4,7 +4,6 @@ delivery (and the simulator)."""
 import asyncio
 import logging
 import signal
-import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -76,7 +75,7 @@ def create_app(
         try:
             if await asyncio.to_thread(note_env_password, conn, password, app.state.clock()):
                 log.warning("MDBOOST_PASSWORD is new or changed: every login session has ended")
-        except sqlite3.Error as error:  # a full disk: start anyway, but trust no old session
+        except db.Error as error:  # a full disk: start anyway, but trust no old session
             log.error("cannot note MDBOOST_PASSWORD (%s): no login session until a restart", error)
             app.state.sessions_accepted = False
         app.state.sampler = sampler.Sampler(
@@ -175,7 +174,7 @@ def create_app(
     return app
 
 
-def _open_store(settings: Settings) -> tuple[sqlite3.Connection, opening.MovedAside | None]:
+def _open_store(settings: Settings) -> tuple[db.Connection, opening.MovedAside | None]:
     """Refuse a file from a newer mdboost untouched; move a damaged one aside and start afresh
     (the page then says so, until the owner deals with it: the move is kept as an event)."""
     opening.refuse_newer(settings.db, settings.migrations_dir)  # first: not even a chmod

@@ -85,6 +85,16 @@ class LastSample:
     mismatch_cnt: int | None
 
 
+@dataclass(frozen=True)
+class MeasuredBoost:
+    """Boost's measured effect on one run: its speed after over before."""
+
+    array: str
+    ratio: float  # after / before
+    applied_at: float  # unix seconds
+    action: str | None  # the run's action (reshape, resync, ...), None when the run is gone
+
+
 # ---- notifications
 @dataclass(frozen=True)
 class DestinationStatus:

@@ -256,21 +256,13 @@ CURSOR_CALLS = {"execute", "executemany", "executescript", "fetchone", "fetchall
 ROW_NAMES = re.compile(r"^(r|row|rows|\w+_row)$")
 # Modules that still hold SQL or rows while the records move into the store, family by family.
 NOT_YET_MOVED = {
-    "app/cli.py",
     "app/forecast/replay.py",
     "app/live/idle.py",
     "app/live/job.py",
     "app/live/run_tracking.py",
     "app/live/sampler.py",
-    "app/main.py",
     "app/tuning/schedule/scheduler.py",
-    "app/web/deps.py",
     "app/web/headline.py",
-    "app/web/plan_kept.py",
-    "app/web/change_planning.py",
-    "app/web/routes/pages.py",
-    "app/web/routes/schedules.py",
-    "app/web/views.py",
 }
 
 

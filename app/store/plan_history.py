@@ -1,10 +1,12 @@
 """What the change planner reads of the past: the newest completed sync and grow of a pool's
 arrays, and boost's measured effect on them, all of it or only what was known before a moment
-(what a plan made then would have read). Plain rows; app/web/change_planning.py shapes them."""
+(what a plan made then would have read). app/web/change_planning.py shapes them."""
 
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
+
+from app.records import MeasuredBoost
 
 SYNC_ACTIONS = ("check", "repair", "resync", "recovery")
 ALWAYS = 1e18  # unix seconds later than any run: "before ALWAYS" is all of history
@@ -89,7 +91,7 @@ def last_progress(conn: sqlite3.Connection, run_id: int) -> tuple[float, int] | 
 
 def boost_ratios(
     conn: sqlite3.Connection, arrays: Sequence[str], before: float = ALWAYS
-) -> list[dict[str, Any]]:
+) -> list[MeasuredBoost]:
     """Boost's measured effects on these arrays (measured before `before`), newest first, with
     the action they sped up."""
     if not arrays:
@@ -102,7 +104,7 @@ def boost_ratios(
         "ORDER BY e.applied_at DESC",
         (*arrays, before),
     ).fetchall()
-    return [dict(r) for r in rows]
+    return [MeasuredBoost(**dict(r)) for r in rows]
 
 
 def first_limit(conn: sqlite3.Connection, run_id: int) -> float | None:

@@ -1,7 +1,6 @@
 """The change planner's join: the pools from the sampler's present, the paces and
 boost's effect from history, the pure plan (app/planner), shaped for the API and the page."""
 
-import sqlite3
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -14,7 +13,7 @@ from app.planner import layout, paces, timing
 from app.planner.capacity import Capacity
 from app.planner.change import BadChange, Change, ChangePlan, member_disk, plan_change, tb
 from app.shapes.change_plan import PlanBody, PlanCapacity, PlanDuration, PlanStep
-from app.store import plan_history
+from app.store import db, plan_history
 
 KIB = 1024
 
@@ -36,7 +35,7 @@ def pools(snapshot: Snapshot) -> list[layout.Pool]:
 
 
 def plan_requested_change(
-    snapshot: Snapshot, conn: sqlite3.Connection, request: ChangeRequest, now: float
+    snapshot: Snapshot, conn: db.Connection, request: ChangeRequest, now: float
 ) -> ChangePlan:
     """Plan the change on the pool it concerns; BadChange when it cannot be planned as asked."""
     found = pools(snapshot)
@@ -66,7 +65,7 @@ def plan_requested_change(
 
 def pool_history(
     snapshot: Snapshot,
-    conn: sqlite3.Connection,
+    conn: db.Connection,
     pool: layout.Pool,
     now: float,
     before: float = plan_history.ALWAYS,
@@ -102,7 +101,7 @@ def _rotational(snapshot: Snapshot, pool: layout.Pool) -> bool | None:
     return any(known) if known else None
 
 
-def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.MeasuredPace | None:
+def _sync(conn: db.Connection, arrays: list[str], before: float) -> paces.MeasuredPace | None:
     """The newest sync's pace a disk: from its samples' progress when it has two, else (a
     completed run) its total over its duration."""
     run = plan_history.last_sync(conn, arrays, before)
@@ -123,7 +122,7 @@ def _sync(conn: sqlite3.Connection, arrays: list[str], before: float) -> paces.M
 
 
 def _grow(
-    snapshot: Snapshot, conn: sqlite3.Connection, pool: layout.Pool, now: float, before: float
+    snapshot: Snapshot, conn: db.Connection, pool: layout.Pool, now: float, before: float
 ) -> tuple[paces.MeasuredPace | None, paces.MeasuredPace | None]:
     """The newest grow's pace before its knee and after it (the part it has run so far), per
     member: its progress share times the member's size (md counts a reshape per device; the
@@ -171,7 +170,7 @@ def _knee(snapshot: Snapshot, run: dict[str, Any]) -> float | None:
 
 
 def _boosts(
-    conn: sqlite3.Connection, arrays: list[str], before: float, kernel_release: str | None
+    conn: db.Connection, arrays: list[str], before: float, kernel_release: str | None
 ) -> tuple[paces.Boost, paces.Boost]:
     """Boost's effect on a sync and on a grow: the newest measured here, else the model's for
     this kernel's generation."""
@@ -181,14 +180,14 @@ def _boosts(
     grow = paces.Boost(ratio, low, high, "physics", f"not measured here: {figure}")
     spread = 1 + boost_model.MEASURED_BOOST_SPREAD
     found_sync = found_grow = False
-    for row in plan_history.boost_ratios(conn, arrays, before):
-        ratio = row["ratio"]
+    for effect in plan_history.boost_ratios(conn, arrays, before):
+        ratio = effect.ratio
         measured = paces.Boost(
-            ratio, ratio / spread, ratio * spread, "measured", f"measured on {row['array']}"
+            ratio, ratio / spread, ratio * spread, "measured", f"measured on {effect.array}"
         )
-        if row["action"] == "reshape" and not found_grow:
+        if effect.action == "reshape" and not found_grow:
             grow, found_grow = measured, True
-        elif row["action"] != "reshape" and not found_sync:
+        elif effect.action != "reshape" and not found_sync:
             sync, found_sync = measured, True
     return sync, grow
 
@@ -276,7 +275,7 @@ def span(seconds: float) -> str:
 
 def section(
     snapshot: Snapshot,
-    conn: sqlite3.Connection,
+    conn: db.Connection,
     now: float,
     change: Literal["add", "replace"] = "add",
     disk_tb: float | None = None,

@@ -3,7 +3,6 @@ database connection, tuner, clock, the present as the sampler's last tick left i
 same getters for helpers that hold a request but are no route (templates, the boost panel).
 No route is handed the host: no GET reads /proc or /sys."""
 
-import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Annotated
 
@@ -26,7 +25,7 @@ def get_settings(request: Request) -> Settings:
     return settings
 
 
-def get_db(request: Request) -> Iterator[sqlite3.Connection]:
+def get_db(request: Request) -> Iterator[db.Connection]:
     conn = db.connect(get_settings(request).db, db.REQUEST_CACHE_KIB)
     try:
         yield conn
@@ -99,7 +98,7 @@ def sessions_accepted(request: Request) -> bool:
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
-DbDep = Annotated[sqlite3.Connection, Depends(get_db)]
+DbDep = Annotated[db.Connection, Depends(get_db)]
 TunerDep = Annotated[Tuner, Depends(get_tuner)]
 SnapshotBuilderDep = Annotated[SnapshotBuilder, Depends(get_snapshot_builder)]
 SnapshotDep = Annotated[Snapshot, Depends(get_snapshot)]

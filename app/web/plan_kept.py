@@ -1,21 +1,18 @@
 """Does a plan keep its word? Beside a rebuild or grow that happened, what the planner
 would have said just before it began, from only the history known then, and its error."""
 
-import sqlite3
 from dataclasses import replace
 from typing import Any
 
 from app.live.snapshot import Snapshot
 from app.planner import layout, timing
-from app.store import plan_history
+from app.store import db, plan_history
 from app.web import change_planning
 
 PLANNED_ACTIONS = ("reshape", "recovery")
 
 
-def beside(
-    snapshot: Snapshot, conn: sqlite3.Connection, run: dict[str, Any]
-) -> dict[str, Any] | None:
+def beside(snapshot: Snapshot, conn: db.Connection, run: dict[str, Any]) -> dict[str, Any] | None:
     """The plan for `run` made from what was known before it started, and how it compares: the
     error is (planned - real) / real once the run completed. None for other runs, or when the
     array is no longer a data array of a pool mdboost can plan."""

@@ -1,6 +1,5 @@
 """View models of the dashboard: array cards, past runs, the boost panel, the pool."""
 
-import sqlite3
 from dataclasses import asdict
 from typing import Any
 
@@ -18,7 +17,7 @@ from app.md.mdstat import Device
 from app.planner.change import tb
 from app.shapes.arrays import ArrayView, Run
 from app.shapes.tuning import Sweep
-from app.store import history
+from app.store import db, history
 from app.store.opening import MovedAside
 from app.tuning import view as tuning_view
 from app.tuning.autotune.record import setting_label
@@ -59,7 +58,7 @@ def diagnoses(snapshot: Snapshot) -> dict[str, Any]:
 def card(
     view: ArrayView,
     snapshot: Snapshot,
-    conn: sqlite3.Connection,
+    conn: db.Connection,
     now: float,
     summaries: dict[int, str],
     boost_max: float | None = None,
@@ -122,9 +121,7 @@ def _failure(view: ArrayView, missing: int) -> str:
     return "md reports it broken"
 
 
-def _markers(
-    conn: sqlite3.Connection, run_id: int, summaries: dict[int, str]
-) -> list[dict[str, Any]]:
+def _markers(conn: db.Connection, run_id: int, summaries: dict[int, str]) -> list[dict[str, Any]]:
     """Apply/revert events of a run with their measured effect, and steps of the wall clock
     (the line before one was moved onto the new time), for the chart and the list."""
     marks = []
@@ -153,7 +150,7 @@ def _hours(seconds: float) -> str:
 
 def cards(
     snapshot: Snapshot,
-    conn: sqlite3.Connection,
+    conn: db.Connection,
     now: float,
     summaries: dict[int, str],
     boost_max: float | None = None,
@@ -174,12 +171,12 @@ def cards(
     )
 
 
-def past_runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def past_runs(conn: db.Connection) -> list[dict[str, Any]]:
     """The newest runs, each with the presets applied during it and their measured effect."""
     return [_with_tuning(conn, run) for run in history.runs(conn, limit=PAST_RUNS)]
 
 
-def _with_tuning(conn: sqlite3.Connection, run: Run) -> dict[str, Any]:
+def _with_tuning(conn: db.Connection, run: Run) -> dict[str, Any]:
     """The run with the presets applied during it (an auto-tune's steps count as one): the
     page's context, the API's run and two fields more."""
     tuned = history.events(conn, run.id, ("apply", "autotune"))
@@ -188,9 +185,7 @@ def _with_tuning(conn: sqlite3.Connection, run: Run) -> dict[str, Any]:
     return {**run.model_dump(), "presets": named, "ratios": history.measured_ratios(conn, run.id)}
 
 
-def past_run(
-    conn: sqlite3.Connection, run_id: int, summaries: dict[int, str]
-) -> dict[str, Any] | None:
+def past_run(conn: db.Connection, run_id: int, summaries: dict[int, str]) -> dict[str, Any] | None:
     """One run's page: the run, its chart's card-shaped context, its markers."""
     found = history.run(conn, run_id)
     if found is None:
@@ -206,7 +201,7 @@ def past_run(
 
 
 def boost_panel(
-    request: Request, tuner: Tuner, conn: sqlite3.Connection, snapshot: Snapshot, **extra: Any
+    request: Request, tuner: Tuner, conn: db.Connection, snapshot: Snapshot, **extra: Any
 ) -> dict[str, Any]:
     """The boost panel's state: GET /api/tuning's shape, plus a plan or an error when given."""
     access = get_tuning_access(request)
@@ -280,7 +275,7 @@ PICTURE_W, PICTURE_H = 300.0, 100.0  # the no-JS picture's viewBox (templates/_c
 
 
 def progress_picture(
-    conn: sqlite3.Connection, array: str, started: float, finished: float | None
+    conn: db.Connection, array: str, started: float, finished: float | None
 ) -> dict[str, Any] | None:
     """A run's progress as an SVG path, for the page without JavaScript: the
     chart's progress line at 120 evenly spaced times, drawn by the server. Not the

@@ -1,6 +1,5 @@
 """The dashboard: one page of partials; each /ui/* route renders one swappable region."""
 
-import sqlite3
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -8,6 +7,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.live.snapshot import Snapshot
+from app.store import db
 from app.web import change_planning, plan_kept, security, views
 from app.web.deps import (
     ClockDep,
@@ -42,7 +42,7 @@ DONE = {
 def _page(
     request: Request,
     snapshot: Snapshot,
-    conn: sqlite3.Connection,
+    conn: db.Connection,
     now: float,
     boost: dict[str, Any],
 ) -> Response:
@@ -68,7 +68,7 @@ def _page(
 
 def _regions(
     snapshot: Snapshot,
-    conn: sqlite3.Connection,
+    conn: db.Connection,
     now: float,
     boost: dict[str, Any],
     all_runs: bool = True,
@@ -86,7 +86,7 @@ def _regions(
 def _boost_fragment(
     request: Request,
     snapshot: Snapshot,
-    conn: sqlite3.Connection,
+    conn: db.Connection,
     now: float,
     boost: dict[str, Any],
 ) -> Response:
@@ -100,7 +100,7 @@ def _boost_fragment(
 def _after_post(
     request: Request,
     snapshot: Snapshot,
-    conn: sqlite3.Connection,
+    conn: db.Connection,
     now: float,
     boost: dict[str, Any],
     done: str | None = None,

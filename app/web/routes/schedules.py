@@ -1,6 +1,5 @@
 """Schedules: daily windows that apply a preset and put the originals back at the end."""
 
-import sqlite3
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
@@ -9,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.shapes import Ok
 from app.shapes.tuning import ScheduleAdded, Schedules
+from app.store import db
 from app.tuning.schedule import scheduler
 from app.tuning.schedule.daily import ScheduleError, hhmm
 from app.tuning.tuner import Tuner
@@ -38,9 +38,7 @@ class ScheduleRequest(BaseModel):
     zone: str | None = Field(default=None, pattern=ZONE)
 
 
-def _add(
-    tuner: Tuner, conn: sqlite3.Connection, now: float, body: ScheduleRequest
-) -> ScheduleAdded:
+def _add(tuner: Tuner, conn: db.Connection, now: float, body: ScheduleRequest) -> ScheduleAdded:
     found = tuner.presets.get(body.preset)
     if found is None or found.restore_originals:
         usable = ", ".join(n for n, p in tuner.presets.items() if not p.restore_originals)
@@ -83,7 +81,7 @@ def remove_schedule(
     return Ok()
 
 
-def _panel(request: Request, tuner: Tuner, conn: sqlite3.Connection, error: str | None) -> Response:
+def _panel(request: Request, tuner: Tuner, conn: db.Connection, error: str | None) -> Response:
     """htmx: the schedule panel; without JS: back to the page, or a page saying what is wrong."""
     if request.headers.get("hx-request") != "true":
         if error is not None:
