@@ -121,9 +121,11 @@ def _text(event: Event, name: str, action: str, ctx: Context) -> tuple[str, list
         took = duration(d["finished"] - d["started"]) if d.get("started") else None
         outcome = d.get("outcome")
         if outcome == "completed":
-            return f"{name}: {action} finished", [
-                f"{label} {name} finished" + (f" after {took}." if took else ".")
-            ]
+            lines = [f"{label} {name} finished" + (f" after {took}." if took else ".")]
+            following = _next_phase(name, ctx)
+            if following is not None:
+                return f"{name} done; {following}", [*lines, f"The job goes on: {following}."]
+            return f"{name}: {action} finished", lines
         return f"{name}: {action} ended ({outcome})", [
             f"The {action} on {name} ended without completing: {outcome}."
         ]
@@ -190,6 +192,24 @@ def _text(event: Event, name: str, action: str, ctx: Context) -> tuple[str, list
             f"the last one finished {clock(d['finished'])}."
         ]
     return kind, [str(d)]
+
+
+def _next_phase(name: str, ctx: Context) -> str | None:
+    """"md3 next, about 1 day 8 hours": the job's phase after `name`, with its own length,
+    when the job goes on after it (app/live/job.py)."""
+    view = ctx.pool()
+    if not view:
+        return None
+    order = [f.name for f in view.pool.finishes]
+    if name not in order:
+        return None
+    later = [f for f in view.pool.finishes[order.index(name) + 1 :] if f.state != "done"]
+    if not later:
+        return None
+    following = later[0]
+    if following.eta is None:
+        return f"{following.name} next"
+    return f"{following.name} next, about {duration(max(following.eta - view.now, 0.0))}"
 
 
 def _pool_line(ctx: Context) -> str | None:

@@ -82,6 +82,10 @@ def test_an_shr_expansion_on_the_simulator_tells_the_owner_each_step(tmp_path: P
     assert milestone["click"] == "http://nas.local:8080/#array-md2"
     started = by_key[f"run:{md3}:started"]
     assert started["title"] == "md3: reshape started (SHR expansion, array 2)"
+    # md2's end says what comes next and how long it takes (the job's phase to come)
+    assert by_key[f"run:{md2}:finished"]["title"].startswith("md2 done; md3 next, about "), by_key[
+        f"run:{md2}:finished"
+    ]["title"]
     assert by_key[keys[7]]["priority"] == "high" and "stalled" in by_key[keys[7]]["title"]
     assert by_key[f"pool:{md2}:finished"]["title"] == "SHR expansion finished"
     assert len(set(keys)) == len(keys)
