@@ -195,8 +195,8 @@ def _text(event: Event, name: str, action: str, ctx: Context) -> tuple[str, list
 
 
 def _next_phase(name: str, ctx: Context) -> str | None:
-    """"md3 next, about 1 day 8 hours": the job's phase after `name`, with its own length,
-    when the job goes on after it (app/live/job.py)."""
+    """The job's phase after `name` with its own length ("md3 next, about 1 d 8 h"), when
+    the job goes on after it (app/live/job.py)."""
     view = ctx.pool()
     if not view:
         return None
