@@ -1,5 +1,5 @@
 /* mdboost dashboard enhancements: charts (islands) and local times. One htmx.onLoad handler;
-   the page reads fine without any of this (STYLE.md habit 12). */
+   the page reads fine without any of this. */
 "use strict";
 
 (function () {
@@ -24,7 +24,7 @@
 
   // Times come from the server in their final form, in the zone this browser tells it by a
   // cookie. Only a page rendered before the server knew the zone is rewritten, once, in the
-  // server's own format (templating.CLOCK_FORMAT), so nothing changes width (issue 14 item 4).
+  // server's own format (templating.CLOCK_FORMAT), so nothing changes width.
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const clockFormat = new Intl.DateTimeFormat("en-GB", {
     timeZone: zone, weekday: "short", day: "2-digit", month: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
@@ -131,7 +131,7 @@
     return dated ? [time, dayOf(value)] : time;
   }
 
-  const FLAG = 44; // px: a flag is a tap target (issue 14 item 11)
+  const FLAG = 44; // px: a flag is a tap target
 
   // Dashed vertical lines at each tuning change; numbered flags (HTML buttons over the canvas)
   // that never overlap: a flag too close to the one before goes one row down.

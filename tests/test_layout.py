@@ -321,3 +321,50 @@ def test_nothing_still_waits_to_move() -> None:
     """Each module the list above names still speaks SQL: one that no longer does leaves it."""
     moved = [m for m in sorted(NOT_YET_MOVED) if not sql_and_rows((PROJECT_ROOT / m).read_text())]
     assert moved == []
+
+
+# Comments say why the code is as it is now. This project's tracker and its design notes are not in
+# the repository, so a reader of the code has neither: the history belongs in commits and docs/.
+# An upstream project's public issue, linked by its address (".../issues/1234"), is fine.
+HISTORY = re.compile(r"\bissues? #?\d+|\bDESIGN\.md\b|\bSTYLE\.md\b", re.IGNORECASE)
+SHIPPED = ("app", "templates", "migrations", "static")
+SHIPPED_SUFFIXES = (".py", ".html", ".sql", ".js", ".css", ".toml")
+
+
+def history_citations(root: Path, parts: tuple[str, ...] = SHIPPED) -> list[str]:
+    """Every line under `root`'s `parts` that cites a tracker issue by number, DESIGN.md or
+    STYLE.md, as "path:line: text"; vendored files are not ours."""
+    found = []
+    for part in parts:
+        for path in sorted((root / part).rglob("*")):
+            if path.suffix not in SHIPPED_SUFFIXES or "vendor" in path.parts:
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), start=1):
+                if HISTORY.search(line):
+                    where = path.relative_to(root).as_posix()
+                    found.append(f"{where}:{number}: {line.strip()}")
+    return found
+
+
+def test_no_comment_cites_a_tracker_issue_or_a_file_outside_the_repository() -> None:
+    assert history_citations(PROJECT_ROOT) == []
+
+
+def test_the_history_check_finds_issue_numbers_and_design_notes(tmp_path: Path) -> None:
+    files = {
+        "app/a.py": "LIMIT = 1  # issue 30: batch f missed it\n",
+        "templates/_b.html": "{# Shape: see DESIGN.md #}\n",
+        "migrations/0001_c.sql": "-- Issue 13: a cascading revoke\n",
+        "static/app.js": "/* the page reads fine without it (STYLE.md habit 12) */\n",
+        "static/vendor/htmx.js": "// issue 1: not ours\n",
+        "app/d.py": "# uvicorn's https://github.com/encode/uvicorn/issues/1234: why\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert [line.split(":")[0] for line in history_citations(tmp_path)] == [
+        "app/a.py",
+        "templates/_b.html",
+        "migrations/0001_c.sql",
+        "static/app.js",
+    ]
