@@ -183,7 +183,8 @@ def _open_store(settings: Settings) -> tuple[db.Connection, opening.MovedAside |
     conn = db.connect(settings.db)
     db.migrate(conn, settings.migrations_dir)
     if moved is not None:
-        detail = {"path": str(moved.path), "reason": moved.reason}
+        moved = opening.salvage_history(moved, conn)
+        detail = {"path": str(moved.path), "reason": moved.reason, "salvaged": moved.salvaged}
         with db.write_transaction(conn):
             add_event(conn, moved.ts, None, None, "database_moved_aside", detail)
     return conn, moved

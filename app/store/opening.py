@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.store import db
+
 log = logging.getLogger(__name__)
 
 SIDE_FILES = ("-wal", "-shm")  # SQLite's own files beside the database, named after it
@@ -70,6 +72,7 @@ class MovedAside:
     path: Path  # where the damaged file now is
     reason: str  # what PRAGMA quick_check (or opening it) said
     ts: float  # wall time of the move
+    salvaged: int = 0  # rows of history read from it into the fresh database
 
 
 def known_migrations(migrations_dir: Path) -> list[str]:
@@ -157,8 +160,62 @@ def last_moved_aside(conn: sqlite3.Connection) -> MovedAside | None:
     if row is None:
         return None
     detail = json.loads(row[1])
-    moved = MovedAside(Path(detail["path"]), detail["reason"], row[0])
+    moved = MovedAside(Path(detail["path"]), detail["reason"], row[0], detail.get("salvaged", 0))
     return moved if moved.path.exists() else None
+
+
+# The history a damaged file gives back, parents first (samples and events name their run).
+SALVAGED_TABLES = ("runs", "samples", "events")
+SALVAGE_CHUNK_ROWS = 2000
+
+
+def salvage_history(moved: MovedAside, conn: sqlite3.Connection) -> MovedAside:
+    """Copy every row of history still readable in the moved-aside file into the fresh one,
+    with its id: a chunk of rows that cannot be read as a whole is read row by row, and a
+    row SQLite cannot read stays behind. The moved file is opened read-only, untouched."""
+    source = sqlite3.connect(f"{moved.path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    salvaged = 0
+    conn.execute("PRAGMA foreign_keys=OFF")  # a sample whose run was on a lost page stays
+    try:
+        for table in SALVAGED_TABLES:
+            salvaged += _salvage_table(source, conn, table)
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")
+        source.close()
+    if salvaged:
+        log.warning("salvaged %d rows of history from %s", salvaged, moved.path)
+    return MovedAside(moved.path, moved.reason, moved.ts, salvaged)
+
+
+def _salvage_table(source: sqlite3.Connection, conn: sqlite3.Connection, table: str) -> int:
+    try:
+        theirs = {row[1] for row in source.execute(f"PRAGMA table_info({table})")}
+        last = source.execute(f"SELECT MAX(rowid) FROM {table}").fetchone()[0] or 0
+    except sqlite3.DatabaseError as error:
+        log.warning("nothing of %s can be salvaged: %s", table, error)
+        return 0
+    columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})") if row[1] in theirs]
+    select = f"SELECT {', '.join(columns)} FROM {table}"
+    insert = (
+        f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) "
+        f"VALUES ({', '.join('?' * len(columns))})"
+    )
+    copied = 0
+    for start in range(0, last + 1, SALVAGE_CHUNK_ROWS):
+        end = start + SALVAGE_CHUNK_ROWS
+        try:
+            rows = source.execute(
+                f"{select} WHERE rowid >= ? AND rowid < ?", (start, end)
+            ).fetchall()
+        except sqlite3.DatabaseError:
+            rows = []
+            for rowid in range(start, end):
+                with contextlib.suppress(sqlite3.DatabaseError):
+                    rows += source.execute(f"{select} WHERE rowid = ?", (rowid,)).fetchall()
+        if rows:
+            with db.write_transaction(conn):
+                copied += conn.executemany(insert, rows).rowcount
+    return copied
 
 
 def backup(source: Path, target: Path, pages_per_step: int = 1024) -> int:
