@@ -10,7 +10,8 @@ figures; it asserts nothing.
 
 Attacks: unread (4 connections pipeline 300 GET /openapi.json, never read), trickle (16
 addresses x 16 connections hold a POST body back), flood (3 addresses x 16 keep-alive loops of
-GET /), samples (2 addresses loop /api/arrays/md2/samples?points=5000).
+GET /), samples (2 addresses loop /api/arrays/md2/samples?points=5000), swagger (6 addresses
+loop the 1.7 MB Swagger bundle, gzipped).
 """
 
 import argparse
@@ -152,7 +153,9 @@ def report(name: str, answers: dict[str, list[tuple[int, float]]], before: str) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--attack", choices=["unread", "trickle", "flood", "samples"], nargs="*")
+    parser.add_argument(
+        "--attack", choices=["unread", "trickle", "flood", "samples", "swagger"], nargs="*"
+    )
     parser.add_argument("--seconds", type=float, default=15.0, help="the owner's watch")
     parser.add_argument("--rev", help="serve this commit instead of the checkout")
     args = parser.parse_args()
@@ -161,7 +164,7 @@ def main() -> None:
         cwd = export(args.rev, root / "src") if args.rev else Path(__file__).parent.parent
         tree = KernelTree(root / "kernel")
         syncing_box(tree)
-        for name in args.attack or ["unread", "trickle", "flood", "samples"]:
+        for name in args.attack or ["unread", "trickle", "flood", "samples", "swagger"]:
             (root / name).mkdir()
             server = tree_server(tree, root / name, MDBOOST_API_TOKEN=TOKEN)
             server.cwd = cwd
@@ -169,11 +172,14 @@ def main() -> None:
                 page = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/html\r\n\r\n"
                 samples = b"GET /api/arrays/md2/samples?points=5000 HTTP/1.1\r\n"
                 samples += b"Host: 127.0.0.1\r\n\r\n"
+                swagger = b"GET /static/vendor/swagger-ui-bundle.js HTTP/1.1\r\n"
+                swagger += b"Host: 127.0.0.1\r\nAccept-Encoding: gzip\r\n\r\n"
                 attacks = {
                     "unread": unread,
                     "trickle": trickle,
                     "flood": looping(server, [f"127.0.5.{n % 3 + 1}" for n in range(48)], page),
                     "samples": looping(server, ["127.0.6.1", "127.0.6.2"] * 4, samples),
+                    "swagger": looping(server, [f"127.0.7.{n + 1}" for n in range(6)], swagger),
                 }
                 before = load()
                 with attacks[name](server):  # type: ignore[operator]
