@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.diagnosis.text import TITLES
-from app.formats import ACTION_LABELS, clock, duration
+from app.formats import ACTION_LABELS, CLOCK_FORMAT, clock, duration
 from app.live.forecasts import ArrayForecast, PoolForecastBody
 from app.notify.observation import Event
 from app.notify.senders import Message, Priority
@@ -13,6 +13,13 @@ from app.notify.senders import Message, Priority
 # Forecast of an array's open run as live/forecasts.array_eta() shapes it, or None when it has none.
 EtaLookup = Callable[[str], ArrayForecast | None]
 PoolLookup = Callable[[], PoolForecastBody | None]
+
+
+def zoned_clock(ts: float | None) -> str:
+    """A wall time with the box's zone ("Mon 30 Nov 19:52 PST"): a message is read on a phone
+    that may sit in another zone than the NAS, with no page beside it to name the zone."""
+    return clock(ts, form=f"{CLOCK_FORMAT} %Z")
+
 
 PRIORITY: dict[str, Priority] = {
     "broken": "urgent",
@@ -65,7 +72,9 @@ def eta_line(view: ArrayForecast | None) -> str | None:
         return f"ETA not known yet: {fc.reason or fc.status or 'no forecast'}."
     low, high = fc.low or fc.eta, fc.high or fc.eta
     left = view.eta_in_s
-    return f"ETA {clock(fc.eta)} (between {clock(low)} and {clock(high)}), in {duration(left)}."
+    return (
+        f"ETA {zoned_clock(fc.eta)} (between {clock(low)} and {clock(high)}), in {duration(left)}."
+    )
 
 
 def _action(detail: dict[str, Any]) -> str:
@@ -133,12 +142,12 @@ def _text(event: Event, name: str, action: str, ctx: Context) -> tuple[str, list
         percent = d.get("percent")
         at = f" at {percent:.1f} %" if percent is not None else ""
         return f"{name}: {action} stalled{at}", [
-            f"No progress on {name} since {clock(d['since'])}, although the {action} runs.",
+            f"No progress on {name} since {zoned_clock(d['since'])}, although the {action} runs.",
         ]
     if kind == "slow_reason":
         title = TITLES[d["verdict"]]
         return f"{name}: {title[0].lower()}{title[1:]}", [
-            f"{label} {name}, since {clock(d['since'])}. {d['sentence']}"
+            f"{label} {name}, since {zoned_clock(d['since'])}. {d['sentence']}"
         ]
     if kind == "resumed":
         return f"{name}: {action} moving again", [
@@ -181,7 +190,7 @@ def _text(event: Event, name: str, action: str, ctx: Context) -> tuple[str, list
         return f"{where}{d['preset']} put back, it was slower", [f"{d['sentence']}."]
     if kind == "sampler_failing":
         return "mdboost cannot sample the arrays", [
-            f"{d['failures']} samples in a row failed since {clock(d['since'])}: {d['error']}"
+            f"{d['failures']} samples in a row failed since {zoned_clock(d['since'])}: {d['error']}"
         ]
     if kind == "sampler_recovered":
         return "mdboost samples the arrays again", ["Sampling works again."]
@@ -189,7 +198,7 @@ def _text(event: Event, name: str, action: str, ctx: Context) -> tuple[str, list
         members = ", ".join(d["members"])
         return "SHR expansion finished", [
             f"Every array of the storage pool is reshaped ({members}); "
-            f"the last one finished {clock(d['finished'])}."
+            f"the last one finished {zoned_clock(d['finished'])}."
         ]
     return kind, [str(d)]
 
@@ -220,7 +229,7 @@ def _pool_line(ctx: Context) -> str | None:
     if pool.eta is None:
         return None
     low, high = pool.low or pool.eta, pool.high or pool.eta
-    return f"Whole pool: ETA {clock(pool.eta)} (between {clock(low)} and {clock(high)})."
+    return f"Whole pool: ETA {zoned_clock(pool.eta)} (between {clock(low)} and {clock(high)})."
 
 
 def probe_message(page_url: str, key: str) -> Message:
