@@ -122,3 +122,23 @@ class QueuedMessage:
     message: str  # the message as JSON (senders.Message.to_json)
     next_attempt: float  # wall-clock unix seconds
     attempts: int
+
+
+# ---- runs as the tick keeps them
+@dataclass(frozen=True)
+class OpenRun:
+    """A run that has not ended: what the tick needs to go on with it or close it."""
+
+    id: int
+    array: str
+    action: str
+
+
+@dataclass(frozen=True)
+class SampledProgress:
+    """A run's newest sample as far as its progress goes: how far it was and how fast."""
+
+    ts: float
+    done_blocks: int | None  # 1 KiB blocks
+    total_blocks: int | None
+    speed_kb_s: float | None

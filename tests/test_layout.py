@@ -259,7 +259,6 @@ NOT_YET_MOVED = {
     "app/forecast/replay.py",
     "app/live/idle.py",
     "app/live/job.py",
-    "app/live/run_tracking.py",
     "app/live/sampler.py",
     "app/tuning/schedule/scheduler.py",
     "app/web/headline.py",

@@ -25,7 +25,7 @@ from app.live.tick import Tick
 from app.md import mdstat
 from app.md.attributes import ArraySysfs, EffectiveLimits
 from app.md.disks import MemberDisk
-from app.store import clockstep, db, rollup
+from app.store import clockstep, db, rollup, run_log
 from app.store.history import SAMPLE_FIELDS, add_event
 
 log = logging.getLogger(__name__)
@@ -342,15 +342,18 @@ class Sampler:
             if moved:
                 clockstep.shift(conn, moved, self.segment)
             for pending in self.pending:
-                open_runs = {
-                    r["array"]: r
-                    for r in conn.execute("SELECT * FROM runs WHERE finished IS NULL").fetchall()
-                }
+                open_runs = run_log.open_runs(conn)
                 run_ids = {}
                 for array, row in zip(pending.parsed.arrays, pending.rows, strict=True):
                     run = open_runs.pop(array.name, None)
                     row["run_id"] = run_ids[array.name] = run_tracking.track(
-                        conn, self.host, array, row, run, pending.now, tick.finished_runs
+                        conn,
+                        self.host,
+                        array,
+                        row["degraded"],
+                        run,
+                        pending.now,
+                        tick.finished_runs,
                     )
                     if self.idle.keep(row):
                         conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
@@ -369,9 +372,9 @@ class Sampler:
 def _store_clock_step(conn: sqlite3.Connection, ts: float, step: float) -> None:
     """One event per open run (the run's page and forecast show it), else one for the box."""
     detail = {"moved_s": round(step, 3)}
-    open_runs = conn.execute("SELECT id, array FROM runs WHERE finished IS NULL").fetchall()
+    open_runs = run_log.open_runs(conn).values()
     for run in open_runs:
-        add_event(conn, ts, run["array"], run["id"], "clock_step", detail)
+        add_event(conn, ts, run.array, run.id, "clock_step", detail)
     if not open_runs:
         add_event(conn, ts, None, None, "clock_step", detail)
 
