@@ -212,7 +212,7 @@ def boost_panel(
     tuning = tuning_view.status(tuner, conn, snapshot)
     return {
         "tuning": tuning,
-        "autotune_said": autotune_said(tuning.autotune),
+        "autotune_said": autotune_said(tuning.autotune, tuning.state.kind == "auto-tuned"),
         "running": any(state.array.syncing for state in snapshot.arrays),
         "readonly": readonly,
         "may_change": session is not None or open_demo,
@@ -226,9 +226,10 @@ def boost_panel(
     }
 
 
-def autotune_said(sweep: Sweep | None) -> str | None:
+def autotune_said(sweep: Sweep | None, holds: bool = True) -> str | None:
     """The auto-tune panel's one sentence: what it kept and what that gained over
-    the speed it found, in words; its table and remarks go under Details."""
+    the speed it found, in words; its table and remarks go under Details. `holds`: its
+    settings are still on (after a revert or another preset it says what it found, not "kept")."""
     if sweep is None or sweep.state == "running":
         return None
     if sweep.state != "done":
@@ -244,6 +245,11 @@ def autotune_said(sweep: Sweep | None) -> str | None:
     assert before and after  # `steps` holds measured steps only
     best = after / before
     what = ", ".join(setting_label(knob, value) for knob, value in chosen.items())
+    if not holds:
+        return (
+            f"Auto-tune found {what} best (×{ratio(best)} the speed it found); "
+            "its settings are no longer on."
+        )
     if best < NO_GAIN:
         return f"Auto-tune found nothing faster than the settings it found; it kept {what}."
     return (

@@ -54,3 +54,8 @@ def test_a_sweep_that_ended_early_says_why_in_its_first_words() -> None:
         "Auto-tune aborted: the box's own requests waited 2.1 s on average."
     )
     assert autotune_said(sweep("running")) is None and autotune_said(None) is None
+
+
+def test_after_a_revert_it_says_what_it_found_never_kept():
+    said = autotune_said(sweep(), holds=False)
+    assert said is not None and "kept" not in said and "no longer on" in said
