@@ -13,7 +13,7 @@ from app.main import create_app
 from tests.kernel_tree import KernelTree, syncing_box
 from tests.server import wait_for
 
-TOKEN = "metrics-token-0123456789"
+TOKEN = "metrics-token-0123456789-0123456789abcdef"
 
 
 @pytest.fixture
