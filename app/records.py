@@ -142,3 +142,40 @@ class SampledProgress:
     done_blocks: int | None  # 1 KiB blocks
     total_blocks: int | None
     speed_kb_s: float | None
+
+
+# ---- schedules
+DAY_S = 86400.0
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A daily window as the store keeps it; its label in clock times is the scheduler's."""
+
+    id: int
+    preset: str
+    start_minute: int  # minutes after local midnight
+    end_minute: int
+    window_start: float | None  # unix seconds: the window acted on now
+    applied: float | None
+    overridden: float | None
+    removed: float | None
+    closed_window: float | None = None  # the start of the last window it closed
+    zone: str | None = None  # IANA name of the zone its times are in; None: the box's
+
+    def waiting_for(self, now: float) -> bool:
+        """The wall clock stands before the held window's start (it stepped back by less than a
+        day, on this tick or an earlier one): the window goes on, neither ended nor applied
+        again, until the clock reaches it or jumps past its end."""
+        held = self.window_start
+        return held is not None and 0 < held - now < DAY_S
+
+    def carried(self, now: float, current: float | None) -> bool:
+        """The wall clock stepped while this schedule held a window: into another window
+        of the same schedule (say a day ahead, or back), which goes on as the one held, or back to
+        less than a day before the held window's start, which is waited for; neither is applied
+        or reverted again. A window the clock jumps past ends, as after a DST change."""
+        held = self.window_start
+        if held is None or current == held:
+            return False
+        return current is not None or 0 < held - now < DAY_S

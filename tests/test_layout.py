@@ -260,7 +260,6 @@ NOT_YET_MOVED = {
     "app/live/idle.py",
     "app/live/job.py",
     "app/live/sampler.py",
-    "app/tuning/schedule/scheduler.py",
     "app/web/headline.py",
 }
 

@@ -66,7 +66,10 @@ def test_overlapping_windows_are_refused_back_to_back_ones_are_not(conn):
         scheduler.add(conn, "balanced", "06:59", "07:01", 0.0)
     with pytest.raises(ScheduleError):
         scheduler.add(conn, "boost", "03:00", "03:00", 0.0)
-    assert [s.label for s in scheduler.in_use(conn)] == ["boost 01:00–07:00", "quiet 07:00–01:00"]
+    assert [scheduler.label(s) for s in scheduler.in_use(conn)] == [
+        "boost 01:00–07:00",
+        "quiet 07:00–01:00",
+    ]
 
 
 def test_windows_in_other_zones_are_compared_on_one_clock_and_unknown_zones_refused(conn):

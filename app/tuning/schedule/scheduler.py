@@ -12,13 +12,14 @@ forgets the revert at the end.
 """
 
 import logging
-import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
+from app.records import Schedule
 from app.shapes import tuning as shapes
-from app.store import db, journal
+from app.store import db, journal, schedules
+from app.store.db import Connection
+from app.store.schedules import in_play, in_use
 from app.tuning.planning.knob_plan import KnobPlan
 from app.tuning.planning.presets import UnknownPreset
 from app.tuning.planning.targets import ArrayFailed, PlanError
@@ -38,7 +39,6 @@ from app.tuning.session.apply import Applier, Busy, JournalUnavailable, TuningFa
 log = logging.getLogger(__name__)
 
 _BACK = "back to the original values"
-DAY_S = 86400.0
 
 
 class ScheduleOverlap(ScheduleError):
@@ -56,77 +56,11 @@ class TooManySchedules(ScheduleError):
     status = 409
 
 
-@dataclass(frozen=True)
-class Schedule:
-    id: int
-    preset: str
-    start_minute: int  # minutes after local midnight
-    end_minute: int
-    window_start: float | None  # unix seconds: the window acted on now
-    applied: float | None
-    overridden: float | None
-    removed: float | None
-    closed_window: float | None = None  # the start of the last window it closed
-    zone: str | None = None  # IANA name of the zone its times are in; None: the box's
-
-    def waiting_for(self, now: float) -> bool:
-        """The wall clock stands before the held window's start (it stepped back by less than a
-        day, on this tick or an earlier one): the window goes on, neither ended nor applied
-        again, until the clock reaches it or jumps past its end."""
-        held = self.window_start
-        return held is not None and 0 < held - now < DAY_S
-
-    def carried(self, now: float, current: float | None) -> bool:
-        """The wall clock stepped while this schedule held a window: into another window
-        of the same schedule (say a day ahead, or back), which goes on as the one held, or back to
-        less than a day before the held window's start, which is waited for; neither is applied
-        or reverted again. A window the clock jumps past ends, as after a DST change."""
-        held = self.window_start
-        if held is None or current == held:
-            return False
-        return current is not None or 0 < held - now < DAY_S
-
-    @property
-    def label(self) -> str:
-        return f"{self.preset} {hhmm(self.start_minute)}–{hhmm(self.end_minute)}"
-
-
 # ---- storage
 
 
-def _schedule(row: sqlite3.Row) -> Schedule:
-    return Schedule(
-        id=row["id"],
-        preset=row["preset"],
-        start_minute=row["start_minute"],
-        end_minute=row["end_minute"],
-        window_start=row["window_start"],
-        applied=row["applied"],
-        overridden=row["overridden"],
-        removed=row["removed"],
-        closed_window=row["closed_window"],
-        zone=row["zone"],
-    )
-
-
-def in_use(conn: sqlite3.Connection) -> list[Schedule]:
-    rows = conn.execute(
-        "SELECT * FROM schedules WHERE removed IS NULL ORDER BY start_minute, id"
-    ).fetchall()
-    return [_schedule(r) for r in rows]
-
-
-def in_play(conn: sqlite3.Connection) -> list[Schedule]:
-    """Schedules in use, and removed ones whose window the scheduler has not closed yet."""
-    rows = conn.execute(
-        "SELECT * FROM schedules WHERE removed IS NULL OR window_start IS NOT NULL "
-        "ORDER BY start_minute, id"
-    ).fetchall()
-    return [_schedule(r) for r in rows]
-
-
 def add(
-    conn: sqlite3.Connection,
+    conn: Connection,
     preset: str,
     start: str,
     end: str,
@@ -151,16 +85,14 @@ def add(
         for other in others:
             if wanted & minutes_of(*_minutes_in(other, own_zone, box_zone, now)):
                 raise ScheduleOverlap(
-                    f"{hhmm(start_minute)}–{hhmm(end_minute)} overlaps {other.label}: "
+                    f"{hhmm(start_minute)}–{hhmm(end_minute)} overlaps {label(other)}: "
                     "one window at a time, so that each end knows what to put back"
                 )
-        schedule_id = conn.execute(
-            "INSERT INTO schedules (preset, start_minute, end_minute, created, zone) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (preset, start_minute, end_minute, now, zone or None),
-        ).lastrowid
-        row = conn.execute("SELECT * FROM schedules WHERE id = ?", (schedule_id,)).fetchone()
-    return _schedule(row)
+        return schedules.add(conn, preset, start_minute, end_minute, now, zone or None)
+
+
+def label(schedule: Schedule) -> str:
+    return f"{schedule.preset} {hhmm(schedule.start_minute)}–{hhmm(schedule.end_minute)}"
 
 
 def zone_of(schedule: Schedule, box_zone: tzinfo) -> tzinfo:
@@ -178,13 +110,10 @@ def _minutes_in(schedule: Schedule, zone: tzinfo, box_zone: tzinfo, now: float) 
     return minute_of_day(start, zone), minute_of_day(start + length_s, zone)
 
 
-def remove(conn: sqlite3.Connection, schedule_id: int, now: float) -> bool:
+def remove(conn: Connection, schedule_id: int, now: float) -> bool:
     """Stop using a schedule; a window it holds open ends at the next tick (originals back)."""
     with db.write_transaction(conn):
-        cursor = conn.execute(
-            "UPDATE schedules SET removed = ? WHERE id = ? AND removed IS NULL", (now, schedule_id)
-        )
-    return cursor.rowcount > 0
+        return schedules.remove(conn, schedule_id, now)
 
 
 # ---- acting on them
@@ -206,17 +135,13 @@ class Scheduler:
         """Close windows that ended, then start the current one; the caller holds the lock.
         `clock_stepped`: the wall clock stepped since the last tick (see Schedule.carried)."""
         conn, now = self.applier.conn, self.applier.clock()
-        schedules = in_play(conn)
-        for schedule in schedules:
+        for schedule in in_play(conn):
             window = self._window(schedule, now)
             current = window[0] if window else None
             if clock_stepped and schedule.carried(now, current):
                 if current is not None:
                     with db.write_transaction(conn):
-                        conn.execute(
-                            "UPDATE schedules SET window_start = ? WHERE id = ?",
-                            (current, schedule.id),
-                        )
+                        schedules.carry_window(conn, schedule.id, current)
                 continue
             if schedule.waiting_for(now):
                 continue  # the clock stepped back before the held window: not an end
@@ -229,14 +154,7 @@ class Scheduler:
                 continue  # no window now, or one closed already (the clock stepped back into it)
             if schedule.window_start != window[0]:
                 with db.write_transaction(conn):
-                    conn.execute(
-                        "UPDATE schedules SET window_start = ?, applied = NULL, overridden = NULL "
-                        "WHERE id = ?",
-                        (window[0], schedule.id),
-                    )
-                schedule = _schedule(
-                    conn.execute("SELECT * FROM schedules WHERE id = ?", (schedule.id,)).fetchone()
-                )
+                    schedule = schedules.open_window(conn, schedule.id, window[0])
             if schedule.applied is None and schedule.overridden is None and syncing:
                 self._start(schedule, now)
 
@@ -245,11 +163,7 @@ class Scheduler:
         until it ends. The caller holds the lock."""
         conn, now = self.applier.conn, self.applier.clock()
         with db.write_transaction(conn):
-            conn.execute(
-                "UPDATE schedules SET overridden = ? "
-                "WHERE window_start IS NOT NULL AND overridden IS NULL AND removed IS NULL",
-                (now,),
-            )
+            schedules.override_open_windows(conn, now)
 
     def _window(self, schedule: Schedule, now: float) -> tuple[float, float] | None:
         if schedule.removed is not None:
@@ -263,7 +177,7 @@ class Scheduler:
         try:
             self.applier.apply(schedule.preset, self.plan(schedule.preset))
             self.errors.pop(schedule.id, None)
-            log.info("schedule %s: applied %s", schedule.label, schedule.preset)
+            log.info("schedule %s: applied %s", label(schedule), schedule.preset)
         except Busy:
             return  # someone else's apply or revert: the next tick tries again
         except (
@@ -275,30 +189,28 @@ class Scheduler:
         ) as error:
             # Not retried every tick: the log and the page say why, the next window tries again.
             self.errors[schedule.id] = str(error)
-            log.error("schedule %s: could not apply %s: %s", schedule.label, schedule.preset, error)
+            log.error(
+                "schedule %s: could not apply %s: %s", label(schedule), schedule.preset, error
+            )
         with db.write_transaction(conn):
-            conn.execute("UPDATE schedules SET applied = ? WHERE id = ?", (now, schedule.id))
+            schedules.mark_applied(conn, schedule.id, now)
 
     def _end(self, schedule: Schedule) -> bool:
         """Put the originals back at the end of a window; False when that must be retried."""
         conn = self.applier.conn
         if journal.open_session(conn) is not None:
             try:
-                self.applier.revert_locked(f"schedule {schedule.label}: the window ended")
+                self.applier.revert_locked(f"schedule {label(schedule)}: the window ended")
             except (TuningFailed, JournalUnavailable) as error:
                 log.warning(
-                    "schedule %s: revert at the end failed, will retry: %s", schedule.label, error
+                    "schedule %s: revert at the end failed, will retry: %s", label(schedule), error
                 )
                 return False
         with db.write_transaction(conn):
-            conn.execute(
-                "UPDATE schedules SET window_start = NULL, applied = NULL, overridden = NULL, "
-                "closed_window = window_start WHERE id = ?",
-                (schedule.id,),
-            )
+            schedules.close_window(conn, schedule.id)
         return True
 
-    def view(self, conn: sqlite3.Connection, now: float) -> shapes.Schedules:
+    def view(self, conn: Connection, now: float) -> shapes.Schedules:
         """The schedules, which one holds a window now, and the next change, for page and API."""
         entries: list[shapes.ScheduleBody] = []
         changes: list[tuple[float, str]] = []
