@@ -258,7 +258,6 @@ ROW_NAMES = re.compile(r"^(r|row|rows|\w+_row)$")
 NOT_YET_MOVED = {
     "app/forecast/replay.py",
     "app/live/idle.py",
-    "app/live/job.py",
     "app/live/sampler.py",
     "app/web/headline.py",
 }

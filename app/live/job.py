@@ -62,7 +62,7 @@ def build(
     if not running:
         return Job()
     queued = [a for a in data if a.queued]
-    starts = [r["started"] for a in running if (r := history.open_run(conn, a.name))]
+    starts = [s for a in running if (s := history.open_run_started(conn, a.name)) is not None]
     done = []
     for array in data:
         if array in running or array in queued:
@@ -71,10 +71,11 @@ def build(
         if (
             starts
             and last is not None
-            and last["outcome"] == "completed"
-            and last["finished"] >= min(starts) - POOL_CHAIN_S
+            and last.outcome == "completed"
+            and last.finished is not None
+            and last.finished >= min(starts) - POOL_CHAIN_S
         ):
-            done.append((last["finished"], array))
+            done.append((last.finished, array))
     phases = [PoolMember(a.name, "done", a.blocks) for _, a in sorted(done)]
     phases += [
         PoolMember(a.name, "running", a.blocks, _carried(forecast_of(a), a.name, previous, now))

@@ -272,12 +272,20 @@ def open_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
     return run_row(row) if row else None
 
 
-def last_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
+def open_run_started(conn: sqlite3.Connection, array: str) -> float | None:
+    """When the array's open run started; None when none is open."""
+    row = conn.execute(
+        "SELECT started FROM runs WHERE array = ? AND finished IS NULL", (array,)
+    ).fetchone()
+    return float(row[0]) if row else None
+
+
+def last_run(conn: sqlite3.Connection, array: str) -> Run | None:
     """The array's newest run."""
     row = conn.execute(
         f"SELECT {RUN_COLUMNS} FROM runs WHERE array = ? ORDER BY started DESC LIMIT 1", (array,)
     ).fetchone()
-    return run_row(row) if row else None
+    return Run(**run_row(row)) if row else None
 
 
 def finished_run(conn: sqlite3.Connection, run_id: int) -> Run | None:

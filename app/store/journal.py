@@ -258,9 +258,12 @@ def finish_revert(
             "SELECT arrays FROM tuning_sessions WHERE id = ?", (session_id,)
         ).fetchone()
         for array in json.loads(session["arrays"]):
-            run = history.open_run(conn, array) or history.last_run(conn, array)
+            run_id = history.open_run_id(conn, array)
+            if run_id is None:
+                last = history.last_run(conn, array)
+                run_id = last.id if last else None
             detail = {"op_id": op_id, "reason": reason, "restored": len(restored)}
-            history.add_event(conn, now, array, run["id"] if run else None, "revert", detail)
+            history.add_event(conn, now, array, run_id, "revert", detail)
     return op_id
 
 
