@@ -8,7 +8,6 @@ one, so nothing is lost and every sample still lands in the right run.
 import asyncio
 import contextlib
 import logging
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -26,7 +25,7 @@ from app.md import mdstat
 from app.md.attributes import ArraySysfs, EffectiveLimits
 from app.md.disks import MemberDisk
 from app.store import clockstep, db, rollup, run_log
-from app.store.history import SAMPLE_FIELDS, add_event
+from app.store.history import add_event
 
 log = logging.getLogger(__name__)
 
@@ -38,23 +37,6 @@ SQLITE_FULL = 13  # "database or disk is full" (sqlite.org/rescode.html#full)
 ERROR_LOG_EVERY_S = 60.0  # one line a minute while samples cannot be written
 DISK_FULL = "samples are not being recorded: the disk holding the database is full"
 
-# What a sample stores: what the API shows of it (history.SAMPLE_FIELDS), plus these.
-_SAMPLE_COLUMNS = ("array", "state", "status", "mismatch_cnt", "mono", *SAMPLE_FIELDS)
-_INSERT_SAMPLE = (
-    f"INSERT INTO samples ({', '.join(_SAMPLE_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * len(_SAMPLE_COLUMNS))})"
-)
-
-# The run's summary for GET /api/runs (migrations/0012_run_summary.sql), one sample at a time.
-# SQLite's two-argument MAX() is NULL when either is: the COALESCE keeps the known one.
-_ADD_TO_RUN = """
-    UPDATE runs SET
-        speed_samples = speed_samples + (:speed_kb_s IS NOT NULL),
-        speed_sum_kb_s = speed_sum_kb_s + COALESCE(:speed_kb_s, 0),
-        last_percent = COALESCE(MAX(last_percent, :percent), last_percent, :percent)
-    WHERE id = :run_id
-"""
-
 
 @dataclass(frozen=True)
 class PendingTick:
@@ -62,8 +44,9 @@ class PendingTick:
 
     now: float
     parsed: mdstat.MdStat
-    # Each array's sample as its values in _SAMPLE_COLUMNS' order: a tuple holds a day of ticks
-    # in less memory than a dict per row (4.75 -> 4.20 KiB a tick of md2 and md0, tracemalloc).
+    # Each array's sample as its values in run_log.SAMPLE_COLUMNS' order: a tuple holds a day
+    # of ticks in less memory than a dict per row (4.75 -> 4.20 KiB a tick of md2 and md0,
+    # tracemalloc).
     rows: list[tuple[Any, ...]]
     verdict_changes: list[VerdictChange] = field(
         default_factory=list
@@ -71,7 +54,7 @@ class PendingTick:
 
     def shifted(self, delta: float) -> "PendingTick":
         """The same tick on a wall clock that has since moved by `delta` seconds."""
-        at = _SAMPLE_COLUMNS.index("ts")
+        at = run_log.SAMPLE_COLUMNS.index("ts")
         rows = [(*row[:at], row[at] + delta, *row[at + 1 :]) for row in self.rows]
         changes = [replace(c, ts=c.ts + delta) for c in self.verdict_changes]
         return replace(self, now=self.now + delta, rows=rows, verdict_changes=changes)
@@ -83,7 +66,7 @@ class Sampler:
     def __init__(
         self,
         host: Host,
-        conn: sqlite3.Connection,
+        conn: db.Connection,
         clock: Clock | Timeline = time.time,
         downsample_after_days: float = 7.0,
         keep_days: float | None = None,
@@ -172,7 +155,7 @@ class Sampler:
         self.pending.append(PendingTick(now, parsed, rows, tick.verdict_changes))
         try:
             self._store(tick)
-        except sqlite3.Error as error:
+        except db.Error as error:
             tick.finished_runs.clear()  # rolled back: they will be reported when replayed
             del self.pending[:-MAX_PENDING_TICKS]
             self._not_written(error, reading.mono)
@@ -191,7 +174,7 @@ class Sampler:
         self.latest = tick
         return tick
 
-    def _not_written(self, error: sqlite3.Error, mono: float) -> None:
+    def _not_written(self, error: db.Error, mono: float) -> None:
         """Say so in the log at most once a minute (a full disk fails every tick), and note
         when the disk became full: the page, /healthz and a change's refusal say it."""
         full = getattr(error, "sqlite_errorcode", 0) & 0xFF == SQLITE_FULL
@@ -219,7 +202,7 @@ class Sampler:
         except StopIteration:
             self.maintenance = None
             return False
-        except sqlite3.Error as error:  # interrupted by a stop, or a full disk: next hour
+        except db.Error as error:  # interrupted by a stop, or a full disk: next hour
             log.warning("maintenance stopped, will run again: %s", error)
             self.maintenance = None
             return False
@@ -257,7 +240,7 @@ class Sampler:
         """What the file takes, for the page's footer."""
         try:
             self.size = db.measure(self.conn, now)
-        except (OSError, sqlite3.Error) as error:
+        except (OSError, db.Error) as error:
             log.warning("cannot measure the database's size: %s", error)
 
     def _disks(self, parsed: mdstat.MdStat) -> dict[str, MemberDisk]:
@@ -299,7 +282,7 @@ class Sampler:
         sysfs: ArraySysfs | None,
     ) -> dict[str, Any]:
         sync = array.sync if array.syncing else None
-        row: dict[str, Any] = dict.fromkeys(_SAMPLE_COLUMNS)
+        row: dict[str, Any] = dict.fromkeys(run_log.SAMPLE_COLUMNS)
         row.update(
             ts=now,
             mono=mono,
@@ -339,7 +322,7 @@ class Sampler:
         tick.written = sum(len(p.rows) for p in self.pending)  # taken in, stored or not needed
         self.pending.clear()
 
-    def _write_pending(self, conn: sqlite3.Connection, tick: Tick) -> None:
+    def _write_pending(self, conn: db.Connection, tick: Tick) -> None:
         with db.write_transaction(conn):
             moved = sum(step for _, step in self.clock_steps)
             if moved:
@@ -348,7 +331,7 @@ class Sampler:
                 open_runs = run_log.open_runs(conn)
                 run_ids = {}
                 for array, values in zip(pending.parsed.arrays, pending.rows, strict=True):
-                    row = dict(zip(_SAMPLE_COLUMNS, values, strict=True))
+                    row = dict(zip(run_log.SAMPLE_COLUMNS, values, strict=True))
                     run = open_runs.pop(array.name, None)
                     row["run_id"] = run_ids[array.name] = run_tracking.track(
                         conn,
@@ -360,9 +343,9 @@ class Sampler:
                         tick.finished_runs,
                     )
                     if self.idle.keep(row):
-                        conn.execute(_INSERT_SAMPLE, [row[c] for c in _SAMPLE_COLUMNS])
+                        run_log.add_sample(conn, [row[c] for c in run_log.SAMPLE_COLUMNS])
                     if row["run_id"] is not None:
-                        conn.execute(_ADD_TO_RUN, row)
+                        run_log.add_to_run(conn, row["run_id"], row["speed_kb_s"], row["percent"])
                 for change in pending.verdict_changes:
                     # A past run then shows why it was slow when.
                     run_id = run_ids.get(change.array)
@@ -373,7 +356,7 @@ class Sampler:
                 _store_clock_step(conn, ts, step)
 
 
-def _store_clock_step(conn: sqlite3.Connection, ts: float, step: float) -> None:
+def _store_clock_step(conn: db.Connection, ts: float, step: float) -> None:
     """One event per open run (the run's page and forecast show it), else one for the box."""
     detail = {"moved_s": round(step, 3)}
     open_runs = run_log.open_runs(conn).values()

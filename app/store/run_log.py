@@ -1,8 +1,41 @@
 """The runs table as the tick writes it: a run starts, ends with an outcome, and is judged from
 its newest samples."""
 
+from collections.abc import Sequence
+from typing import Any
+
 from app.records import OpenRun, SampledProgress
 from app.store.db import Connection
+from app.store.history import SAMPLE_FIELDS
+
+# What a sample stores: what the API shows of it (history.SAMPLE_FIELDS), plus these.
+SAMPLE_COLUMNS = ("array", "state", "status", "mismatch_cnt", "mono", *SAMPLE_FIELDS)
+_INSERT_SAMPLE = (
+    f"INSERT INTO samples ({', '.join(SAMPLE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(SAMPLE_COLUMNS))})"
+)
+
+# The run's summary for GET /api/runs (migrations/0012_run_summary.sql), one sample at a time.
+# SQLite's two-argument MAX() is NULL when either is: the COALESCE keeps the known one.
+_ADD_TO_RUN = """
+    UPDATE runs SET
+        speed_samples = speed_samples + (:speed_kb_s IS NOT NULL),
+        speed_sum_kb_s = speed_sum_kb_s + COALESCE(:speed_kb_s, 0),
+        last_percent = COALESCE(MAX(last_percent, :percent), last_percent, :percent)
+    WHERE id = :run_id
+"""
+
+
+def add_sample(conn: Connection, values: Sequence[Any]) -> None:
+    """One sample, its values in SAMPLE_COLUMNS' order."""
+    conn.execute(_INSERT_SAMPLE, values)
+
+
+def add_to_run(
+    conn: Connection, run_id: int, speed_kb_s: float | None, percent: float | None
+) -> None:
+    """Count one sample of the run into its summary."""
+    conn.execute(_ADD_TO_RUN, {"run_id": run_id, "speed_kb_s": speed_kb_s, "percent": percent})
 
 
 def open_runs(conn: Connection) -> dict[str, OpenRun]:
