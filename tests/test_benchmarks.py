@@ -21,6 +21,12 @@ SMOKE: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
     "bench_year.py": (["--smoke"], "context switches per tick", ()),
     "bench_load.py": (["--clients", "2", "--seconds", "1"], "/healthz after the load: 200", ()),
     "probe_slowloris.py": (["--sockets", "5", "--hold", "1"], "fresh client: {200:", ()),
+    "probe_lan.py": (
+        ["--attack", "unread", "--seconds", "2"],
+        "owner's pages answered 200 within",
+        (),
+    ),
+    "count_io.py": ([], "one boost press (POST /ui/boost on):", ()),
     "crash_trials.py": (
         ["--trials", "2", "--modes", "apply:random", "revert:random"],
         "knobs inconsistent after restart:",
@@ -62,8 +68,11 @@ SMOKE: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
         (REALKERNEL,),
     ),
 }
-# Scripts that measure nothing: they record fixtures, take screenshots or set up the checkout.
+# Scripts that measure nothing: they record fixtures, take screenshots, save answers for a
+# comparison or pack a release.
 NOT_BENCHMARKS = {
+    "api_answers.py",
+    "release.py",
     "record_real5s.py",
     "record_real_runs.py",
     "record_sim_runs.py",
