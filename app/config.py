@@ -112,6 +112,10 @@ class Settings(BaseSettings):
     notify_retry_seconds: float = Field(default=5.0, gt=0)  # first retry; doubles each time
     notify_retry_max_seconds: float = Field(default=600.0, gt=0)
     notify_timeout_seconds: float = Field(default=10.0, gt=0)  # per send
+    # Destinations on the NAS itself or its link (127.0.0.1, ::1, 169.254.x.x, the NAS's own
+    # addresses, names that resolve there): off, they are refused, so an admin's "test" is no
+    # port probe from inside the NAS; on, for ntfy or Gotify running on the NAS.
+    notify_allow_local: bool = False
     # GET /metrics: also export node_exporter's node_md_* series; turn off where
     # node_exporter already runs on the box, to avoid duplicates.
     metrics_node_compat: bool = True

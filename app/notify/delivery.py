@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 from app.config import Settings
 from app.notify import destinations, outbox, senders
@@ -37,6 +38,7 @@ class DeliveryRules:
     first_retry_s: float = 5.0
     max_retry_s: float = 600.0
     timeout_s: float = senders.TIMEOUT_S
+    allow_local: bool = False  # receivers on the NAS itself or its link (see senders.send)
 
 
 def rules_from(settings: Settings) -> DeliveryRules:
@@ -45,6 +47,7 @@ def rules_from(settings: Settings) -> DeliveryRules:
         first_retry_s=settings.notify_retry_seconds,
         max_retry_s=settings.notify_retry_max_seconds,
         timeout_s=settings.notify_timeout_seconds,
+        allow_local=settings.notify_allow_local,
     )
 
 
@@ -56,12 +59,12 @@ class Deliverer:
         conn: db.Connection,
         rules: DeliveryRules,
         wall_clock: Callable[[], float] = time.time,
-        send: Callable[[str, senders.Message, float], object] = senders.send,
+        send: Callable[[str, senders.Message, float], object] | None = None,
     ) -> None:
         self.conn = conn
         self.rules = rules
         self.wall_clock = wall_clock
-        self.send = send
+        self.send = send or partial(senders.send, allow_local=rules.allow_local)
         self.lock = threading.Lock()  # the connection is shared by the sender threads
         self.on_wake: Callable[[], object] | None = None
 

@@ -6,7 +6,9 @@ scheme, host and the last four characters.
 """
 
 import base64
+import ipaddress
 import re
+import socket
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import SplitResult, parse_qs, unquote, unquote_plus, urlsplit
@@ -38,6 +40,10 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 class BadDestination(ValueError):
     """A URL that cannot be used; the message never repeats the URL's secrets."""
+
+
+class LocalDestination(BadDestination):
+    """A URL whose host is the NAS itself or its link: refused unless MDBOOST_NOTIFY_ALLOW_LOCAL."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,70 @@ def _ntfy_host(host: str | None) -> bool:
     return name == "ntfy.sh" or name.startswith("ntfy.")
 
 
+# 0.0.0.0/8 is "this network": Linux delivers a connection to 0.x.y.z to the NAS itself.
+THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")
+
+
+def local_reason(host: str) -> str | None:
+    """Why a message to `host` would stay on the NAS or its link (loopback, link-local such as
+    169.254.169.254's cloud metadata, the unspecified address, one of the NAS's own addresses),
+    or None. A name counts by every address it resolves to now; one that does not resolve is
+    not local (sending to it fails on its own). A destination there would make 'test' a port
+    probe from inside the NAS."""
+    try:
+        addresses = [ipaddress.ip_address(host)]
+        named = False
+    except ValueError:
+        try:
+            found = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+        except (OSError, UnicodeError):
+            return None
+        addresses = [ipaddress.ip_address(str(info[4][0]).partition("%")[0]) for info in found]
+        named = True
+    for address in addresses:
+        kind = _local_kind(address)
+        if kind:
+            return f"{host} resolves to {address}, {kind}" if named else f"{host} is {kind}"
+    return None
+
+
+def _local_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    if address.is_loopback:
+        return "a loopback address (the NAS itself)"
+    if address.is_link_local:
+        return "a link-local address (cloud metadata and the like)"
+    if address.is_unspecified or address in THIS_NETWORK:
+        return "the unspecified address (the NAS itself)"
+    if _own_address(address):
+        return "one of this NAS's own addresses"
+    return None
+
+
+def _own_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """The kernel lets a socket bind only to an address of this machine: that answers without
+    listing interfaces."""
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.bind((str(address), 0))
+        except OSError:
+            return False
+    return True
+
+
+def refuse_local(url: str) -> None:
+    """Raise LocalDestination when `url`'s host is local (see local_reason)."""
+    host = urlsplit(url.strip()).hostname or ""
+    reason = local_reason(host)
+    if reason:
+        raise LocalDestination(
+            f"{label(url)} is refused: {reason}. Set MDBOOST_NOTIFY_ALLOW_LOCAL=true to send "
+            "to a receiver on the NAS itself (ntfy or Gotify running on it)"
+        )
+
+
 def label(url: str) -> str:
     """The only form of a URL that is ever shown or logged: scheme, host, the last 4 chars."""
     try:
@@ -150,9 +220,18 @@ def sync_env(conn: db.Connection, urls: list[str], now: float) -> list[str]:
     return problems
 
 
-def add(conn: db.Connection, url: str, now: float, page_url: str | None = None) -> int:
+def add(
+    conn: db.Connection,
+    url: str,
+    now: float,
+    page_url: str | None = None,
+    allow_local: bool = False,
+) -> int:
     """Add a destination from the page, with the address the owner opened the page at (the link
-    in its messages); raises BadDestination for a URL that cannot be used."""
+    in its messages); raises BadDestination for a URL that cannot be used, LocalDestination for
+    one on the NAS itself unless `allow_local` (MDBOOST_NOTIFY_ALLOW_LOCAL)."""
     url = url.strip()
     parse(url)
+    if not allow_local:
+        refuse_local(url)
     return stored.add_destination(conn, url, label(url), now, page_url)

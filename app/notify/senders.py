@@ -20,7 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote
 
-from app.notify.destinations import Destination, parse, redact
+from app.notify.destinations import Destination, local_reason, parse, redact
 
 if TYPE_CHECKING:  # smtplib and urllib.request load at the first send: a box that sends none
     # never pays their RSS
@@ -63,10 +63,15 @@ class SendFailed(Exception):
     """The receiver did not take the message; the text is safe to log and show."""
 
 
-def send(url: str, message: Message, timeout: float = TIMEOUT_S) -> str:
+def send(url: str, message: Message, timeout: float = TIMEOUT_S, allow_local: bool = False) -> str:
     """Deliver `message` to the destination `url`: what the receiver answered, in words; raises
-    SendFailed (masked) on any failure."""
+    SendFailed (masked) on any failure, and for a host on the NAS itself or its link unless
+    `allow_local` (MDBOOST_NOTIFY_ALLOW_LOCAL): checked here, at send time, because a name
+    added as a LAN host can resolve there later."""
     dest = parse(url)
+    reason = None if allow_local else local_reason(dest.parts.hostname or "")
+    if reason:
+        raise SendFailed(f"not sent: {reason} (MDBOOST_NOTIFY_ALLOW_LOCAL is off)")
     try:
         if dest.kind == "email":
             _send_email(dest, message, timeout)

@@ -13,6 +13,10 @@ from aiosmtpd.controller import Controller
 
 from tests.server import free_port
 
+# The receivers listen on 127.0.0.1, which mdboost refuses as a destination unless told that the
+# receiver runs on the NAS itself: every server and Settings that sends to one sets this.
+ALLOW_LOCAL = {"MDBOOST_NOTIFY_ALLOW_LOCAL": "true"}
+
 
 @dataclass(frozen=True)
 class Request:

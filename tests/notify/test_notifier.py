@@ -30,9 +30,11 @@ def test_an_shr_expansion_on_the_simulator_tells_the_owner_each_step(tmp_path: P
     clock = lambda: sim.state.sim_time  # noqa: E731
     sampler = Sampler(Host(settings.proc_root, settings.sys_root), conn, clock)
     receiver = HttpReceiver().start()
-    destinations.add(conn, f"http://{receiver.base}/hook", clock())
+    destinations.add(conn, f"http://{receiver.base}/hook", clock(), allow_local=True)
     notifier = Notifier(db.connect(settings.db), sampler.host, clock, settings)
-    deliverer = Deliverer(db.connect(settings.db), DeliveryRules(max_per_minute=100))
+    deliverer = Deliverer(
+        db.connect(settings.db), DeliveryRules(max_per_minute=100, allow_local=True)
+    )
 
     def tick(seconds: float) -> None:
         sim.advance(seconds)

@@ -42,8 +42,10 @@ def receiver():
 
 def test_a_receiver_down_for_a_while_gets_every_event_once_in_order(conn, receiver):
     clock = WallClock()
-    destinations.add(conn, f"http://{receiver.base}/hook", clock())
-    deliverer = Deliverer(conn, DeliveryRules(first_retry_s=5, max_retry_s=40), clock)
+    destinations.add(conn, f"http://{receiver.base}/hook", clock(), allow_local=True)
+    deliverer = Deliverer(
+        conn, DeliveryRules(first_retry_s=5, max_retry_s=40, allow_local=True), clock
+    )
     receiver.status = 503
     queue(conn, ["a", "b", "c"], clock)
     delays = []
@@ -75,10 +77,10 @@ def test_one_destination_down_does_not_hold_back_another(conn, receiver):
     clock = WallClock()
     other = HttpReceiver().start()
     try:
-        destinations.add(conn, f"http://{receiver.base}/hook", clock())
-        destinations.add(conn, f"http://{other.base}/hook", clock())
+        destinations.add(conn, f"http://{receiver.base}/hook", clock(), allow_local=True)
+        destinations.add(conn, f"http://{other.base}/hook", clock(), allow_local=True)
         other.stop()
-        deliverer = Deliverer(conn, DeliveryRules(), clock)
+        deliverer = Deliverer(conn, DeliveryRules(allow_local=True), clock)
         queue(conn, ["a", "b"], clock)
         while deliverer.pass_once():
             pass
@@ -99,14 +101,14 @@ def test_pending_messages_survive_a_restart_of_the_deliverer(tmp_path: Path, rec
     path = tmp_path / "mdboost.db"
     first = db.connect(path)
     db.migrate(first, PROJECT_ROOT / "migrations")
-    destinations.add(first, f"http://{receiver.base}/hook", clock())
+    destinations.add(first, f"http://{receiver.base}/hook", clock(), allow_local=True)
     queue(first, ["a", "b"], clock)
-    before_crash = Deliverer(first, DeliveryRules(), clock)
+    before_crash = Deliverer(first, DeliveryRules(allow_local=True), clock)
     url, job = before_crash.due()[0]
     assert before_crash.attempt(url, job)  # "a" went out; then the process died
     first.close()
     second = db.connect(path)
-    while Deliverer(second, DeliveryRules(), clock).pass_once():
+    while Deliverer(second, DeliveryRules(allow_local=True), clock).pass_once():
         pass
     assert delivered_keys(receiver) == ["a", "b"]
     second.close()
@@ -114,8 +116,8 @@ def test_pending_messages_survive_a_restart_of_the_deliverer(tmp_path: Path, rec
 
 def test_a_flood_is_folded_into_one_summary_per_destination(conn, receiver):
     clock = WallClock()
-    destinations.add(conn, f"http://{receiver.base}/hook", clock())
-    deliverer = Deliverer(conn, DeliveryRules(max_per_minute=3), clock)
+    destinations.add(conn, f"http://{receiver.base}/hook", clock(), allow_local=True)
+    deliverer = Deliverer(conn, DeliveryRules(max_per_minute=3, allow_local=True), clock)
     queue(conn, [f"m{i}" for i in range(10)], clock)
     while deliverer.pass_once():
         clock.now += 1
@@ -137,10 +139,10 @@ def test_a_flood_is_folded_into_one_summary_per_destination(conn, receiver):
 
 def test_a_removed_destination_gets_nothing_more(conn, receiver):
     clock = WallClock()
-    destination = destinations.add(conn, f"http://{receiver.base}/hook", clock())
+    destination = destinations.add(conn, f"http://{receiver.base}/hook", clock(), allow_local=True)
     queue(conn, ["a"], clock)
     assert stored.remove_page_destination(conn, destination, clock())
-    assert Deliverer(conn, DeliveryRules(), clock).pass_once() == 0
+    assert Deliverer(conn, DeliveryRules(allow_local=True), clock).pass_once() == 0
     assert receiver.taken() == []
     state = conn.execute("SELECT state FROM notify_outbox").fetchone()[0]
     assert state == "cancelled"

@@ -2,12 +2,16 @@
 
 import base64
 import socket
+from functools import partial
 
 import pytest
 
-from app.notify import destinations
-from app.notify.senders import Message, SendFailed, send
+from app.notify import destinations, senders
+from app.notify.senders import Message, SendFailed
 from tests.notify.receivers import HttpReceiver, SmtpReceiver
+
+# The receivers listen on 127.0.0.1: a receiver on the NAS itself, allowed here.
+send = partial(senders.send, allow_local=True)
 
 MESSAGE = Message(
     key="run:12:milestone:50",
