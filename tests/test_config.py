@@ -83,6 +83,7 @@ EVERY_SETTING: dict[str, tuple[str, Any, str | None, str | None]] = {
     "notify_retry_seconds": ("1", 1.0, "0", above(0)),
     "notify_retry_max_seconds": ("1", 1.0, "-1", above(0)),
     "notify_timeout_seconds": ("1", 1.0, "0", above(0)),
+    "notify_allow_local": ("true", True, "perhaps", BOOLEAN),
     "metrics_node_compat": ("false", False, "no way", BOOLEAN),
     "test_crash_at": ("after_write", "after_write", None, None),
 }
