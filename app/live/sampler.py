@@ -34,6 +34,7 @@ Clock = Callable[[], float]
 MAX_PENDING_TICKS = 17_280
 DOWNSAMPLE_EVERY_S = 3600.0
 SQLITE_FULL = 13  # "database or disk is full" (sqlite.org/rescode.html#full)
+STORE_CHUNK_TICKS = 120  # ticks a transaction writes: 10 minutes at 5 s
 ERROR_LOG_EVERY_S = 60.0  # one line a minute while samples cannot be written
 DISK_FULL = "samples are not being recorded: the disk holding the database is full"
 
@@ -156,7 +157,6 @@ class Sampler:
         try:
             self._store(tick)
         except db.Error as error:
-            tick.finished_runs.clear()  # rolled back: they will be reported when replayed
             del self.pending[:-MAX_PENDING_TICKS]
             self._not_written(error, reading.mono)
             tick.error = f"cannot write samples: {error}"
@@ -309,25 +309,33 @@ class Sampler:
         return row
 
     def _store(self, tick: Tick) -> None:
-        """Write every pending tick in order, with its run bookkeeping, in one transaction.
-        An idle array's sample is stored only when it says something new (app/live/idle.py)."""
-        conn = self.conn
-        try:
-            self._write_pending(conn, tick)
-        except BaseException:
-            self.idle.rollback()
-            raise
-        self.idle.commit()
-        self.clock_steps.clear()
-        tick.written = sum(len(p.rows) for p in self.pending)  # taken in, stored or not needed
-        self.pending.clear()
+        """Write every pending tick in order, with its run bookkeeping, STORE_CHUNK_TICKS to a
+        transaction: a backlog from a full disk goes back in pieces that fit the room that came
+        back, each one kept once written. An idle array's sample is stored only when it says
+        something new (app/live/idle.py)."""
+        tick.written = 0
+        while self.pending:
+            chunk = self.pending[:STORE_CHUNK_TICKS]
+            reported = len(tick.finished_runs)
+            try:
+                self._write_pending(self.conn, tick, chunk)
+            except BaseException:
+                self.idle.rollback()
+                del tick.finished_runs[reported:]  # rolled back: reported when replayed
+                raise
+            self.idle.commit()
+            self.clock_steps.clear()
+            tick.written += sum(len(p.rows) for p in chunk)  # taken in, stored or not needed
+            del self.pending[: len(chunk)]
+            if self.pending:  # the next piece reuses the WAL's room rather than growing it
+                db.checkpoint(self.conn)
 
-    def _write_pending(self, conn: db.Connection, tick: Tick) -> None:
+    def _write_pending(self, conn: db.Connection, tick: Tick, chunk: list[PendingTick]) -> None:
         with db.write_transaction(conn):
             moved = sum(step for _, step in self.clock_steps)
             if moved:
                 clockstep.shift(conn, moved, self.segment)
-            for pending in self.pending:
+            for pending in chunk:
                 open_runs = run_log.open_runs(conn)
                 run_ids = {}
                 for array, values in zip(pending.parsed.arrays, pending.rows, strict=True):

@@ -81,6 +81,12 @@ def connect(path: Path, cache_kib: int = 512) -> sqlite3.Connection:
     return conn
 
 
+def checkpoint(conn: sqlite3.Connection) -> None:
+    """Copy the WAL into the file where no reader needs it, so the next write reuses the WAL's
+    room from its start rather than growing it (pragma.html#pragma_wal_checkpoint)."""
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+
 def release_memory(conn: sqlite3.Connection) -> None:
     """Free the connection's page cache and what else SQLite can (pragma.html#pragma_shrink_memory).
     After a one-time big read (start-up's forecasts from a long run, the hourly maintenance) a
