@@ -24,6 +24,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from app.clock import Timeline
 from app.config import Settings
 from app.live import sampler

@@ -13,6 +13,7 @@ import argparse
 import os
 import re
 import sqlite3
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.clock import Timeline
 from app.config import Settings

@@ -50,6 +50,7 @@ class PoolForecast:
     phases: int = 0
     members: list[str] = field(default_factory=list)
     finishes: list[PhaseFinish] = field(default_factory=list)  # each phase's end, in order
+    settling: bool = False  # the running phase's finish is a first estimate after a knob change
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,7 +93,10 @@ def pool_forecast(
         low += turn * low_ratio
         high += turn * high_ratio
         finishes.append(PhaseFinish(member.name, member.state, eta, low, high))
-    return replace(base, status="ok", eta=eta, low=low, high=high, finishes=finishes)
+    # The job's finish is as settled as the running phase's: right after a knob change the
+    # page labels it a first estimate, whichever of the two it shows.
+    settled = replace(base, status="ok", eta=eta, low=low, high=high, finishes=finishes)
+    return replace(settled, settling=True, reason=fc.reason) if fc.settling else settled
 
 
 def _turn_s(
