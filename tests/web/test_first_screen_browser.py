@@ -42,7 +42,9 @@ def test_the_first_phone_screen_says_it_all_and_boosts_right_there(
         page.goto(server.base + "/")
         wait_for_chart(page)
         sentence = page.locator("#headline .sentence")
-        expect(sentence).to_contain_text("Storage pool (md2) is growing onto the new disk")
+        expect(sentence).to_contain_text(
+            "Your storage pool is growing onto the new disk (step 1 of 2: md2)"
+        )
         assert re.search(r"\d+\.\d % done", sentence.inner_text())
         expect(sentence).to_contain_text("It should finish")
         expect(sentence).to_contain_text("likely between")
