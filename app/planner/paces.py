@@ -18,17 +18,62 @@ Source = Literal["measured", "physics", "assumed"]
 # tracks; 5400 rpm ones ~100, the fastest ~250. Said as an assumption wherever it is used.
 ASSUMED_DISK_KIB_S = 150e6 / 1024
 ASSUMED_RANGE = (0.6, 1.6)
-# A grow before its knee (real kernel 6.1, /proc/diskstats of each member through a 3 -> 4 and a
-# 4 -> 5 grow, tests/realkernel/guest/plan_scenario.py): each member reads the old layout in
-# requests of two chunks (130-141 KiB at 64 KiB chunks) and writes the new one in requests of one
-# (52-61 KiB), alternating between two places on the disk. On a rotating disk every request then
-# costs a seek, so the pace follows the disk's request rate and the chunk size, not its streaming
-# pace: the members served 110-141 requests/s while a check of the same disks streamed 706 KiB
-# requests. A 7200 rpm disk serves ~120 short-seek requests/s (8 ms each: a short seek plus half a
-# turn); 5400 rpm ones ~80, the fastest ~160. The streaming pace still bounds it: a member moves
-# (new/old data disks + 1) times the progress.
+# A grow before its knee (each member's /proc/diskstats through 3 -> 4 and 4 -> 5 grows,
+# tests/realkernel/guest/plan_scenario.py): each member reads the old layout and writes the new
+# one, (new/old data disks) KiB read and 1 written a KiB of progress, alternating between two
+# places on the disk. On a rotating disk every request then costs a seek, so the pace follows
+# the disk's request rate and the bytes each request carries, not its streaming pace: on 6.1
+# the members served 110-141 requests/s while a check of the same disks streamed 706 KiB
+# requests. A 7200 rpm disk serves ~120 short-seek requests/s (8 ms each: a short seek plus half
+# a turn); 5400 rpm ones ~80, the fastest ~160.
 SEEK_REQUESTS_S, SEEK_RANGE = 120.0, (80.0 / 120, 160.0 / 120)
-READ_CHUNKS, WRITE_CHUNKS = 2, 1  # the chunks a member reads, writes per request before the knee
+
+
+@dataclass(frozen=True)
+class GrowRequests:
+    """What a grow moves before its knee per request its member disk serves, read and written
+    (KiB, at 64 KiB chunks): how far the kernel's block layer merges md's stripe reads and writes
+    is its generation's own."""
+
+    read_kib: float  # likely
+    write_kib: float
+    smallest: tuple[float, float]  # (read, write) of the runs whose requests were the smallest
+    largest: tuple[float, float]  # ... the largest
+    measured: str  # what the figures rest on
+
+
+# Measured at 64 KiB chunks on QEMU's HDD-like throttle (~130 requests/s a disk), 3 -> 4 and
+# 4 -> 5 grows (docs/performance.md, "The change planner"): the KiB each read and write request
+# carried, times the share of the throttle's rate the grow used. That share is 1 on 6.1 (the
+# grow is request-bound); 6.12's small requests (20-26 KiB, ~450 a second) are merged by the
+# virtual disk before its throttle, as a disk's own queue merges adjacent ones; 5.10's large ones
+# (470-500 KiB reads, 380-430 KiB writes) came at 57-81 a second, md's raid5 thread being the
+# bound under emulation. How far a generation merges varied from boot to boot (with the emulated
+# CPU's speed and the host's load), so the likely figure sits in the middle of its runs, whose
+# smallest and largest bound the range.
+GROW_REQUESTS: dict[str, GrowRequests] = {
+    "5.10": GrowRequests(260.0, 210.0, (206.0, 187.0), (309.0, 239.0), "Linux 5.10.0-32"),
+    "6.1": GrowRequests(84.0, 58.0, (69.0, 49.0), (128.0, 64.0), "Linux 6.1.0-56"),
+    "6.12": GrowRequests(78.0, 80.0, (66.0, 66.0), (89.0, 96.0), "Linux 6.12.117"),
+}
+# A kernel without its own figures: 6.1's likely requests (the generation between the two
+# others), within the smallest and largest of any.
+UNMEASURED_REQUESTS = GrowRequests(
+    GROW_REQUESTS["6.1"].read_kib,
+    GROW_REQUESTS["6.1"].write_kib,
+    (
+        min(r.smallest[0] for r in GROW_REQUESTS.values()),
+        min(r.smallest[1] for r in GROW_REQUESTS.values()),
+    ),
+    (
+        max(r.largest[0] for r in GROW_REQUESTS.values()),
+        max(r.largest[1] for r in GROW_REQUESTS.values()),
+    ),
+    "this kernel not measured: 6.1's, within every measured kernel's",
+)
+# Linux merges no request past a disk's max_sectors_kb (1280 KiB by default): the cap when a
+# larger chunk scales the figures above.
+MAX_REQUEST_KIB = 1280.0
 DEFAULT_CHUNK_KIB = 64  # DSM's chunk; a raid1 has none and DSM's conversion to raid5 uses this
 # After the knee md only writes whole stripes, in order: the disks stream, as in a check.
 GROW_AFTER_SHARE, GROW_AFTER_RANGE = 1.00, (0.60, 2.00)
@@ -74,6 +119,7 @@ class History:
     # measured only before it; None: from the sync pace instead.
     knee_speedup: tuple[float, float, float] | None = None
     rotational: bool | None = None  # the pool's disks spin (sysfs queue/rotational); None: unknown
+    kernel: str | None = None  # the box's kernel generation ("6.1"); None: unknown
     speed_max_kib_s: float | None = None  # md's effective max now: no pace passes it
     boost_max_kib_s: float | None = None  # ... with boost applied
 
@@ -89,14 +135,20 @@ class Geometry:
     @property
     def moved(self) -> float:
         """What a member reads and writes before the knee, per unit of progress."""
-        return self.new_data / self.old_data + 1
+        return self.read + 1
 
     @property
-    def requests_per_kib(self) -> float:
-        """A member's requests per KiB of progress before the knee."""
-        chunk = self.chunk_kib or DEFAULT_CHUNK_KIB
-        ratio = self.new_data / self.old_data
-        return ratio / (READ_CHUNKS * chunk) + 1 / (WRITE_CHUNKS * chunk)
+    def read(self) -> float:
+        """What a member reads before the knee, per unit of progress."""
+        return self.new_data / self.old_data
+
+    def requests_per_kib(self, read_kib: float, write_kib: float) -> float:
+        """A member's requests per KiB of progress before the knee, for requests of these sizes
+        at 64 KiB chunks (a larger chunk merges into larger requests, up to the disk's cap)."""
+        scale = (self.chunk_kib or DEFAULT_CHUNK_KIB) / DEFAULT_CHUNK_KIB
+        read = min(read_kib * scale, MAX_REQUEST_KIB)
+        write = min(write_kib * scale, MAX_REQUEST_KIB)
+        return self.new_data / self.old_data / read + 1 / write
 
 
 @dataclass(frozen=True)
@@ -150,7 +202,8 @@ def grow_paces(
     it, after it the disks stream as in a sync."""
     base = sync_pace(history, work_kib, now)
     source: Source = "physics" if base.source == "measured" else "assumed"
-    before = _before_knee(base, source, history.rotational, geometry or Geometry(2, 3))
+    requests = grow_requests(history.kernel)
+    before = _before_knee(base, source, history.rotational, geometry or Geometry(2, 3), requests)
     low, high = GROW_AFTER_RANGE
     why = f"the disks stream after the knee, as in a sync: {base.why}"
     after = Pace(
@@ -170,31 +223,53 @@ def grow_paces(
     return before, after
 
 
-def _before_knee(base: Pace, source: Source, rotational: bool | None, geometry: Geometry) -> Pace:
-    """The least of the streaming bound (a member moves `geometry.moved` times the progress)
-    and, on rotating disks (or unknown ones: a NAS's are), the seek bound."""
-    moved = geometry.moved
-    stream = Pace(base.kib_s / moved, base.low_kib_s / moved, base.high_kib_s / moved, source, "")
+def grow_requests(kernel: str | None) -> GrowRequests:
+    """The requests a grow makes before its knee on this kernel generation."""
+    if kernel in GROW_REQUESTS:
+        return GROW_REQUESTS[kernel]
+    said = f"Linux {kernel} not measured" if kernel else "the kernel unknown"
+    return replace(UNMEASURED_REQUESTS, measured=f"{said}: 6.1's, within every measured kernel's")
+
+
+def _before_knee(
+    base: Pace, source: Source, rotational: bool | None, geometry: Geometry, requests: GrowRequests
+) -> Pace:
+    """On SSDs the streaming bound: a member moves `geometry.moved` times the progress. On
+    rotating disks (or unknown ones: a NAS's are) the seek bound, the disk's request rate times
+    what each request carries on this kernel, which counts the writes and the head's travel
+    between the layouts; and the check's pace bounds the reading (md read each member once a
+    unit of progress there, as fast as the disks or md's own thread went: under emulation 5.10's
+    check ran 23 MB/s, held by md's thread, and its grow read at about that pace)."""
     if rotational is False:
+        moved = geometry.moved
         why = f"the disks' streaming pace over {moved:.1f} (read the old layout, write the new): "
-        return replace(stream, why=why + base.why)
-    per_kib = geometry.requests_per_kib
+        return Pace(
+            base.kib_s / moved,
+            base.low_kib_s / moved,
+            base.high_kib_s / moved,
+            source,
+            why + base.why,
+        )
+    read = geometry.read
+    stream = Pace(base.kib_s / read, base.low_kib_s / read, base.high_kib_s / read, source, "")
     low, high = SEEK_RANGE
-    seek = SEEK_REQUESTS_S / per_kib
+    seek = SEEK_REQUESTS_S / geometry.requests_per_kib(requests.read_kib, requests.write_kib)
+    slowest = SEEK_REQUESTS_S * low / geometry.requests_per_kib(*requests.smallest)
+    fastest = SEEK_REQUESTS_S * high / geometry.requests_per_kib(*requests.largest)
     chunk = geometry.chunk_kib or DEFAULT_CHUNK_KIB
     why = (
-        f"seek-bound on rotating disks: ~{SEEK_REQUESTS_S:.0f} requests/s a disk, reading "
-        f"{READ_CHUNKS} chunks of {chunk} KiB and writing {WRITE_CHUNKS} a request, "
-        f"{_mb_s(seek)}"
+        f"seek-bound on rotating disks: ~{SEEK_REQUESTS_S:.0f} requests/s a disk, each reading "
+        f"~{requests.read_kib:.0f} KiB or writing ~{requests.write_kib:.0f} KiB at 64 KiB chunks "
+        f"({requests.measured}; {chunk} KiB chunks here), {_mb_s(seek)}"
     )
     if stream.kib_s < seek:
-        why = f"the disks' streaming pace over {moved:.1f} (below the seek bound): {base.why}"
+        why = f"the check's pace over {read:.1f}, what it reads (below the seek bound): {base.why}"
     else:
-        why += f" (their streaming pace allows more: {base.why})"
+        why += f" (the check's pace allows more: {base.why})"
     return Pace(
         min(seek, stream.kib_s),
-        min(seek * low, stream.low_kib_s),
-        min(seek * high, stream.high_kib_s),
+        min(slowest, stream.low_kib_s),
+        min(fastest, stream.high_kib_s),
         source,
         why,
     )

@@ -5,7 +5,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from app.forecast import boost as boost_model
-from app.forecast.physics import AT_MAX, grow_knee, knee_speedup
+from app.forecast.physics import AT_MAX, grow_knee, kernel_generation, knee_speedup
 from app.formats import a_or_an
 from app.live import job as jobs
 from app.live.snapshot import Snapshot
@@ -89,6 +89,7 @@ def pool_history(
         boost_grow=boost_grow,
         knee_speedup=(knee, *knee_range),
         rotational=_rotational(snapshot, pool),
+        kernel=kernel_generation(snapshot.kernel_release),
         speed_max_kib_s=limit or snapshot.speed_limit_max_kb_s,
         # boost's max (presets/boost.toml: 2,000,000 KiB/s) is above what any disk does
         boost_max_kib_s=None,

@@ -4,6 +4,10 @@ import pytest
 
 from app.planner.paces import (
     DAY_S,
+    GROW_REQUESTS,
+    MAX_REQUEST_KIB,
+    SEEK_RANGE,
+    SEEK_REQUESTS_S,
     Boost,
     Geometry,
     History,
@@ -55,24 +59,61 @@ def test_a_grow_uses_the_last_grow_before_and_after_its_knee():
 
 
 def test_before_its_knee_a_grow_on_spinning_disks_goes_at_their_seeks_not_their_streaming():
-    """A member alternates reading the old layout (2 chunks a request) with writing the new (1
-    chunk): about 120 requests/s a 7200 rpm disk, whatever it streams. A 3 -> 4 grow of 64 KiB
-    chunks: 120 / (1.5 / 128 + 1 / 64) = 4389 KiB/s; with 512 KiB chunks 8 times that."""
+    """A member alternates reading the old layout with writing the new: about 120 requests/s a
+    7200 rpm disk, whatever it streams, each carrying what the kernel merges into it. A 3 -> 4
+    grow of 64 KiB chunks on 6.1: 120 / (1.5 / read + 1 / write) KiB/s."""
+    six_one = GROW_REQUESTS["6.1"]
     three_to_four = Geometry(2, 3, 64)
-    head, _ = grow_paces(History(sync=CHECK), DISK, NOW, three_to_four)
-    assert head.kib_s == pytest.approx(4389, abs=1)
-    assert (head.low_kib_s, head.high_kib_s) == pytest.approx((2926, 5851), abs=1)
-    big = grow_paces(History(sync=CHECK), DISK, NOW, Geometry(2, 3, 512))[0]
+    head, _ = grow_paces(History(sync=CHECK, kernel="6.1"), DISK, NOW, three_to_four)
+    assert head.kib_s == pytest.approx(
+        SEEK_REQUESTS_S / (1.5 / six_one.read_kib + 1 / six_one.write_kib)
+    )
+    # The range: the slowest disks with the smallest requests seen, the fastest with the largest.
+    (small_read, small_write), (large_read, large_write) = six_one.smallest, six_one.largest
+    assert (head.low_kib_s, head.high_kib_s) == pytest.approx(
+        (
+            SEEK_REQUESTS_S * SEEK_RANGE[0] / (1.5 / small_read + 1 / small_write),
+            SEEK_REQUESTS_S * SEEK_RANGE[1] / (1.5 / large_read + 1 / large_write),
+        )
+    )
+    assert "Linux 6.1.0-56" in head.why
+    # Larger chunks merge into larger requests, up to what the disk takes in one.
+    big = grow_paces(History(sync=CHECK, kernel="6.1"), DISK, NOW, Geometry(2, 3, 512))[0]
     assert big.kib_s == pytest.approx(8 * head.kib_s)
+    huge = Geometry(2, 3, 4096).requests_per_kib(six_one.read_kib, six_one.write_kib)
+    assert huge == pytest.approx(1.5 / MAX_REQUEST_KIB + 1 / MAX_REQUEST_KIB)
     # A check at 150 MB/s and a check at 30 MB/s plan the same grow: seeks bind both.
     slow_check = MeasuredPace(30_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
-    slow = grow_paces(History(sync=slow_check), DISK, NOW, three_to_four)[0]
+    slow = grow_paces(History(sync=slow_check, kernel="6.1"), DISK, NOW, three_to_four)[0]
     assert slow.kib_s == head.kib_s
-    # ... until the streaming bound is the lower: a member moves 2.5 x the progress.
-    crawl = MeasuredPace(5_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
-    crawling = grow_paces(History(sync=crawl), DISK, NOW, three_to_four)[0]
+    # ... until the check's pace is the lower: a member reads 1.5 x the progress, and md read
+    # it no faster in the check (the disks' streaming, or md's own thread, held it there).
+    crawl = MeasuredPace(3_000.0, "the check of md2", NOW - 3 * DAY_S, DISK)
+    crawling = grow_paces(History(sync=crawl, kernel="6.1"), DISK, NOW, three_to_four)[0]
     assert crawling.kib_s == pytest.approx(2_000.0)
-    assert "streaming pace over 2.5 (below the seek bound)" in crawling.why
+    assert "the check's pace over 1.5, what it reads (below the seek bound)" in crawling.why
+
+
+def test_the_seek_bound_is_the_kernel_generations_own():
+    """5.10 moves several times 6.1's bytes a request the disk serves, 6.12 its own: on the same
+    disks each generation grows at its own pace. A kernel without
+    figures of its own plans with 6.1's, in a range as wide as every measured kernel's, and says
+    so."""
+    fast_check = MeasuredPace(1e6, "the check of md2", NOW - 3 * DAY_S, DISK)
+    three_to_four = Geometry(2, 3, 64)
+
+    def head(kernel: str | None):
+        return grow_paces(History(sync=fast_check, kernel=kernel), DISK, NOW, three_to_four)[0]
+
+    old, now, new, unknown = head("5.10"), head("6.1"), head("6.12"), head("4.4")
+    assert old.kib_s > 2 * now.kib_s and new.kib_s != now.kib_s
+    assert "Linux 5.10.0-32" in old.why and "Linux 6.12" in new.why
+    assert unknown.kib_s == now.kib_s
+    assert "Linux 4.4 not measured: 6.1's" in unknown.why
+    assert "the kernel unknown" in head(None).why
+    # The unmeasured range holds every measured generation's likely pace.
+    for measured in (old, now, new):
+        assert unknown.low_kib_s <= measured.kib_s <= unknown.high_kib_s
 
 
 def test_ssds_grow_at_their_streaming_pace():

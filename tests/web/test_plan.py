@@ -220,6 +220,28 @@ def test_spinning_disks_grow_at_their_seeks_ssds_at_their_streaming(
     assert says in body.steps[0].why
 
 
+def test_the_kernel_the_sampler_reads_sets_the_requests_a_grow_makes(
+    tree: KernelTree, tmp_path: Path
+):
+    """A grow's seek bound rests on what each request carries, which is the kernel's: the
+    sampler reads the release once, and the plan names it (or says the kernel is unmeasured)."""
+    disks_tree(tree, {d: {"queue/rotational": "1"} for d in ("sda", "sdb", "sdc", "sdd")})
+    grow = {"change": "add", "disk_bytes": 2 * 10**12}
+    seconds = {}
+    for release, says in [
+        ("5.10.0-32-amd64", "Linux 5.10.0-32"),
+        ("6.1.0-56-amd64", "Linux 6.1.0-56"),
+        ("4.4.302+", "Linux 4.4 not measured"),
+    ]:
+        tree.write("proc/sys/kernel/osrelease", f"{release}\n")
+        body, snapshot = plan_on_fresh_box(tree, tmp_path / release, grow)
+        assert snapshot.kernel_release == release
+        assert says in body.steps[0].why, body.steps[0].why
+        seconds[release] = body.steps[0].duration.seconds
+    # 5.10 moves several times the bytes a request that 6.1 does: the same grow plans shorter.
+    assert seconds["5.10.0-32-amd64"] < seconds["6.1.0-56-amd64"] / 2
+
+
 def test_a_replace_on_a_degraded_pool_gets_a_422(tree: KernelTree, tmp_path: Path):
     shr_tree(tree, SHR_1_1_2_2.replace("[4/4] [UUUU]\n\nmd1", "[4/3] [UUU_]\n\nmd1", 1))
     settings = Settings(proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite")
