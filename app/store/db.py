@@ -71,14 +71,31 @@ def connect(path: Path, cache_kib: int = 512) -> sqlite3.Connection:
         # file the pragma writes, and a full disk refuses it.
         conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
     conn.execute("PRAGMA journal_mode=WAL")
+    _per_connection(conn, cache_kib)
+    return conn
+
+
+def connect_for_request(path: Path) -> sqlite3.Connection:
+    """A request's own short-lived connection to the file start-up opened with connect(): WAL
+    stays set in the file (pragma.html#pragma_journal_mode), so only the per-connection settings
+    are made: four statements where connect() runs seven, on every request. mode=rw: a request
+    never creates the file (start-up does, 0600); a missing one is an error, not an empty
+    database."""
+    uri = f"{path.resolve().as_uri()}?mode=rw"
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=10)
+    conn.row_factory = sqlite3.Row
+    _per_connection(conn, REQUEST_CACHE_KIB)
+    return conn
+
+
+def _per_connection(conn: sqlite3.Connection, cache_kib: int) -> None:
+    """What each connection sets for itself; sqlite3.connect's timeout=10 is the busy timeout."""
     # A checkpoint that empties the WAL also shrinks its file back to this (pragma.html).
     conn.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
     # FULL: a committed sample or journal row survives a power cut, not only kill -9.
     conn.execute("PRAGMA synchronous=FULL")
-    conn.execute("PRAGMA busy_timeout=10000")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute(f"PRAGMA cache_size={-int(cache_kib)}")  # negative: KiB, not pages
-    return conn
 
 
 def checkpoint(conn: sqlite3.Connection) -> None:

@@ -26,7 +26,7 @@ def get_settings(request: Request) -> Settings:
 
 
 def get_db(request: Request) -> Iterator[db.Connection]:
-    conn = db.connect(get_settings(request).db, db.REQUEST_CACHE_KIB)
+    conn = db.connect_for_request(get_settings(request).db)
     try:
         yield conn
     finally:

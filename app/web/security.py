@@ -317,9 +317,9 @@ def _holds_credentials(request: Request) -> bool:
         token = header[7:].strip()
         if _env_token(settings.api_token, token) or _env_token(settings.read_token, token):
             return True
-        with contextlib.closing(db.connect(settings.db, db.REQUEST_CACHE_KIB)) as conn:
+        with contextlib.closing(db.connect_for_request(settings.db)) as conn:
             return auth.api_token(conn, token) is not None
-    with contextlib.closing(db.connect(settings.db, db.REQUEST_CACHE_KIB)) as conn:
+    with contextlib.closing(db.connect_for_request(settings.db)) as conn:
         return login_session(request, conn) is not None
 
 

@@ -196,12 +196,21 @@ def test_a_polls_work_does_not_grow_with_the_run(tmp_path: Path) -> None:
         assert long_steps <= short_steps * 1.1 + 200, (route, short_steps, long_steps)
 
 
-def test_a_request_s_own_connection_caches_less(tmp_path: Path) -> None:
-    """It lives for one request: 128 KiB of pages, not the long-lived connections' 512 (issue
-    27: 512 KiB filled and freed by each page load stayed in the server's heap)."""
+def test_a_request_s_own_connection_caches_less_and_never_creates_the_file(
+    tmp_path: Path,
+) -> None:
+    """It lives for one request: 128 KiB of pages, not the long-lived connections' 512 (512 KiB
+    filled and freed by each page load stayed in the server's heap). It opens the file start-up
+    made, in WAL, and a missing file is an error rather than a new, empty database."""
     settings = SimpleNamespace(db=tmp_path / "m.db")
     request = SimpleNamespace(app=SimpleNamespace(state=SimpleNamespace(settings=settings)))
+    with pytest.raises(sqlite3.OperationalError):
+        next(deps.get_db(request))  # type: ignore[arg-type]
+    assert not settings.db.exists()
+    db.connect(settings.db).close()  # start-up
     connections = deps.get_db(request)  # type: ignore[arg-type]
     conn = next(connections)
     assert conn.execute("PRAGMA cache_size").fetchone()[0] == -db.REQUEST_CACHE_KIB == -128
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     connections.close()

@@ -103,7 +103,19 @@ class Policy:
             if not self.never_slower.due(part, now) or slower.judged(conn, part.op_id, part.array):
                 continue
             judged = self.never_slower.judge(part)
-            if judged is None or not judged[0].slower:
+            if judged is None:
+                log.info("%s on %s: pace not known well enough to judge", part.preset, part.array)
+                continue
+            if not judged[0].slower:
+                kept = judged[0]
+                log.info(
+                    "%s on %s: not slower (%.0f -> %.0f KiB/s, noise +-%.0f)",
+                    part.preset,
+                    part.array,
+                    kept.before_kb_s,
+                    kept.after_kb_s,
+                    kept.noise_kb_s,
+                )
                 continue
             comparison, last = judged
             trace = self.never_slower.traces.get(part.array)

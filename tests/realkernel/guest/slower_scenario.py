@@ -43,6 +43,9 @@ def scenario() -> None:
         dsm_array_with_a_new_disk()
         sh("mdadm", "--grow", "/dev/md0", "--raid-devices=4")
         wait_for(lambda: api_action("md0") == "reshape", "the sampler to see the reshape", 60, 0.2)
+        # md's first seconds of a reshape run on QEMU's throttle burst, then fall to the disks'
+        # pace: the before-window must see the steady pace, or its spread hides any loss.
+        record("pace_first_20_s_kib_s", round(reshape_speed_kib_s(20.0)))
         originals = knobs()
         record("originals", originals)
         record("pace_before_kib_s", round(reshape_speed_kib_s(20.0)))  # mdboost's before-window
