@@ -35,6 +35,8 @@ class _ArrayState:
     group_thread_cnt: int | None = None
     group_thread_cnt_read: bool = False
     primary: str | None = None
+    # What tuning sets as the last tick read it: (min, max KiB/s, stripe cache entries).
+    tuned: tuple[int | None, int | None, int | None] | None = None
 
 
 class Tracker:
@@ -87,6 +89,13 @@ class Tracker:
         want_scan = False
         for array in running:
             state = self._state(array.name)
+            tuned = _tuned(limits.get(array.name, (None, None)), sysfs.get(array.name))
+            if state.tuned is not None and tuned != state.tuned:
+                # A knob changed: rates and streaks from before it judge another machine. The
+                # verdict is judged again from this tick on, never left from before the change.
+                state.points.clear()
+                state.hysteresis = Hysteresis(self.hold_s)
+            state.tuned = tuned
             obs = self._observe(
                 now,
                 array,
@@ -265,6 +274,18 @@ class Tracker:
             owner = states.get(comm.split("_", 1)[0]) if comm and MD_THREAD.match(comm) else None
             if comm is not None and owner is not None:
                 owner.threads[comm] = pid
+
+
+def _tuned(
+    limits: EffectiveLimits, sysfs: ArraySysfs | None
+) -> tuple[int | None, int | None, int | None]:
+    """What tuning changes that the verdicts read: the limits in force and the stripe cache."""
+    low, high = limits
+    return (
+        low.kb_s if low is not None else None,
+        high.kb_s if high is not None else None,
+        sysfs.stripe_cache_size if sysfs is not None else None,
+    )
 
 
 def _running(parsed: mdstat.MdStat) -> list[mdstat.Array]:

@@ -144,7 +144,8 @@ class SnapshotBuilder:
         same = open_session is not None and snapshot.session_id == open_session.id
         seen = {k.key: k.current for k in snapshot.knobs} if same else {}
         now = [k if k.current is not None else _read_before(k, seen.get(k.key)) for k in knobs]
-        arrays, job = snapshot.arrays, snapshot.job
+        # The verdicts were judged on the knobs before this write: the next tick judges again.
+        arrays, job = tuple(replace(a, diagnosis=None) for a in snapshot.arrays), snapshot.job
         if snapshot.session_id is not None and open_session is None:
             arrays = tuple(self._reverted(state) for state in arrays)
             by_name = {a.name: a.forecast for a in arrays}

@@ -73,6 +73,9 @@ class SweepStepNow(Body):
     label: str  # "stripe cache 4096"
     value: int
     role: str
+    step: int  # this step's number, from 1
+    steps: int  # the steps planned, this one and any measured again included
+    left_s: float  # seconds until the last planned step ends, at the steps' fitted lengths
 
 
 class SweepStep(Body):

@@ -124,7 +124,11 @@ def tuning_state(session: Session | None, sweep: Sweep | None, schedule: Schedul
     it found, before it writes anything (so before a session opens)."""
     if sweep is not None and sweep.state == "running":
         label = f"Auto-tune is measuring {sweep.array}"
-        detail = f"{sweep.now.label} now" if sweep.now else None
+        detail = (
+            f"{sweep.now.label} now, step {sweep.now.step} of {sweep.now.steps}"
+            if sweep.now
+            else None
+        )
         preset = session.preset if session else None
         return TuningState(kind="auto-tuning", preset=preset, label=label, detail=detail)
     if session is None:

@@ -315,12 +315,12 @@ def test_the_state_is_auto_tuning_from_the_first_step_before_anything_is_written
     nas.tuner.autotune()
     assert journal.open_session(nas.tuner.conn) is None
     state = status(nas.tuner)["state"]
-    assert state == {
-        "kind": "auto-tuning",
-        "preset": None,
-        "label": "Auto-tune is measuring md2",
-        "detail": "stripe cache 513 now",
-    }
+    detail = state.pop("detail")
+    assert state == {"kind": "auto-tuning", "preset": None, "label": "Auto-tune is measuring md2"}
+    # Its progress too: the first step of those planned, and the time they take.
+    steps = status(nas.tuner)["autotune"]["now"]["steps"]
+    assert steps >= 2 and detail == f"stripe cache 513 now, step 1 of {steps}"
+    assert status(nas.tuner)["autotune"]["now"]["left_s"] > 0
     view = nas.sweep()
     assert view.state == "done", view.reason
     assert status(nas.tuner)["state"]["kind"] == "auto-tuned"

@@ -402,4 +402,5 @@ class AutoTuner:
     def view(self, conn: db.Connection) -> Sweep | None:
         """The latest sweep with its steps, and the step measured now while it runs."""
         r = self.running
-        return record.view(conn, r.id if r else None, r.step_now() if r else None)
+        now = r.step_now(self.applier.clock()) if r else None
+        return record.view(conn, r.id if r else None, now)

@@ -68,14 +68,28 @@ class Running:
             self.remarks.insert(0, said)
         self.fit_said = said
 
-    def step_now(self) -> SweepStepNow | None:
-        """The step being measured, as the page shows it; None between the last phase's end and
-        the sweep's (a request reads this without the lock the tick holds)."""
-        if self.phase >= len(self.phases):
+    def step_now(self, now: float) -> SweepStepNow | None:
+        """The step being measured, as the page shows it, with how far the sweep has come; None
+        between the last phase's end and the sweep's (a request reads this without the lock
+        the tick holds)."""
+        window = self.window
+        if self.phase >= len(self.phases) or window is None:
             return None
         knob = self.phases[self.phase].knob
         label = setting_label(knob, self.value)
-        return SweepStepNow(knob=knob, label=label, value=self.value, role=self.role)
+        step = self.seq + 1
+        steps = max(self.steps_planned, step)
+        this_left = max(window.written + window.settle_s + window.max_s - now, 0.0)
+        each = self.times.settle_s + self.times.max_s
+        return SweepStepNow(
+            knob=knob,
+            label=label,
+            value=self.value,
+            role=self.role,
+            step=step,
+            steps=steps,
+            left_s=this_left + (steps - step) * each,
+        )
 
     def forget_counted(self) -> list[int]:
         """Start the phase's comparison afresh (the steps before say nothing about those after):

@@ -94,7 +94,8 @@ def _boost_fragment(
     or revert changes."""
     regions = _regions(snapshot, conn, now, boost)
     cards = [c for c in regions.pop("cards") if c["array"].run]
-    return render_page(request, "_boost.html", {**regions, "oob_cards": cards})
+    context = {**regions, "oob_cards": cards, "diagnoses": views.diagnoses(snapshot)}
+    return render_page(request, "_boost.html", context)
 
 
 def _after_post(
@@ -157,6 +158,8 @@ def array_card(
         "card": card,
         "diagnoses": views.diagnoses(snapshot),
         "headline": regions["headline"],
+        "pool": regions["pool"],
+        "boost": boost,
     }
     return render_page(request, "_array.html", context)
 
