@@ -28,6 +28,10 @@ from app.store.db import Connection
 # An SHR pool's arrays reshape one after another: a run that completed this long before the
 # next one started still belongs to the same expansion.
 POOL_CHAIN_S = 3600.0
+# DSM begins an expansion's next array seconds after the last ends (several ticks); the job
+# keeps its phases to come this long while md shows the pool idle, so that what was meant for
+# the whole job (boost) does not end in the gap. Past it the job is over.
+PHASE_GAP_S = 600.0
 
 
 def pools(md: MdStat, sysfs: Mapping[str, ArraySysfs]) -> list[layout.Pool]:
@@ -60,7 +64,7 @@ def build(
     data = [a for a in md.arrays if role_of(a) == "data"]
     running = [a for a in data if a.syncing]
     if not running:
-        return Job()
+        return _between_phases(previous, now)
     queued = [a for a in data if a.queued]
     starts = [s for a in running if (s := history.open_run_started(conn, a.name)) is not None]
     done = []
@@ -86,6 +90,22 @@ def build(
     phases += [p for p in to_come(md, sysfs, disk_kib, running[0]) if p.name not in known]
     forecast = pool_forecast(phases, knee_speedup(kernel_release)[0])
     return Job(tuple(phases), forecast, tuple(pool_after(md, sysfs, disk_kib)))
+
+
+def _between_phases(previous: Job | None, now: float | None) -> Job:
+    """Nothing syncs: the `previous` tick's job with its running phase done while phases are
+    to come and the gap is short, else no job. Its finish is the one planned at the last
+    phase's end: the next phase takes its turn from it (_carried)."""
+    if previous is None or now is None or not previous.to_come:
+        return Job()
+    since = previous.between_since if previous.between_since is not None else now
+    if now - since > PHASE_GAP_S:
+        return Job()
+    phases = tuple(
+        replace(p, state="done", forecast=None) if p.state == "running" else p
+        for p in previous.phases
+    )
+    return Job(phases, previous.forecast, between_since=since)
 
 
 def _carried(
@@ -242,6 +262,6 @@ def refreshed(job: Job, forecasts: Mapping[str, model.Forecast | None], kernel: 
         replace(p, forecast=forecasts.get(p.name) or p.forecast) if p.state == "running" else p
         for p in job.phases
     )
-    if not phases:
+    if job.running is None:
         return job
     return replace(job, phases=phases, forecast=pool_forecast(phases, knee_speedup(kernel)[0]))

@@ -6,7 +6,7 @@ takes `snapshot_builder.snapshot` once and sees one consistent tick. Keeping the
 exposition and the views be tested on captured kernel trees without a server.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,14 +71,27 @@ class Job:
     summed); one array's run is a job of one phase."""
 
     phases: tuple[PoolMember, ...] = ()
-    forecast: PoolForecast | None = None  # None while nothing runs
+    forecast: PoolForecast | None = None  # None while nothing runs nor is to come
     # The box's pools as this job will leave them (an expansion's tiers grown onto the new
     # disk): a plan made while it runs starts from these. Empty while nothing runs.
     pools_after: tuple[Pool, ...] = ()
+    # Unix seconds the last phase ended while phases are still to come: DSM begins the next
+    # array a little later, and until then md shows the pool idle. None while a phase runs.
+    between_since: float | None = None
 
     @property
     def running(self) -> PoolMember | None:
         return next((p for p in self.phases if p.state == "running"), None)
+
+    @property
+    def to_come(self) -> tuple[str, ...]:
+        """The arrays whose phases have not begun (held back by md, or DSM's next)."""
+        return tuple(p.name for p in self.phases if p.state in ("queued", "coming"))
+
+    def goes_on_for(self, arrays: Sequence[str]) -> bool:
+        """Whether this job holds one of `arrays` and is not over: a phase runs or is to come."""
+        ours = any(p.name in arrays for p in self.phases)
+        return ours and (self.running is not None or bool(self.to_come))
 
     @property
     def spans_arrays(self) -> bool:

@@ -52,6 +52,7 @@ class Simulator:
         start_percent: float = 12.0,
         expansion: bool = True,
         wall: Callable[[], float] = time.time,
+        phase_gap_s: float = 0.0,
     ):
         self.root = root
         self.tree = Tree(root)
@@ -68,6 +69,7 @@ class Simulator:
             self.state = SimState(
                 now, speedup, now, done, [(now, done)], 0.0, now + 600, seed, 0, expansion
             )
+            self.state.phase_gap_s = phase_gap_s
             self.tree.build()
         self.rng = random.Random(self.state.seed)  # the same seed gives the same run
         self.write_status()
@@ -106,24 +108,31 @@ class Simulator:
         frozen = (self.root / "freeze").exists()
         knobs = self._knobs()  # the tree as it is now: read once per call, not once per step
         disks = self._disk_knobs()
-        while s.sim_time < end and not self.finished:
+        while s.sim_time < end and not (self.finished and not self.next_phase_coming):
             step = min(layout.STEP_S, end - s.sim_time)
-            speed = 0.0 if frozen else self._speed_kb_s(*knobs)
-            load = 0.0 if frozen else min(speed / max(self._capacity_kb_s(knobs[0]), 1.0), 1.0)
-            syncing = () if self.finished else self.members
-            count_io(s, step, speed, load, *disks, syncing, self.competing_io, self.reshaping)
-            s.done_blocks = min(self.total_blocks, s.done_blocks + speed * step)
-            s.sim_time += step
-            if s.sim_time - s.marks[-1][0] >= layout.STEP_S:
-                s.marks = [*s.marks[-layout.MARKS :], (s.sim_time, s.done_blocks)]
+            if self.finished:  # between two phases: the pool idles until DSM starts the next
+                s.sim_time += step
+            else:
+                speed = 0.0 if frozen else self._speed_kb_s(*knobs)
+                load = 0.0 if frozen else min(speed / max(self._capacity_kb_s(knobs[0]), 1.0), 1.0)
+                count_io(
+                    s, step, speed, load, *disks, self.members, self.competing_io, self.reshaping
+                )
+                s.done_blocks = min(self.total_blocks, s.done_blocks + speed * step)
+                s.sim_time += step
+                if s.sim_time - s.marks[-1][0] >= layout.STEP_S:
+                    s.marks = [*s.marks[-layout.MARKS :], (s.sim_time, s.done_blocks)]
             self._schedule_bursts()
-            if s.done_blocks >= self.total_blocks and s.expansion and s.phase == 0:
-                # md2's grow ends and md3's begins in the same rewrite of the tree, as DSM
-                # starts the next array at once: no tick ever sees the pool idle in between.
-                self.tree.raise_read_ahead("md2", layout.NEW_READ_AHEAD_KB)
-                s.phase, s.done_blocks, s.marks = 1, 0.0, [(s.sim_time, 0.0)]
-                self.tree.become_raid5_md3()
-                knobs, disks = self._knobs(), self._disk_knobs()
+            if self.finished and self.next_phase_coming:
+                if s.phase_ended is None:
+                    s.phase_ended = s.sim_time
+                    self.tree.raise_read_ahead("md2", layout.NEW_READ_AHEAD_KB)
+                if s.sim_time >= s.phase_ended + s.phase_gap_s:
+                    # md3's grow begins in one rewrite of the tree, as DSM starts it: with no
+                    # gap, no tick ever sees the pool idle in between.
+                    s.phase, s.done_blocks, s.marks = 1, 0.0, [(s.sim_time, 0.0)]
+                    self.tree.become_raid5_md3()
+                    knobs, disks = self._knobs(), self._disk_knobs()
         s.sim_time = max(s.sim_time, end)
         self.write_status()
 
@@ -149,6 +158,11 @@ class Simulator:
     def knee(self) -> float:
         """Old / new data disks: the progress after which the grow only writes."""
         return 1 / 2 if self.state.phase == 1 else layout.OLD_DATA_DISKS / layout.NEW_DATA_DISKS
+
+    @property
+    def next_phase_coming(self) -> bool:
+        """md3's grow is still to come: md2's runs, or has ended and DSM has not begun md3 yet."""
+        return self.state.expansion and self.state.phase == 0
 
     @property
     def finished(self) -> bool:

@@ -78,6 +78,10 @@ class SimState:
     seed: int
     phase: int = 0  # index into the expansion's arrays: the one reshaping now
     expansion: bool = True  # md3 reshapes after md2
+    # Simulated seconds between md2's end and md3's start (DSM starts the next array of an
+    # expansion a few seconds after the last ends), and when md2's grow ended.
+    phase_gap_s: float = 0.0
+    phase_ended: float | None = None
     # /proc counters since "boot": per disk [reads, sectors read, ms reading, writes, sectors
     # written, ms writing, ms busy]; md thread CPU ticks by pid; the reader's bytes read.
     disk_counters: dict[str, list[float]] = field(default_factory=dict)

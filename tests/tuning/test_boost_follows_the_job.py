@@ -70,3 +70,61 @@ def test_the_page_says_boost_holds_for_the_phases_to_come(tmp_path: Path) -> Non
     with served(settings, sim) as client:
         page = client.get("/").text
     assert "Boost holds for the whole job: md3 gets it as its phase starts" in page
+
+
+def test_boost_holds_through_the_idle_gap_between_two_phases(tmp_path: Path) -> None:
+    """DSM begins md3 some seconds after md2 ends: for several ticks md shows the pool idle.
+    Boost stays on md2 through that gap, follows md3 when it begins, and goes only when the
+    whole job ends."""
+    wall = Clock()
+    tree = tmp_path / "tree"
+    sim = Simulator(tree, speedup=10, seed=1, start_percent=99.8, wall=wall, phase_gap_s=300)
+    settings = Settings(proc_root=tree / "proc", sys_root=tree / "sys", db=tmp_path / "mdboost.db")
+    conn = db.connect(settings.db)
+    db.migrate(conn, PROJECT_ROOT / "migrations")
+    host = Host(settings.proc_root, settings.sys_root)
+    found, errors = presets.load_all(settings.presets_dir, settings.data_dir)
+    tuner = Tuner(host, conn, sim.clock, settings, found, errors)
+    sampler = Sampler(host, conn, sim.clock)
+    builder = SnapshotBuilder(host, conn)
+
+    def tick() -> None:
+        wall.now += 5.0  # 50 simulated seconds
+        sampled = sampler.sample_once()
+        builder.update(sampled)
+        tuner.on_tick(sampled, builder.snapshot)
+
+    tick()
+    assert builder.snapshot.job.to_come == ("md3",)
+    assert tuner.apply("boost").ok
+    boosted = (tree / CACHE.format("md2")).read_text().strip()
+    for _ in range(200):
+        tick()
+        if sim.finished:
+            break
+    gap_ticks = 0
+    while sim.finished and sim.next_phase_coming:
+        tick()
+        if sim.finished and sim.next_phase_coming:  # the tick read the idle pool
+            gap_ticks += 1
+            session = journal.open_session(conn)
+            assert session is not None, f"boost ended in the gap, tick {gap_ticks}"
+            assert (tree / CACHE.format("md2")).read_text().strip() == boosted
+            assert builder.snapshot.job.to_come == ("md3",)
+            assert builder.snapshot.job.running is None
+    assert gap_ticks >= 4
+    tick()  # md3's phase is running: boost follows it
+    session = journal.open_session(conn)
+    assert session is not None and session.preset == "boost"
+    assert "md3" in session.arrays
+    assert (tree / CACHE.format("md3")).read_text().strip() == boosted
+
+    sim.state.done_blocks = sim.total_blocks - 1000  # md3 nearly done: the job's end
+    for _ in range(20):
+        tick()
+        if journal.open_session(conn) is None:
+            break
+    assert sim.finished and not sim.next_phase_coming
+    assert journal.open_session(conn) is None, "boost outlived the job"
+    assert (tree / CACHE.format("md3")).read_text().strip() != boosted
+    assert (tree / CACHE.format("md2")).read_text().strip() != boosted

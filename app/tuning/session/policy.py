@@ -8,8 +8,9 @@ set) once per value, and stores finished before/after effects.
 import logging
 
 from app.live import array_view
+from app.live.forecasts import BOOST_PRESET
 from app.live.knobs import knob_states
-from app.live.snapshot import Snapshot
+from app.live.snapshot import Job, Snapshot
 from app.live.tick import Tick
 from app.shapes.tuning import Session
 from app.store import db, effects, history, journal, slower
@@ -30,10 +31,15 @@ class Policy:
         self.found_slower: dict[int, str] = {}  # session id -> why it is being put back
 
     def revert_reason(
-        self, open_session: Session, at_start: bool = False, tick: Tick | None = None
+        self,
+        open_session: Session,
+        at_start: bool = False,
+        tick: Tick | None = None,
+        job: Job | None = None,
     ) -> str | None:
         """Why the open session should be reverted now, or None to keep it: from the `tick`'s
-        readings, or (at start-up, before the first tick) from the kernel."""
+        readings and the owner's `job` built from them, or (at start-up, before the first tick)
+        from the kernel."""
         applier = self.applier
         if at_start and journal.unfinished_ops(applier.conn):
             return "mdboost stopped in the middle of an apply or revert"
@@ -53,7 +59,10 @@ class Policy:
             return f"{' and '.join(failed)} failed"
         if applier.settings.revert_on_finish:
             still = [a for a in tuned if (x := md.array(a)) is not None and x.syncing]
-            if tuned and not still:
+            # Boost is for the owner's whole job: it holds between two phases of an expansion
+            # (the next array begins a few ticks after the last ends) and follows the job.
+            goes_on = job is not None and job.goes_on_for(tuned)
+            if tuned and not still and not (open_session.preset == BOOST_PRESET and goes_on):
                 return "the tuned arrays' operations finished"
         return None
 
@@ -73,7 +82,12 @@ class Policy:
             open_session = journal.open_session(applier.conn)
             if open_session is not None and applier.awaiting_record(open_session.id):
                 return
-            why = self.revert_reason(open_session, tick=tick) if open_session is not None else None
+            job = snapshot.job if snapshot is not None else None
+            why = (
+                self.revert_reason(open_session, tick=tick, job=job)
+                if open_session is not None
+                else None
+            )
             if open_session is not None and why is None and tick is not None:
                 why = self._slower_than_before(open_session, tick)
             if open_session is not None and why is not None:
