@@ -108,6 +108,12 @@ def syncing_box(tree: KernelTree) -> None:
         (tree.sys / "block" / disk / f"{disk}1").mkdir(parents=True, exist_ok=True)
 
 
+def booted(tree: KernelTree, boot_id: str, uptime_s: float) -> None:
+    """The kernel's boot id and its uptime, as a (re)boot leaves them."""
+    tree.write("proc/sys/kernel/random/boot_id", boot_id)
+    tree.write("proc/uptime", f"{uptime_s:.2f} {uptime_s * 1.9:.2f}")
+
+
 def idle_box(tree: KernelTree) -> None:
     """syncing_box() after md2's reshape ended."""
     syncing_box(tree)

@@ -4,6 +4,7 @@ Every path is built here from validated names, never from raw input: an array is
 a disk a plain sysfs name. A missing file means "not available on this kernel" (None), not an error.
 """
 
+import functools
 import os
 import re
 from collections.abc import Collection, Iterable
@@ -129,6 +130,18 @@ class Host:
         """The running kernel's release, as `uname -r` says ("5.10.0-32-amd64"); None if absent."""
         text = self.read(self.proc_root / "sys" / "kernel" / "osrelease")
         return (text.strip() or None) if text else None
+
+    @functools.cached_property
+    def boot_id(self) -> str | None:
+        """This boot's id (/proc/sys/kernel/random/boot_id, new at every boot), read once and
+        kept: knobs written during another boot are gone from the kernel. None if absent."""
+        text = self.read(self.proc_root / "sys" / "kernel" / "random" / "boot_id", 256)
+        return (text.strip() or None) if text else None
+
+    def read_uptime_s(self) -> float | None:
+        """Seconds since the kernel booted (/proc/uptime's first field); None if unreadable."""
+        text = self.read(self.proc_root / "uptime", 256)
+        return sysfs.parse_uptime(text) if text else None
 
     def read_meminfo(self) -> dict[str, int]:
         text = self.read(self.proc_root / "meminfo")

@@ -23,6 +23,15 @@ def parse_int(text: str | None) -> int | None:
         return None
 
 
+def parse_uptime(text: str) -> float | None:
+    """/proc/uptime is "seconds-up seconds-idle" ("350735.47 234388.90"); None if malformed."""
+    try:
+        seconds = float(text.split()[0])
+    except (ValueError, IndexError):
+        return None
+    return seconds if seconds >= 0 and seconds == seconds else None
+
+
 def parse_sync_completed(text: str | None) -> tuple[int, int] | None:
     """sync_completed is "done / total" in 512-byte sectors, or "none" when idle."""
     if text is None:

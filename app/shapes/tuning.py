@@ -131,6 +131,8 @@ class TuningStatus(Body):
     autotune: Sweep | None  # the latest sweep and its steps (app/tuning/autotune/)
     # Put back for making the job on the page slower (None: nothing was, in the open runs)
     slower: SlowerFinding | None = None
+    # The open session was applied again at start-up: "boost re-applied after the NAS restarted"
+    restarted: str | None = None
 
 
 class PresetKnob(Body):

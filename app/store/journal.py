@@ -47,6 +47,12 @@ def open_session(conn: sqlite3.Connection) -> Session | None:
     return _session(row) if row else None
 
 
+def last_session(conn: sqlite3.Connection) -> Session | None:
+    """The newest session, open or ended."""
+    row = conn.execute("SELECT * FROM tuning_sessions ORDER BY id DESC LIMIT 1").fetchone()
+    return _session(row) if row else None
+
+
 def session_knobs(conn: sqlite3.Connection, session_id: int) -> list[JournaledKnob]:
     rows = conn.execute(
         "SELECT session_id, key, knob, target, original, desired FROM tuning_knobs"

@@ -42,6 +42,9 @@ class Originals:
     preset: str
     arrays: tuple[str, ...]
     knobs: tuple[OriginalKnob, ...]
+    # The kernel's boot id when mdboost last wrote the session's knobs: after a restart of the
+    # NAS the kernel holds none of them. None from a version that did not keep it.
+    boot_id: str | None = None
 
 
 def path_beside(database: Path) -> Path:
@@ -104,8 +107,9 @@ def read(path: Path) -> Originals | None:
                 )
                 for k in found["knobs"]
             ),
+            boot_id=None if found.get("boot_id") is None else str(found["boot_id"]),
         )
-    except (ValueError, KeyError, TypeError) as error:
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise Unreadable(f"{path} is damaged: {error}") from None
 
 

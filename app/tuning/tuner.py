@@ -10,7 +10,7 @@ from app.live import array_view
 from app.live.forecasts import BOOST_PRESET
 from app.live.snapshot import Snapshot
 from app.live.tick import Tick
-from app.shapes.tuning import Sweep, TuningDone
+from app.shapes.tuning import Session, Sweep, TuningDone
 from app.store import db, journal
 from app.tuning.autotune.runner import AutoTuner
 from app.tuning.errors import TuningError
@@ -22,7 +22,7 @@ from app.tuning.schedule.daily import local_zone
 from app.tuning.schedule.scheduler import Scheduler
 from app.tuning.session.apply import Applier, JournalUnavailable
 from app.tuning.session.policy import Policy
-from app.tuning.session.reconcile import Recovery, reconcile, recover
+from app.tuning.session.reconcile import Recovery, boot_of_last_write, reconcile, recover
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,8 @@ class Tuner:
         self.autotuner = AutoTuner(self.applier, settings)
         self.latest: Tick | None = None  # the sampler's last tick: what auto-tune starts from
         self.recovery: Recovery | None = None  # a session start-up found outside the database
+        # The session start-up opened again after the NAS restarted, and what the page says.
+        self.reapplied: tuple[int, str] | None = None
         self.stopping = False  # mdboost is stopping: no tick may apply anything any more
         self.operation = self.applier.operation
         self.lock = self.applier.lock
@@ -112,11 +114,43 @@ class Tuner:
     def reconcile(self, moved_aside: Path | None = None) -> str | None:
         """At start-up: a session the database lost (`moved_aside`: the damaged file this start
         moved), the open session as the journal says, then a sweep a crash cut short."""
+        written_in = boot_of_last_write(self.applier)  # before recover() rewrites the file
         self.recovery = recover(self.applier, moved_aside)
-        done = reconcile(self.applier, self.policy)
+        done = reconcile(self.applier, self.policy, written_in)
         with self.applier.exclusive(wait=True):
+            left = journal.last_session(self.conn)
+            if done == "reapply" and left is not None:
+                done = self._apply_again(left)
             self.autotuner.recover()
         return done
+
+    def _apply_again(self, left: Session) -> str:
+        """The NAS restarted while a preset the owner left on was for a job that still runs:
+        apply it again to the arrays still syncing, in a new session whose originals are the
+        kernel's fresh values (what a revert then puts back). Auto-tune's and other sessions
+        not made of one preset are not: they were closed, and the page says Not tuned."""
+        preset = self.presets.get(left.preset)
+        if preset is None or preset.restore_originals:
+            return "forgotten"
+        syncing = [a.name for a in array_view.current(self.host).arrays if a.syncing]
+        arrays = [a for a in left.arrays if a in syncing]
+        if not arrays:  # a finished job is not boosted again
+            return "forgotten"
+        try:
+            self.applier.apply(left.preset, self.plan(left.preset, arrays))
+        except (PlanError, TuningError) as error:
+            log.error("%s was not applied again after the NAS restarted: %s", left.preset, error)
+            return "forgotten"
+        session = journal.open_session(self.conn)
+        if session is not None:
+            self.reapplied = (session.id, f"{left.preset} re-applied after the NAS restarted")
+        log.warning("%s applied again to %s after the NAS restarted", left.preset, arrays)
+        return "reapplied"
+
+    def restarted_note(self, session: Session | None) -> str | None:
+        """'boost re-applied after the NAS restarted' while that session is open."""
+        found = self.reapplied
+        return found[1] if found and session is not None and session.id == found[0] else None
 
     def on_tick(self, tick: Tick | None = None, snapshot: Snapshot | None = None) -> None:
         """After each sample: automatic reverts, the schedules, the auto-tune sweep, from the

@@ -75,6 +75,7 @@ def status(tuner: Tuner, conn: db.Connection, snapshot: Snapshot) -> TuningStatu
         preset_errors=[preset_error(e) for e in tuner.preset_errors],
         autotune=sweep,
         slower=_slower(conn, snapshot),
+        restarted=tuner.restarted_note(session),
     )
 
 

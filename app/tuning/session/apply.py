@@ -149,11 +149,12 @@ class Applier:
 
     def keep_originals(self, session_id: int, writing: list[KnobChange] | None = None) -> None:
         """Copy the session's originals to their own file, flushed to disk, with the values
-        `writing` is about to put in the kernel as the desired ones."""
+        `writing` is about to put in the kernel as the desired ones, during this boot."""
         found = journal.session_originals(self.conn, session_id)
         desired = {change.key: change.to_value for change in writing or []}
         knobs = tuple(replace(k, desired=desired.get(k.key, k.desired)) for k in found.knobs)
-        originals.write(self.originals_path, replace(found, knobs=knobs))
+        kept = replace(found, knobs=knobs, boot_id=self.host.boot_id)
+        originals.write(self.originals_path, kept)
 
     def _forget_originals(self) -> None:
         """The session's revert is journaled: its originals file goes (or, if that fails, the
@@ -376,6 +377,25 @@ class Applier:
             gone=gone,
             reason=reason,
         )
+
+    def forget_locked(self, reason: str) -> None:
+        """Close the open session without a kernel write; the caller holds `lock`. After the
+        NAS restarted the kernel holds none of the session's values, and the ones it booted
+        with are what it should keep: the session's originals are of another boot."""
+        session = journal.open_session(self.conn)
+        if session is None:
+            return
+        started = self.clock()
+        try:
+            op_id = journal.begin_revert(self.conn, session.id, reason, started)
+            journal.finish_revert(
+                self.conn, session.id, op_id, reason, [], [], started, self.clock()
+            )
+        except db.Error as error:
+            raise JournalUnavailable(f"the tuning journal cannot be written ({error})") from None
+        self._forget_originals()
+        log.info("closed tuning session %d without a kernel write: %s", session.id, reason)
+        self._written({})
 
     def _crash_point(self, where: str) -> None:
         """Tests kill the real server here (MDBOOST_TEST_CRASH_AT) to prove crash safety."""

@@ -19,6 +19,9 @@ from app.tuning.session.never_slower import NeverSlower
 
 log = logging.getLogger(__name__)
 
+# The end of a session that mdboost put back as it stopped: the owner had left it on.
+STOPPED = "mdboost stopped (MDBOOST_REVERT_ON_EXIT)"
+
 
 class Policy:
     """Automatic reverts and the per-tick checks, on top of the applier's locks."""
@@ -36,14 +39,16 @@ class Policy:
         at_start: bool = False,
         tick: Tick | None = None,
         job: Job | None = None,
+        rebooted: bool = False,
     ) -> str | None:
         """Why the open session should be reverted now, or None to keep it: from the `tick`'s
         readings and the owner's `job` built from them, or (at start-up, before the first tick)
-        from the kernel."""
+        from the kernel. `rebooted`: the NAS restarted since the session's last write, so that
+        no knob holds mdboost's values, and none is expected to."""
         applier = self.applier
         if at_start and journal.unfinished_ops(applier.conn):
             return "mdboost stopped in the middle of an apply or revert"
-        if at_start and _nothing_left_to_resume(applier, open_session):
+        if at_start and not rebooted and _nothing_left_to_resume(applier, open_session):
             return "no knob holds what mdboost set (a revert the journal could not record?)"
         hours = applier.settings.boost_hours
         if hours is not None and applier.clock() - open_session.started >= hours * 3600:
@@ -200,7 +205,7 @@ class Policy:
         applier = self.applier
         if applier.settings.revert_on_exit and journal.open_session(applier.conn) is not None:
             try:
-                applier.revert("mdboost stopped (MDBOOST_REVERT_ON_EXIT)", wait=True)
+                applier.revert(STOPPED, wait=True)
             except (Busy, TuningFailed, JournalUnavailable) as error:
                 log.error("could not revert at exit: %s", error)
             except Exception:  # the shutdown must still close the database and exit

@@ -9,11 +9,12 @@ from app.kernel.host import ARRAY_NAME
 from app.kernel.knobs import read_knob
 from app.live import array_view
 from app.md.knobs import CATALOGUE
+from app.shapes.tuning import Session
 from app.store import journal, originals
 from app.store.originals import OriginalKnob, Originals
 from app.tuning.planning.knob_plan import knob_key
 from app.tuning.session.apply import Applier, JournalUnavailable, TuningFailed
-from app.tuning.session.policy import Policy
+from app.tuning.session.policy import STOPPED, Policy
 
 log = logging.getLogger(__name__)
 
@@ -117,24 +118,79 @@ def _defaults_now(applier: Applier) -> list[OriginalKnob]:
     return found
 
 
-def reconcile(applier: Applier, policy: Policy) -> str | None:
-    """Resume or revert a session left open by a stop or crash; returns what it did.
+def boot_of_last_write(applier: Applier) -> str | None:
+    """The boot during which mdboost last wrote the open session's knobs, as its originals file
+    says (read before recover() rewrites the file during this boot); None when unknown."""
+    try:
+        found = originals.read(applier.originals_path)
+    except originals.Unreadable:
+        return None
+    return found.boot_id if found is not None else None
+
+
+def knobs_forgotten(applier: Applier, session: Session, written_in: str | None) -> bool:
+    """Whether the NAS restarted since mdboost wrote the session's knobs, so that the kernel
+    holds md's values again rather than someone else having changed them: the boot id differs
+    from the one of the last write or, without one, the kernel is younger than the session."""
+    now_in = applier.host.boot_id
+    if written_in is not None and now_in is not None:
+        return written_in != now_in
+    uptime = applier.host.read_uptime_s()
+    return uptime is not None and uptime < applier.clock() - session.started
+
+
+def _put_back_at_the_last_shutdown(applier: Applier) -> Session | None:
+    """The newest session, when mdboost put it back as it stopped before the NAS last booted
+    (a shutdown stops the container first): the owner had left it on."""
+    last = journal.last_session(applier.conn)
+    if last is None or last.end_reason != STOPPED or last.ended is None:
+        return None
+    uptime = applier.host.read_uptime_s()
+    if uptime is None or applier.clock() - uptime < last.ended:
+        return None
+    return last
+
+
+def reconcile(applier: Applier, policy: Policy, written_in: str | None = None) -> str | None:
+    """Resume or revert a session left open by a stop or crash; returns what it did:
+    "resumed", "reverted", "revert failed", "forgotten" (the NAS restarted: the session is
+    closed without a kernel write) or "reapply" (the NAS restarted with the session open, or
+    after mdboost put it back as it stopped, and the job it was for still runs: the newest
+    session's preset goes on again). `written_in`: boot_of_last_write().
 
     Never raises: a start-up that fails here would crash-loop under `restart: unless-stopped`,
     and the open session would stay open anyway.
     """
     try:
-        return _reconcile(applier, policy)
+        return _reconcile(applier, policy, written_in)
     except Exception:
         log.exception("reconciling the tuning journal failed; mdboost starts anyway")
         return "failed"
 
 
-def _reconcile(applier: Applier, policy: Policy) -> str | None:
+def _reconcile(applier: Applier, policy: Policy, written_in: str | None) -> str | None:
     session = journal.open_session(applier.conn)
     if session is None:
-        return None
-    why = policy.revert_reason(session, at_start=True)
+        stopped = _put_back_at_the_last_shutdown(applier)
+        if stopped is None or policy.revert_reason(stopped) is not None:
+            return None
+        log.warning(
+            "tuning session %s (%s) was put back as the NAS shut down; its job still runs",
+            stopped.id,
+            stopped.preset,
+        )
+        return "reapply"
+    rebooted = knobs_forgotten(applier, session, written_in)
+    why = policy.revert_reason(session, at_start=True, rebooted=rebooted)
+    if rebooted:
+        done = "reapply" if why is None else "forgotten"
+        reason = (
+            f"the NAS restarted and the kernel forgot mdboost's values{f'; {why}' if why else ''}"
+        )
+        log.warning("tuning session %s (%s): %s", session.id, session.preset, reason)
+        with applier.exclusive(wait=True):
+            applier.forget_locked(reason)
+        return done
     if why is None:
         log.info(
             "resuming tuning session %s (%s): its arrays are still syncing",
