@@ -98,11 +98,15 @@ def create_app(
         notifier = Notifier.open(app.state.host, app.state.clock, settings, snapshot_builder, wall)
         deliverer = delivery.Deliverer.open(settings, wall)
         notifier.on_queued = deliverer.wake  # delivery sleeps until something is queued
+        notifier.send_directly = deliverer.send_directly
+        if tuner.recovery is not None and tuner.recovery.lost:
+            notifier.originals_lost(tuner.recovery.source, tuner.recovery.knobs)
 
         def after_tick(tick: Tick) -> None:
             snapshot_builder.update(tick)  # first: the tuner and the notifier read the present
             tuner.on_tick(tick, snapshot_builder.snapshot)
             notifier.on_tick(tick)  # only queues: the delivery task sends
+            notifier.note_disk(app.state.sampler.disk_full_since is not None)
 
         # The first tick before the first request, so that no request finds no present.
         first = await asyncio.to_thread(app.state.sampler.sample_once)

@@ -33,7 +33,6 @@ Clock = Callable[[], float]
 # Ticks kept in memory while the database cannot be written (about a day at 5 s).
 MAX_PENDING_TICKS = 17_280
 DOWNSAMPLE_EVERY_S = 3600.0
-SQLITE_FULL = 13  # "database or disk is full" (sqlite.org/rescode.html#full)
 STORE_CHUNK_TICKS = 120  # ticks a transaction writes: 10 minutes at 5 s
 ERROR_LOG_EVERY_S = 60.0  # one line a minute while samples cannot be written
 DISK_FULL = "samples are not being recorded: the disk holding the database is full"
@@ -177,7 +176,7 @@ class Sampler:
     def _not_written(self, error: db.Error, mono: float) -> None:
         """Say so in the log at most once a minute (a full disk fails every tick), and note
         when the disk became full: the page, /healthz and a change's refusal say it."""
-        full = getattr(error, "sqlite_errorcode", 0) & 0xFF == SQLITE_FULL
+        full = db.disk_full(error)
         if full and self.disk_full_since is None:
             self.disk_full_since = mono
         if self.error_logged is None or mono - self.error_logged >= ERROR_LOG_EVERY_S:

@@ -28,6 +28,9 @@ FAILED_ROUND_WAIT_S = 5.0
 # a second, as the old poll did, rather than spin.
 UNTAKEN_WAIT_S = 1.0
 SENDER_THREADS = 4
+# A message sent directly (the outbox could not hold it) is tried this often, this many times.
+DIRECT_RETRY_S = 30.0
+DIRECT_ATTEMPTS = 20
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,9 @@ class Deliverer:
         self.send = send or partial(senders.send, allow_local=rules.allow_local)
         self.lock = threading.Lock()  # the connection is shared by the sender threads
         self.on_wake: Callable[[], object] | None = None
+        # Messages the outbox could not take (a full disk), per destination, and attempts made;
+        # held in memory only: a restart before they go loses them.
+        self.direct: list[tuple[int, senders.Message, int]] = []
 
     def listen(self, on_wake: Callable[[], object] | None) -> None:
         """`on_wake` is called (from any thread) when a message is queued."""
@@ -78,12 +84,49 @@ class Deliverer:
             self.on_wake()
 
     def seconds_to_next(self) -> float:
-        """Until the earliest head is due (0 if one is), at most MAX_WAIT_S."""
+        """Until the earliest head is due (0 if one is), at most MAX_WAIT_S (DIRECT_RETRY_S
+        while a direct message waits)."""
         with self.lock:
             heads = stored.heads(self.conn)
             now = self.wall_clock()
-        due = min((h.next_attempt for h in heads), default=now + MAX_WAIT_S)
-        return min(max(due - now, 0.0), MAX_WAIT_S)
+            longest = DIRECT_RETRY_S if self.direct else MAX_WAIT_S
+        due = min((h.next_attempt for h in heads), default=now + longest)
+        return min(max(due - now, 0.0), longest)
+
+    def send_directly(self, message: senders.Message) -> None:
+        """Send `message` to every destination without the outbox (thread-safe): reading the
+        destinations needs no room on the disk, queueing them does."""
+        with self.lock:
+            targets = stored.active_destination_ids(self.conn)
+            self.direct += [(target, message, 0) for target in targets]
+        self.wake()
+
+    def send_direct_once(self) -> int:
+        """One attempt at each message held for sending directly; how many were taken."""
+        with self.lock:
+            held, self.direct = self.direct, []
+            urls = {d: stored.destination_url(self.conn, d) for d, _, _ in held}
+        taken = 0
+        for destination_id, message, attempts in held:
+            url = urls[destination_id]
+            if url is None:
+                continue  # removed meanwhile
+            try:
+                self.send(url, message, self.rules.timeout_s)
+            except senders.SendFailed as error:
+                if attempts + 1 < DIRECT_ATTEMPTS:
+                    with self.lock:
+                        self.direct.append((destination_id, message, attempts + 1))
+                log.warning(
+                    "notify: %s (direct) to %s failed: %s",
+                    message.key,
+                    destinations.label(url),
+                    error,
+                )
+                continue
+            taken += 1
+            log.info("notify: %s delivered directly to %s", message.key, destinations.label(url))
+        return taken
 
     @classmethod
     def open(cls, settings: Settings, wall_clock: Callable[[], float] = time.time) -> "Deliverer":
@@ -162,6 +205,8 @@ async def _round(
     """One round: every due head, one per destination in parallel (each destination in order);
     seconds to sleep after it (0: something was delivered, look again at once)."""
     try:
+        if deliverer.direct:
+            await loop.run_in_executor(pool, deliverer.send_direct_once)
         jobs = await loop.run_in_executor(pool, deliverer.due)
         results = await asyncio.gather(
             *(loop.run_in_executor(pool, deliverer.attempt, url, job) for url, job in jobs)

@@ -242,3 +242,31 @@ def probe_message(page_url: str, key: str) -> Message:
         tags=["wave"],
         click=page_link(page_url, None),
     )
+
+
+def disk_full_message(page_url: str, key: str) -> Message:
+    return Message(
+        key=key,
+        kind="disk_full",
+        title="mdboost: the disk holding its database is full",
+        body="Samples are not being recorded (mdboost keeps the latest in memory and writes "
+        "them once there is room), and every change of tuning is refused until then. Free some "
+        "space on that disk.",
+        priority="high",
+        tags=["warning"],
+        click=page_link(page_url, None),
+    )
+
+
+def originals_lost_message(page_url: str, key: str, why: str, knobs: int) -> Message:
+    return Message(
+        key=key,
+        kind="originals_lost",
+        title="mdboost: the original values of the knobs it changed are lost",
+        body=f"They could not be found at start-up ({why}). mdboost put md's own defaults back "
+        f"on {knobs} knob{'' if knobs == 1 else 's'} instead: if you had set any of them "
+        "yourself (or DSM had), set them again.",
+        priority="high",
+        tags=["warning"],
+        click=page_link(page_url, None),
+    )

@@ -25,6 +25,8 @@ from app.store import notify as stored
 log = logging.getLogger(__name__)
 
 NO_SAMPLE = LastSample(None, None, None, None, None, None, None)
+# A disk that fills, empties a little and fills again is said once in this long.
+DISK_FULL_SAID_EVERY_S = 6 * 3600.0
 
 
 def rules_from(settings: Settings) -> observation.EventRules:
@@ -64,6 +66,9 @@ class Notifier:
         saved = stored.detector_state(conn)
         self.state: observation.State | None = json.loads(saved) if saved else None
         self.on_queued: Callable[[], object] | None = None  # the delivery task's wake()
+        # The delivery task's send_directly(): for what the outbox cannot hold (a full disk).
+        self.send_directly: Callable[[Message], object] | None = None
+        self.disk_full_said: float | None = None  # wall time the full disk was last said
 
     @classmethod
     def open(
@@ -109,6 +114,44 @@ class Notifier:
         if composed and targets and self.on_queued is not None:
             self.on_queued()
         return composed
+
+    def announce(self, message: Message) -> None:
+        """Queue one message of mdboost's own state for every destination; when the outbox
+        cannot take it (it lives in the database, and the disk may be full) it goes straight
+        to the delivery task, held in memory and tried until sent, so that the owner learns
+        of a full disk while it is full, not once there is room."""
+        try:
+            with db.write_transaction(self.conn):
+                targets = stored.active_destination_ids(self.conn)
+                now = self.clock()
+                outbox.enqueue(self.conn, message, targets, now, self.wall_clock())
+        except db.Error as error:
+            log.warning(
+                "notify: %s sent directly, the outbox cannot take it: %s", message.key, error
+            )
+            if self.send_directly is not None:
+                self.send_directly(message)
+            return
+        log.info("notify: queued %s for %d destination(s)", message.key, len(targets))
+        if targets and self.on_queued is not None:
+            self.on_queued()
+
+    def note_disk(self, full: bool) -> None:
+        """After each tick: say a full disk once (again only after DISK_FULL_SAID_EVERY_S),
+        not once a tick."""
+        now = self.wall_clock()
+        if not full:
+            return
+        said = self.disk_full_said
+        if said is not None and now - said < DISK_FULL_SAID_EVERY_S:
+            return
+        self.disk_full_said = now
+        self.announce(messages.disk_full_message(self.page_url, f"disk_full:{int(now)}"))
+
+    def originals_lost(self, why: str, knobs: int) -> None:
+        """Start-up put md's defaults back: the true originals could not be found."""
+        key = f"originals_lost:{int(self.wall_clock())}"
+        self.announce(messages.originals_lost_message(self.page_url, key, why, knobs))
 
     def observe(self, tick: Tick) -> observation.TickFacts:
         # The tick's own time, not the clock's now: the runs it ended carry that time, and a late

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 Connection: TypeAlias = sqlite3.Connection
 Error: TypeAlias = sqlite3.Error
 
+SQLITE_FULL = 13  # "database or disk is full" (sqlite.org/rescode.html#full)
 INCREMENTAL = 2  # PRAGMA auto_vacuum's value for incremental (pragma.html#pragma_auto_vacuum)
 WAL_LIMIT_BYTES = 4 * 1024 * 1024
 VACUUM_STEP_PAGES = 2048  # 8 MiB of 4 KiB pages per step, checkpointed between steps
@@ -110,6 +111,11 @@ def release_memory(conn: sqlite3.Connection) -> None:
     long-lived connection would keep up to cache_size of pages it will not read again: 0.6 MiB
     of the server's RSS after start. The next reads fill it with what they need."""
     conn.execute("PRAGMA shrink_memory")
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether a database error is SQLite's SQLITE_FULL (its extended codes share the low byte)."""
+    return getattr(error, "sqlite_errorcode", 0) & 0xFF == SQLITE_FULL
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
+from app.store import db
 from app.tuning.errors import TuningError
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,27 @@ async def on_crash(request: Request, error: Exception) -> Response:
     return Response(f'{{"detail": "{message}"}}', status_code=500, media_type="application/json")
 
 
+# What a change refused for a full disk answers: each route writes in one transaction, which
+# SQLite rolls back whole, so nothing of it was made.
+DISK_FULL = (
+    "the disk holding the database is full: this change cannot be recorded, so it was not "
+    "made. Free some space on that disk and try again"
+)
+DISK_FULL_RETRY_S = 60
+
+
+async def on_database_error(request: Request, error: Exception) -> Response:
+    """A full disk is the owner's to fix, not mdboost's fault: a 503 saying so, never a 500;
+    any other database error is a crash."""
+    if not db.disk_full(error):
+        return await on_crash(request, error)
+    log.warning("%s %s refused: the database's disk is full", request.method, request.url.path)
+    refused = fastapi.HTTPException(
+        503, detail={"message": DISK_FULL}, headers={"Retry-After": str(DISK_FULL_RETRY_S)}
+    )
+    return await on_http_error(request, refused)
+
+
 def http_error(error: TuningError) -> fastapi.HTTPException:
     """A tuning error as the HTTP answer its class names (app/tuning/errors.py)."""
     retry = error.retry_after_s
@@ -95,4 +117,5 @@ def call_tuning(action: Callable[..., T], *args: Any) -> T:
 def install(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, on_http_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
+    app.add_exception_handler(db.Error, on_database_error)
     app.add_exception_handler(Exception, on_crash)

@@ -304,7 +304,9 @@ class Applier:
         if session is None:
             return TuningDone(ok=True, restored=[], detail="nothing to revert")
         if self.awaiting_record(session.id):
-            raise JournalUnavailable(unrecorded_message(self.unrecorded, "still"))
+            raise JournalUnavailable(
+                unrecorded_message(self.unrecorded, "still waiting: its disk is full")
+            )
         started = self.clock()
         op_id: int | None
         try:
