@@ -9,7 +9,8 @@ from pathlib import Path
 
 from app.store import opening
 from tests.kernel_tree import KernelTree, act_like_md
-from tests.server import Server, tree_server
+from tests.notify.receivers import ALLOW_LOCAL, HttpReceiver
+from tests.server import Server, tree_server, wait_for
 
 BOOSTED = {
     "sys/block/md2/md/stripe_cache_size": "16384\n",
@@ -23,8 +24,8 @@ TUNING = {
 }
 
 
-def tuning_server(tree: KernelTree, tmp_path: Path) -> Server:
-    return tree_server(tree, tmp_path, **TUNING)
+def tuning_server(tree: KernelTree, tmp_path: Path, **env: str) -> Server:
+    return tree_server(tree, tmp_path, **TUNING, **env)
 
 
 def zero_table_page(path: Path, table: str) -> None:
@@ -95,10 +96,16 @@ def test_when_the_originals_are_truly_lost_md_defaults_go_back_and_the_page_says
     box.write("proc/sys/dev/raid/speed_limit_min", "12345")  # not mdboost's, but not md's either
     Path(f"{path}.originals").write_text('{"session_id": 1, "knobs": [{"ke')  # torn
     zero_table_page(path, "tuning_knobs")
-    with tuning_server(box, tmp_path) as again:
+    receiver = HttpReceiver().start()
+    notify = {"MDBOOST_NOTIFY": f"http://{receiver.base}/hook", **ALLOW_LOCAL}
+    with tuning_server(box, tmp_path, **notify) as again:
         assert again.get("/api/tuning")["active"] is False
         page = again.text("/")
         assert "original values of the knobs mdboost had changed are lost" in page
+        # ... and loudly: a notification, since the owner may never open the page
+        lost = b"original values of the knobs it changed are lost"
+        wait_for(lambda: [r for r in receiver.taken() if lost in r.body], 30, "the notification")
+    receiver.stop()
     assert box.read("sys/block/md2/md/stripe_cache_size") == "256\n"
     assert box.read("sys/block/md2/queue/read_ahead_kb") == "128\n"
     assert box.read("sys/block/md2/md/sync_speed_min") == "system\n"
