@@ -150,7 +150,7 @@ def array_view(state: "ArrayNow") -> shapes.ArrayView:
         sysfs=_sysfs(sysfs) if sysfs is not None else None,
         severity=severity(array, failed, array.degraded or sysfs_degraded),
         # The open run as the tick keeps it (history.run_row): the columns of the API's Run.
-        run=shapes.Run(**state.run) if state.run is not None else None,
+        run=state.run,
     )
 
 

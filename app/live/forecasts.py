@@ -2,11 +2,11 @@
 the answer for the API from the sampler's present: one array, or the whole SHR pool."""
 
 import dataclasses
-from typing import Any
 
 from app.forecast import boost, model, physics, pool
 from app.live.snapshot import Snapshot
 from app.shapes import Body
+from app.shapes.arrays import Run
 from app.store import db, effects, history, journal, slower
 
 BOOST_PRESET = "boost"
@@ -168,15 +168,15 @@ def pool_eta(snapshot: Snapshot, now: float) -> PoolForecastBody:
 
 def _view(
     name: str,
-    run: dict[str, Any] | None,
+    run: Run | None,
     fc: model.Forecast,
     boost: boost.BoostEstimate | None,
     now: float,
 ) -> ArrayForecast:
     return ArrayForecast(
         array=name,
-        run_id=run["id"] if run else None,
-        action=run["action"] if run else None,
+        run_id=run.id if run else None,
+        action=run.action if run else None,
         now=now,
         forecast=fc,
         eta_in_s=fc.eta - now if fc.eta is not None else None,

@@ -8,7 +8,6 @@ exposition and the views be tested on captured kernel trees without a server.
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from app.diagnosis.verdicts import Diagnosis
 from app.forecast.model import Forecast
@@ -18,6 +17,7 @@ from app.md.attributes import ArraySysfs, SpeedLimit
 from app.md.disks import MemberDisk
 from app.md.mdstat import Array, MdStat
 from app.planner.layout import Pool
+from app.shapes.arrays import Run
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class ArrayNow:
     sysfs: ArraySysfs | None  # None where host.py reads no sysfs (names other than mdN)
     forecast: Forecast | None = None  # while the open run syncs
     members: tuple[MemberIO, ...] = ()
-    run: dict[str, Any] | None = None  # the open run's row (history.run_row), None when idle
+    run: Run | None = None  # the open run, None when idle
     speed_min: SpeedLimit | None = None  # effective sync_speed_min, KiB/s, with its source
     speed_max: SpeedLimit | None = None  # effective sync_speed_max, KiB/s, with its source
     diagnosis: Diagnosis | None = None  # while it syncs: the verdict of the last tick

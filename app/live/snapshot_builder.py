@@ -58,14 +58,14 @@ class SnapshotBuilder:
             if run is not None and array.syncing:
                 knee = (
                     physics.grow_knee(array.level, sysfs.raid_disks)
-                    if run["action"] == "reshape" and sysfs is not None
+                    if run.action == "reshape" and sysfs is not None
                     else None
                 )
-                run_progress = self.progress.get(run["id"]) or forecasts.rebuild(
-                    self.conn, run["id"], knee, self.kernel_release
+                run_progress = self.progress.get(run.id) or forecasts.rebuild(
+                    self.conn, run.id, knee, self.kernel_release
                 )
-                self._add(run_progress, run["id"], array, sysfs, tick)
-                progress[run["id"]] = run_progress
+                self._add(run_progress, run.id, array, sysfs, tick)
+                progress[run.id] = run_progress
                 forecast = run_progress.forecast()
             arrays.append(
                 ArrayNow(
@@ -163,7 +163,7 @@ class SnapshotBuilder:
     def _reverted(self, state: ArrayNow) -> ArrayNow:
         """Right after a revert: the forecast at the pace before tuning, not the tuned pace the
         last tick measured; the next tick's revert regime takes over from there."""
-        progress = self.progress.get(state.run["id"]) if state.run else None
+        progress = self.progress.get(state.run.id) if state.run else None
         untuned = progress.untuned if progress is not None else None
         if state.forecast is None or untuned is None:
             return state

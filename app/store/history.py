@@ -265,11 +265,12 @@ def open_run_id(conn: sqlite3.Connection, array: str) -> int | None:
     return int(row[0]) if row else None
 
 
-def open_run(conn: sqlite3.Connection, array: str) -> dict[str, Any] | None:
+def open_run(conn: sqlite3.Connection, array: str) -> Run | None:
+    """The array's run that has not ended yet."""
     row = conn.execute(
         f"SELECT {RUN_COLUMNS} FROM runs WHERE array = ? AND finished IS NULL", (array,)
     ).fetchone()
-    return run_row(row) if row else None
+    return Run(**run_row(row)) if row else None
 
 
 def open_run_started(conn: sqlite3.Connection, array: str) -> float | None:

@@ -164,16 +164,16 @@ def finish_apply(
                     conn,
                     now,
                     array,
-                    run["id"] if run else None,
+                    run.id if run else None,
                     "autotune",
                     detail | {"label": step},
                 )
                 continue
-            history.add_event(conn, now, array, run["id"] if run else None, "apply", detail)
+            history.add_event(conn, now, array, run.id if run else None, "apply", detail)
             conn.execute(
                 "INSERT INTO tuning_effects (op_id, array, run_id, preset, applied_at)"
                 " VALUES (?, ?, ?, ?, ?)",
-                (op_id, array, run["id"] if run else None, preset, now),
+                (op_id, array, run.id if run else None, preset, now),
             )
 
 
@@ -325,7 +325,5 @@ def restore_session(conn: sqlite3.Connection, found: Originals, source: str, now
         detail = {"source": source, "knobs": len(found.knobs), "preset": found.preset}
         for array in found.arrays or (None,):
             run = history.open_run(conn, array) if array else None
-            history.add_event(
-                conn, now, array, run["id"] if run else None, "session_restored", detail
-            )
+            history.add_event(conn, now, array, run.id if run else None, "session_restored", detail)
     return session_id

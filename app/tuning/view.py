@@ -83,7 +83,7 @@ def _slower(conn: db.Connection, snapshot: Snapshot) -> SlowerFinding | None:
     """The latest preset put back for making a sync slower, while that sync's run is open."""
     found = slower.latest(conn)
     state = snapshot.array(found.array) if found is not None else None
-    if found is None or state is None or state.run is None or state.run["id"] != found.run_id:
+    if found is None or state is None or state.run is None or state.run.id != found.run_id:
         return None
     return SlowerFinding(
         array=found.array,

@@ -130,10 +130,10 @@ def test_steps_of_the_wall_clock_leave_the_forecast_the_boost_and_the_chart_alon
     assert run is not None
     steps = nas.conn.execute(
         "SELECT ts, detail FROM events WHERE kind = 'clock_step' AND run_id = ? ORDER BY id",
-        (run["id"],),
+        (run.id,),
     ).fetchall()
     assert [json.loads(e["detail"])["moved_s"] for e in steps] == [-HOUR, DAY, HOUR - DAY]
-    page = views.past_run(nas.conn, run["id"], {})
+    page = views.past_run(nas.conn, run.id, {})
     assert page is not None
     assert [m["label"] for m in page["card"]["markers"] if m["kind"] == "clock_step"] == [
         "the clock moved -1 h",
@@ -143,7 +143,7 @@ def test_steps_of_the_wall_clock_leave_the_forecast_the_boost_and_the_chart_alon
     # The chart: one continuous line, each sample a tick after the one before, monotonic times
     # and wall times apart by the same seconds.
     rows = nas.conn.execute(
-        "SELECT ts, mono FROM samples WHERE run_id = ? ORDER BY id", (run["id"],)
+        "SELECT ts, mono FROM samples WHERE run_id = ? ORDER BY id", (run.id,)
     ).fetchall()
     assert len(rows) == 60 + 3 * 12
     gaps = {round(b["ts"] - a["ts"], 6) for a, b in itertools.pairwise(rows)}

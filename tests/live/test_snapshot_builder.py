@@ -69,7 +69,7 @@ def test_forecast_follows_the_ticks_and_equals_the_apis(tree, conn):
     run = history.open_run(conn, "md2")
     assert run is not None
     # The same samples as GET /api/arrays/md2/forecast reads from SQLite: the same numbers.
-    assert md2.forecast == forecasts.rebuild(conn, run["id"], None).forecast()
+    assert md2.forecast == forecasts.rebuild(conn, run.id, None).forecast()
     assert snapshot_builder.snapshot.last_success == clock.now - TICK_S
     assert snapshot_builder.snapshot.speed_limit_max_kb_s == 200000
 
@@ -168,8 +168,8 @@ def test_the_forecast_uses_the_running_kernels_knee_figure(tree, conn):
     run = history.open_run(conn, "md2")
     assert md2 is not None and md2.status == "ok" and md2.knee is not None and run is not None
     assert md2.bound == "disks"
-    on_612 = forecasts.rebuild(conn, run["id"], md2.knee, "6.12.117+deb13-amd64").forecast()
-    on_61 = forecasts.rebuild(conn, run["id"], md2.knee, "6.1.0-56-amd64").forecast()
+    on_612 = forecasts.rebuild(conn, run.id, md2.knee, "6.12.117+deb13-amd64").forecast()
+    on_61 = forecasts.rebuild(conn, run.id, md2.knee, "6.1.0-56-amd64").forecast()
     assert md2 == on_612
     assert on_612.eta is not None and on_61.eta is not None and on_612.eta > on_61.eta
 

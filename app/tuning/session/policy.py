@@ -195,7 +195,7 @@ class Policy:
                         conn,
                         self.applier.clock(),
                         array,
-                        run["id"] if run else None,
+                        run.id if run else None,
                         "drift",
                         {"key": knob.key, "desired": knob.desired, "current": knob.current},
                     )
