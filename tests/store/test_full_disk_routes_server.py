@@ -102,6 +102,20 @@ def test_every_change_is_refused_with_a_503_and_its_reason(
             said = (answer.status_code, said_full(answer), answer.text[-300:])
             answers[f"{method} {path} {kwargs.get('json', '')}"] = said
         wrong = {k: v for k, v in answers.items() if v[0] != 503 or not v[1]}
+        # The page's panels (htmx swaps only a 2xx): the panel comes back saying why.
+        hx = {"hx-request": "true", "x-csrf-token": form["csrf_token"]}
+        panels = [
+            ("/ui/boost", {"on": "true"}),
+            ("/ui/boost", {"on": "false"}),
+            ("/ui/autotune", {}),
+            ("/ui/revert", {}),
+            ("/ui/schedules", {"preset": "boost", "start": "05:00", "end": "06:00"}),
+            (f"/ui/schedules/{schedule}/remove", {}),
+        ]
+        for path, data in panels:
+            answer = page.post(path, data={**form, **data}, headers=hx)
+            if answer.status_code != 200 or not said_full(answer):
+                wrong[f"POST {path} {data}"] = (answer.status_code, False, answer.text[-300:])
         assert not wrong, "\n".join(f"{k}: {v[0]} {v[2]}" for k, v in wrong.items())
         assert token["token"]
         # A test message needs no room: it is sent, and the page says so, not a 500.

@@ -14,7 +14,7 @@ from app.tuning.schedule.daily import ScheduleError, hhmm
 from app.tuning.tuner import Tuner
 from app.web import security, views
 from app.web.deps import ClockDep, DbDep, RowId, TunerDep, get_snapshot
-from app.web.errors import error_page, http_error, message_of
+from app.web.errors import DISK_FULL, error_page, http_error, message_of
 from app.web.templating import render_page
 
 router = APIRouter(tags=["schedules"])
@@ -81,11 +81,14 @@ def remove_schedule(
     return Ok()
 
 
-def _panel(request: Request, tuner: Tuner, conn: db.Connection, error: str | None) -> Response:
-    """htmx: the schedule panel; without JS: back to the page, or a page saying what is wrong."""
+def _panel(
+    request: Request, tuner: Tuner, conn: db.Connection, error: str | None, status: int = 422
+) -> Response:
+    """htmx: the schedule panel; without JS: back to the page, or a page saying what is wrong.
+    htmx swaps only a 2xx answer: the panel says a refusal itself."""
     if request.headers.get("hx-request") != "true":
         if error is not None:
-            return error_page(422, error)
+            return error_page(status, error)
         return RedirectResponse("/#schedule", status_code=303)
     boost = views.boost_panel(request, tuner, conn, get_snapshot(request), schedule_error=error)
     return render_page(request, "_schedule.html", {"boost": boost})
@@ -109,6 +112,10 @@ def add_schedule_form(
         error = None
     except HTTPException as refused:
         error = message_of(refused.detail)
+    except db.Error as failed:
+        if not db.disk_full(failed):
+            raise
+        return _panel(request, tuner, conn, DISK_FULL, 503)
     return _panel(request, tuner, conn, error)
 
 
@@ -116,5 +123,10 @@ def add_schedule_form(
 def remove_schedule_form(
     request: Request, schedule_id: RowId, tuner: TunerDep, conn: DbDep, clock: ClockDep
 ) -> Response:
-    scheduler.remove(conn, schedule_id, clock())
+    try:
+        scheduler.remove(conn, schedule_id, clock())
+    except db.Error as failed:
+        if not db.disk_full(failed):
+            raise
+        return _panel(request, tuner, conn, DISK_FULL, 503)
     return _panel(request, tuner, conn, None)
