@@ -105,7 +105,9 @@ def _between_phases(previous: Job | None, now: float | None) -> Job:
         replace(p, state="done", forecast=None) if p.state == "running" else p
         for p in previous.phases
     )
-    return Job(phases, previous.forecast, between_since=since)
+    # No phase runs: the page names none as the running one ("phase 1 of 2" would be md2's).
+    planned = replace(previous.forecast, phase=None) if previous.forecast else None
+    return Job(phases, planned, between_since=since)
 
 
 def _carried(

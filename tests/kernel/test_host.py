@@ -124,3 +124,15 @@ def test_host_reads_processes_in_the_tree(tmp_path: Path) -> None:
     assert host.read_pid_io(99) is None
     io = host.read_pid_io(412)
     assert io is not None and io.write_bytes == 323932160
+
+
+def test_the_boot_id_is_read_once_and_kept(tree: KernelTree) -> None:
+    host = Host(tree.proc, tree.sys)
+    assert host.boot_id is None  # no such file: unknown, not an error
+    again = Host(tree.proc, tree.sys)
+    tree.write("proc/sys/kernel/random/boot_id", "5e1f7c2a-1111-4222-8333-444455556666")
+    assert again.boot_id == "5e1f7c2a-1111-4222-8333-444455556666"
+    tree.write("proc/sys/kernel/random/boot_id", "another-boot")
+    assert again.boot_id == "5e1f7c2a-1111-4222-8333-444455556666"
+    tree.write("proc/uptime", "42.50 80.00")
+    assert again.read_uptime_s() == 42.5

@@ -87,3 +87,18 @@ def test_diskstats_of_a_few_devices_only() -> None:
     text = (CAPTURED / "diskstats").read_text()
     assert sorted(sysfs.parse_diskstats(text, {"vde", "md0", "sdz"})) == ["md0", "vde"]
     assert sysfs.parse_diskstats(text, {"vde"})["vde"] == sysfs.parse_diskstats(text)["vde"]
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("350735.47 234388.90\n", 350735.47),
+        ("12 30\n", 12.0),
+        ("", None),
+        ("up 3 days\n", None),
+        ("-5.0 1.0\n", None),
+        ("nan 1.0\n", None),
+    ],
+)
+def test_uptime(text: str, seconds: float | None) -> None:
+    assert sysfs.parse_uptime(text) == seconds

@@ -110,8 +110,10 @@ def test_boost_holds_through_the_idle_gap_between_two_phases(tmp_path: Path) -> 
             session = journal.open_session(conn)
             assert session is not None, f"boost ended in the gap, tick {gap_ticks}"
             assert (tree / CACHE.format("md2")).read_text().strip() == boosted
-            assert builder.snapshot.job.to_come == ("md3",)
-            assert builder.snapshot.job.running is None
+            job = builder.snapshot.job
+            assert job.to_come == ("md3",) and job.running is None
+            # the whole job's finish as planned at md2's end, with no phase named running
+            assert job.forecast is not None and job.forecast.phase is None
     assert gap_ticks >= 4
     tick()  # md3's phase is running: boost follows it
     session = journal.open_session(conn)

@@ -111,3 +111,15 @@ def test_knobs_changed_by_someone_else_in_the_same_boot_are_no_restart(reshaping
         tuning = again.get("/api/tuning")
         assert tuning["active"] is False and tuning["restarted"] is None
         assert "re-applied after the NAS restarted" not in again.text("/")
+
+
+def test_without_a_boot_id_a_kernel_younger_than_the_session_is_a_restart(tree, tmp_path):
+    syncing_box(tree)
+    tree.write("proc/uptime", "86400.00 164160.00")  # no boot_id file: uptime alone tells
+    on = boost_then(tree, tmp_path, "kill")
+    fresh_kernel(tree)
+    tree.write("proc/uptime", "0.01 0.01")
+    with tuning_server(tree, tmp_path) as again:
+        tuning = again.get("/api/tuning")
+        assert tuning["restarted"] == REAPPLIED
+        assert tree.read(CACHE) == on
