@@ -256,9 +256,6 @@ CURSOR_CALLS = {"execute", "executemany", "executescript", "fetchone", "fetchall
 ROW_NAMES = re.compile(r"^(r|row|rows|\w+_row)$")
 # Modules that still hold SQL or rows while the records move into the store, family by family.
 NOT_YET_MOVED = {
-    "app/forecast/replay.py",
-    "app/live/idle.py",
-    "app/live/sampler.py",
     "app/web/headline.py",
 }
 

@@ -55,25 +55,26 @@ def read_run(handle: TextIO) -> RecordedRun:
         raise ValueError(f"missing column(s): {', '.join(sorted(missing))}")
     with_limits = any(name in columns for name in LIMIT_COLUMNS)
     run = RecordedRun()
-    for line, row in enumerate(reader, start=2):
+    for line, values in enumerate(reader, start=2):
         try:
-            ts, done, total = float(row["ts"]), int(float(row["done"])), int(float(row["total"]))
+            ts, done = float(values["ts"]), int(float(values["done"]))
+            total = int(float(values["total"]))
         except (TypeError, ValueError):
             raise ValueError(f"line {line}: ts, done and total must be numbers") from None
         limits = None
         if with_limits:
-            cache = _number(row.get("stripe_cache_size"))
+            cache = _number(values.get("stripe_cache_size"))
             limits = Limits(
-                speed_min=_number(row.get("speed_min_kb_s")),
-                speed_max=_number(row.get("speed_max_kb_s")),
+                speed_min=_number(values.get("speed_min_kb_s")),
+                speed_max=_number(values.get("speed_max_kb_s")),
                 stripe_cache=int(cache) if cache is not None else None,
             )
-        event = (row.get("event") or "").strip() or None
-        run.rows.append(Row(ts, done, total, _number(row.get("finish_min")), limits, event))
-        knee = _number(row.get("knee"))
+        event = (values.get("event") or "").strip() or None
+        run.rows.append(Row(ts, done, total, _number(values.get("finish_min")), limits, event))
+        knee = _number(values.get("knee"))
         if knee is not None:
             run.knee = knee
-        kernel = (row.get("kernel") or "").strip()
+        kernel = (values.get("kernel") or "").strip()
         if kernel:
             run.kernel = kernel
     return run

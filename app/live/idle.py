@@ -6,15 +6,14 @@ An idle sample holds until the array's next one: the samples endpoint carries th
 to the present, so the API and the page still show an unbroken idle line.
 """
 
-from typing import Any
+from app.store.run_log import SampleRow
 
 HEARTBEAT_S = 3600.0
-# What a sample says besides when: the kernel's state, members, knobs, mismatch count, and so on.
-_IGNORED = frozenset({"ts", "mono"})
 
 
-def says_the_same(row: dict[str, Any], last: dict[str, Any]) -> bool:
-    return all(row[column] == last.get(column) for column in row if column not in _IGNORED)
+def says_the_same(sample: SampleRow, last: SampleRow) -> bool:
+    """The same in all but when: the kernel's state, members, knobs, mismatch count, and so on."""
+    return sample._replace(ts=last.ts, mono=last.mono) == last
 
 
 class IdleFilter:
@@ -22,28 +21,28 @@ class IdleFilter:
 
     def __init__(self, heartbeat_s: float = HEARTBEAT_S) -> None:
         self.heartbeat_s = heartbeat_s
-        self.stored: dict[str, dict[str, Any]] = {}  # committed: array -> its last stored row
-        self.staged: dict[str, dict[str, Any]] = {}  # in the open transaction
+        self.stored: dict[str, SampleRow] = {}  # committed: array -> its last stored sample
+        self.staged: dict[str, SampleRow] = {}  # in the open transaction
 
-    def keep(self, row: dict[str, Any]) -> bool:
-        """Store `row` (its run_id already set)? A clock stepped back stores one at once."""
-        last = self.staged.get(row["array"]) or self.stored.get(row["array"])
+    def keep(self, sample: SampleRow) -> bool:
+        """Store `sample` (its run_id already set)? A clock stepped back stores one at once."""
+        last = self.staged.get(sample.array) or self.stored.get(sample.array)
         keep = (
-            row["run_id"] is not None
+            sample.run_id is not None
             or last is None
-            or not 0 <= row["ts"] - last["ts"] < self.heartbeat_s
-            or not says_the_same(row, last)
+            or not 0 <= sample.ts - last.ts < self.heartbeat_s
+            or not says_the_same(sample, last)
         )
         if keep:
-            self.staged[row["array"]] = dict(row)
+            self.staged[sample.array] = sample
         return keep
 
     def shift(self, delta: float) -> None:
         """The wall clock stepped by `delta` s and the stored samples moved with it:
         so do the ones remembered, and the heartbeat keeps counting monotonic time."""
-        for rows in (self.stored, self.staged):
-            for row in rows.values():
-                row["ts"] += delta
+        for samples in (self.stored, self.staged):
+            for array, sample in samples.items():
+                samples[array] = sample._replace(ts=sample.ts + delta)
 
     def commit(self) -> None:
         self.stored.update(self.staged)

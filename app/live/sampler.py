@@ -11,7 +11,6 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from app.clock import Timeline, fixed_rate
 from app.diagnosis.verdicts import VerdictChange
@@ -44,18 +43,14 @@ class PendingTick:
 
     now: float
     parsed: mdstat.MdStat
-    # Each array's sample as its values in run_log.SAMPLE_COLUMNS' order: a tuple holds a day
-    # of ticks in less memory than a dict per row (4.75 -> 4.20 KiB a tick of md2 and md0,
-    # tracemalloc).
-    rows: list[tuple[Any, ...]]
+    rows: list[run_log.SampleRow]  # each array's, its run not known yet
     verdict_changes: list[VerdictChange] = field(
         default_factory=list
     )  # stored as "diagnosis" events
 
     def shifted(self, delta: float) -> "PendingTick":
         """The same tick on a wall clock that has since moved by `delta` seconds."""
-        at = run_log.SAMPLE_COLUMNS.index("ts")
-        rows = [(*row[:at], row[at] + delta, *row[at + 1 :]) for row in self.rows]
+        rows = [row._replace(ts=row.ts + delta) for row in self.rows]
         changes = [replace(c, ts=c.ts + delta) for c in self.verdict_changes]
         return replace(self, now=self.now + delta, rows=rows, verdict_changes=changes)
 
@@ -149,7 +144,7 @@ class Sampler:
             log.warning("cannot diagnose this tick: %s", error)
         limits, sysfs = tick.speed_limits, tick.sysfs
         rows = [
-            tuple(self._row(a, now, reading.mono, limits(a.name), sysfs.get(a.name)).values())
+            self._row(a, now, reading.mono, limits(a.name), sysfs.get(a.name))
             for a in parsed.arrays
         ]
         self.pending.append(PendingTick(now, parsed, rows, tick.verdict_changes))
@@ -279,15 +274,15 @@ class Sampler:
         mono: float,
         limits: EffectiveLimits,
         sysfs: ArraySysfs | None,
-    ) -> dict[str, Any]:
+    ) -> run_log.SampleRow:
         sync = array.sync if array.syncing else None
-        row: dict[str, Any] = dict.fromkeys(run_log.SAMPLE_COLUMNS)
-        row.update(
-            ts=now,
-            mono=mono,
+        row = run_log.SampleRow(
             array=array.name,
             state=array.state,
             status=array.status,
+            mismatch_cnt=None,
+            mono=mono,
+            ts=now,
             action=sync.action if sync else None,
             percent=sync.percent if sync else None,
             done_blocks=sync.done_blocks if sync else None,
@@ -295,17 +290,17 @@ class Sampler:
             speed_kb_s=sync.speed_kb_s if sync else None,
             finish_min=sync.finish_min if sync else None,
         )
-        if sysfs is not None:
-            speed_min, speed_max = limits
-            row.update(
-                degraded=sysfs.degraded,
-                sync_speed_kb_s=sysfs.sync_speed_kb_s,
-                mismatch_cnt=sysfs.mismatch_cnt,
-                stripe_cache_size=sysfs.stripe_cache_size,
-                speed_min_kb_s=speed_min.kb_s if speed_min else None,
-                speed_max_kb_s=speed_max.kb_s if speed_max else None,
-            )
-        return row
+        if sysfs is None:
+            return row
+        speed_min, speed_max = limits
+        return row._replace(
+            degraded=sysfs.degraded,
+            sync_speed_kb_s=sysfs.sync_speed_kb_s,
+            mismatch_cnt=sysfs.mismatch_cnt,
+            stripe_cache_size=sysfs.stripe_cache_size,
+            speed_min_kb_s=speed_min.kb_s if speed_min else None,
+            speed_max_kb_s=speed_max.kb_s if speed_max else None,
+        )
 
     def _store(self, tick: Tick) -> None:
         """Write every pending tick in order, with its run bookkeeping, STORE_CHUNK_TICKS to a
@@ -337,22 +332,22 @@ class Sampler:
             for pending in chunk:
                 open_runs = run_log.open_runs(conn)
                 run_ids = {}
-                for array, values in zip(pending.parsed.arrays, pending.rows, strict=True):
-                    row = dict(zip(run_log.SAMPLE_COLUMNS, values, strict=True))
+                for array, sample in zip(pending.parsed.arrays, pending.rows, strict=True):
                     run = open_runs.pop(array.name, None)
-                    row["run_id"] = run_ids[array.name] = run_tracking.track(
+                    run_id = run_ids[array.name] = run_tracking.track(
                         conn,
                         self.host,
                         array,
-                        row["degraded"],
+                        sample.degraded,
                         run,
                         pending.now,
                         tick.finished_runs,
                     )
-                    if self.idle.keep(row):
-                        run_log.add_sample(conn, [row[c] for c in run_log.SAMPLE_COLUMNS])
-                    if row["run_id"] is not None:
-                        run_log.add_to_run(conn, row["run_id"], row["speed_kb_s"], row["percent"])
+                    sample = sample._replace(run_id=run_id)
+                    if self.idle.keep(sample):
+                        run_log.add_sample(conn, sample)
+                    if run_id is not None:
+                        run_log.add_to_run(conn, run_id, sample.speed_kb_s, sample.percent)
                 for change in pending.verdict_changes:
                     # A past run then shows why it was slow when.
                     run_id = run_ids.get(change.array)
