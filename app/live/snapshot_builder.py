@@ -40,6 +40,9 @@ class SnapshotBuilder:
         self.kernel_release = host.read_kernel_release()  # fixed while the system runs
         self.snapshot = Snapshot(kernel_release=self.kernel_release)
         self.progress: dict[int, model.RunProgress] = {}  # open run id -> its progress so far
+        # A write since the last publish: the tick being published may have read the kernel
+        # before it, so its verdicts were judged on the knobs before the write.
+        self.written_since_publish = False
         # Which knobs the kernel has changes when arrays come or go: checked then, not each tick.
         self._access_cache: tuple[tuple[Any, ...], tuple[KnobAccess, ...]] = ((), ())
 
@@ -101,6 +104,9 @@ class SnapshotBuilder:
         with self.writes:
             open_session = journal.open_session(self.conn)
             knobs = knob_states(self.host, self.conn, open_session) if open_session else []
+            if self.written_since_publish:
+                arrays = [replace(a, diagnosis=None) for a in arrays]
+                self.written_since_publish = False
             self._publish(tick, arrays, job, open_session, knobs, available_kib, access)
 
     def _publish(
@@ -146,6 +152,7 @@ class SnapshotBuilder:
         now = [k if k.current is not None else _read_before(k, seen.get(k.key)) for k in knobs]
         # The verdicts were judged on the knobs before this write: the next tick judges again.
         arrays, job = tuple(replace(a, diagnosis=None) for a in snapshot.arrays), snapshot.job
+        self.written_since_publish = True
         if snapshot.session_id is not None and open_session is None:
             arrays = tuple(self._reverted(state) for state in arrays)
             by_name = {a.name: a.forecast for a in arrays}

@@ -135,6 +135,19 @@ def test_stripe_cache_saturated(box: Box) -> None:
     assert [v for _, v in run(tracker, box, 90)] == ["stripe_cache"]
 
 
+def test_a_knob_change_is_judged_afresh_not_left_from_before_it(box: Box) -> None:
+    """The cache full at 513 entries; boost writes 16384 (md fills it only by degrees): from
+    the tick that reads the new cache on, the old verdict is gone, not fading for a minute."""
+    box.tree.write("sys/block/md2/md/stripe_cache_active", "500")  # of 513
+    tracker = tracker_for(box)
+    assert [v for _, v in run(tracker, box, 90)] == ["stripe_cache"]
+    box.tree.write("sys/block/md2/md/stripe_cache_size", "16384")
+    box.tree.write("sys/block/md2/md/stripe_cache_active", "4000")
+    assert [v for _, v in run(tracker, box, 5)] == [None]
+    view = diagnose(tracker, box)
+    assert view["verdicts"] == [] and view["readings"]["stripe_cache_size"] == 16384
+
+
 def test_at_the_disks_limit(box: Box) -> None:
     for disk in box.disks.values():
         disk.busy = 0.97
