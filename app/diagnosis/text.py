@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from app.formats import mb_s
+from app.formats import mb_s, ratio
 from app.md.knobs import BUDGET_SHARE, CATALOGUE, stripe_cache_entries
 
 TITLES = {
@@ -55,12 +55,24 @@ def _why(verdict: str, n: dict[str, Any]) -> str:
     raise ValueError(f"unknown verdict {verdict!r}")
 
 
+# Boost's estimate above this gain is an offer: no verdict beside it says there is nothing to
+# tune, and one at or below it is none: no verdict says boost helps.
+BOOST_GAIN = 1.1
+
+
 def todo(verdict: str, n: dict[str, Any]) -> str:
+    """The one thing to do. `n["boost_ratio"]`, when set, is the gain boost's estimate offers
+    for this run beside the verdict (1.0: it would not help): the advice never contradicts it."""
+    offered = n.get("boost_ratio")
     if verdict == "held_by_max":
+        if offered is not None and offered <= BOOST_GAIN:
+            return "Boost is not expected to lift it: its estimate gains nothing here."
         return "Boost raises it."
     if verdict == "yielding":
         if n.get("below_min"):
             return "md already runs below its floor: pausing what competes is what helps."
+        if offered is not None and offered <= BOOST_GAIN:
+            return "Pausing what competes is what helps: boost's estimate gains nothing here."
         return "Boost raises its floor (md stops yielding below it), or pause what competes."
     if verdict == "slow_member":
         return "Check that disk's health (SMART): it may be failing, or an SMR disk."
@@ -75,6 +87,11 @@ def todo(verdict: str, n: dict[str, Any]) -> str:
         bigger = f" (up to {room / n['size']:.0f}x this one fits in memory)" if room else ""
         return f"A bigger stripe cache lets md work on more stripes at once{bigger}."
     if verdict == "disks_limit":
+        if offered is not None and offered > BOOST_GAIN:
+            return (
+                f"Boost could still make them about ×{ratio(offered)} faster: md's larger "
+                "requests move more for each second the disks are busy."
+            )
         return "Nothing to tune: this is about as fast as these disks go."
     raise ValueError(f"unknown verdict {verdict!r}")
 

@@ -2,7 +2,7 @@
 the change of the primary verdict that is worth an event."""
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.diagnosis import text
@@ -52,6 +52,17 @@ class Diagnosis:
     @property
     def primary(self) -> Verdict | None:
         return self.verdicts[0] if self.verdicts else None
+
+    def beside_boost(self, offered: float | None) -> "Diagnosis":
+        """These verdicts with their advice judged beside boost's estimate for this run
+        (`offered`: its gain, 1.0 when it would not help; None: no estimate is offered)."""
+        if offered is None:
+            return self
+        verdicts = tuple(
+            replace(v, sentence=text.sentence(v.verdict, {**v.numbers, "boost_ratio": offered}))
+            for v in self.verdicts
+        )
+        return replace(self, verdicts=verdicts)
 
     def shape(self) -> shapes.DiagnosisBody:
         """GET /api/arrays/{name}/diagnosis of a running array."""

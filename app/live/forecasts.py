@@ -3,6 +3,7 @@ the answer for the API from the sampler's present: one array, or the whole SHR p
 
 import dataclasses
 
+from app.diagnosis.verdicts import Diagnosis
 from app.forecast import boost, model, physics, pool
 from app.live.snapshot import Snapshot
 from app.shapes import Body
@@ -93,6 +94,26 @@ def array_eta(
     # Set only here (the route leaves unset fields out): an idle array's answer has no such key.
     view.boost_active = session is not None
     return view
+
+
+def offered_gain(estimate: boost.BoostEstimate | None) -> float | None:
+    """The gain boost's estimate offers: its ratio, 1.0 when boost would not help, None when no
+    estimate is offered (boost is on, or nothing runs)."""
+    if estimate is None:
+        return None
+    return estimate.ratio if estimate.helps else 1.0
+
+
+def diagnosis(
+    snapshot: Snapshot, conn: db.Connection, name: str, now: float, boost_max: float | None = None
+) -> Diagnosis | None:
+    """The array's verdicts as of the last tick, their advice judged beside the boost estimate
+    offered with them: what the page, the API and a push say of why a sync is slow."""
+    state = snapshot.array(name)
+    if state is None or state.diagnosis is None:
+        return None
+    estimate = array_eta(snapshot, conn, name, now, boost_max).boost
+    return state.diagnosis.beside_boost(offered_gain(estimate))
 
 
 def _cpu_bound(snapshot: Snapshot, name: str) -> tuple[str, float] | None:

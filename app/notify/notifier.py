@@ -13,6 +13,7 @@ from collections.abc import Callable
 from app.config import Settings
 from app.kernel.host import Host
 from app.live import array_view, forecasts
+from app.live.snapshot import Snapshot
 from app.live.snapshot_builder import SnapshotBuilder
 from app.live.tick import Tick
 from app.md import mdstat
@@ -161,7 +162,8 @@ class Notifier:
         if tick.parsed is None or tick.error is not None:
             return observation.TickFacts(now, None, tick.error or "no data")
         conn = self.conn
-        seen = [_array_now(conn, array, tick) for array in tick.parsed.arrays]
+        snapshot = self.snapshot_builder.snapshot
+        seen = [_array_now(conn, array, tick, snapshot) for array in tick.parsed.arrays]
         open_ids = {a.run_id for a in seen if a.run_id is not None}
         before = (self.state or {}).get("arrays", {})
         gone = [m["run_id"] for m in before.values() if m.get("run_id") not in (None, *open_ids)]
@@ -225,7 +227,9 @@ class Notifier:
         return lambda: forecasts.pool_eta(self.snapshot_builder.snapshot, now)
 
 
-def _array_now(conn: db.Connection, array: mdstat.Array, tick: Tick) -> observation.ArrayFacts:
+def _array_now(
+    conn: db.Connection, array: mdstat.Array, tick: Tick, snapshot: Snapshot
+) -> observation.ArrayFacts:
     sample = history.last_sample(conn, array.name) or NO_SAMPLE
     missing = sample.degraded if sample.degraded is not None else array.missing
     return observation.ArrayFacts(
@@ -243,7 +247,7 @@ def _array_now(conn: db.Connection, array: mdstat.Array, tick: Tick) -> observat
         percent=sample.percent,
         mismatch_cnt=sample.mismatch_cnt,
         queued=array.queued,
-        verdict=_verdict(tick, array.name),
+        verdict=_verdict(conn, snapshot, array.name, tick.ts),
         failed=array_view.is_failed(
             array,
             sysfs.array_state if (sysfs := tick.sysfs.get(array.name)) else None,
@@ -252,7 +256,10 @@ def _array_now(conn: db.Connection, array: mdstat.Array, tick: Tick) -> observat
     )
 
 
-def _verdict(tick: Tick, array: str) -> tuple[str, float, str] | None:
-    diagnosis = tick.diagnoses.get(array)
+def _verdict(
+    conn: db.Connection, snapshot: Snapshot, array: str, now: float | None
+) -> tuple[str, float, str] | None:
+    """The array's primary verdict as the page says it (its advice beside boost's estimate)."""
+    diagnosis = forecasts.diagnosis(snapshot, conn, array, now) if now is not None else None
     primary = diagnosis.primary if diagnosis is not None else None
     return (primary.verdict, primary.since, primary.sentence) if primary is not None else None

@@ -9,7 +9,7 @@ from app.config import Settings
 from app.forecast.boost import NO_GAIN
 from app.formats import FLAG_LABELS, ROLE_LABELS, array_title, drive_name, mb_s, ratio
 from app.live import array_view
-from app.live.forecasts import PoolForecastBody, array_eta, pool_eta
+from app.live.forecasts import PoolForecastBody, array_eta, offered_gain, pool_eta
 from app.live.sampler import DISK_FULL, Sampler
 from app.live.snapshot import Snapshot
 from app.md.access import HOW_TO_TUNE
@@ -50,11 +50,6 @@ def database_status(
     }
 
 
-def diagnoses(snapshot: Snapshot) -> dict[str, Any]:
-    """Each syncing array's verdict as of the last tick, by array name, for the templates."""
-    return {state.name: state.diagnosis for state in snapshot.arrays if state.diagnosis is not None}
-
-
 def card(
     view: ArrayView,
     snapshot: Snapshot,
@@ -73,6 +68,14 @@ def card(
     finish_min = sync.finish_min if sync is not None else None
     degraded = bool(view.degraded or (view.sysfs.degraded if view.sysfs else None))
     missing = (view.status or "").count("_")
+    eta = array_eta(snapshot, conn, view.name, now, boost_max) if running and run else None
+    state = snapshot.array(view.name)
+    # Why it is slow, its advice beside the boost estimate the same card offers.
+    why = (
+        state.diagnosis.beside_boost(offered_gain(eta.boost))
+        if eta is not None and state is not None and state.diagnosis is not None
+        else None
+    )
     return {
         "array": view,
         "sync": sync or {},
@@ -90,7 +93,8 @@ def card(
         "members": [_member(d, snapshot) for d in view.devices],
         "elapsed_s": now - run.started if run else None,
         "kernel_eta": now + finish_min * 60 if running and finish_min is not None else None,
-        "eta": array_eta(snapshot, conn, view.name, now, boost_max) if running and run else None,
+        "eta": eta,
+        "why": why,
         "markers": _markers(conn, run.id, summaries) if run else [],
     }
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from app.diagnosis import text
 from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from app.live.diagnosis_tracker import Tracker
@@ -154,6 +155,30 @@ def test_at_the_disks_limit(box: Box) -> None:
     tracker = tracker_for(box)
     assert [v for _, v in run(tracker, box, 90)] == ["disks_limit"]
     assert "every member is 97 % busy" in diagnose(tracker, box)["sentence"]
+
+
+def test_the_disks_limit_beside_a_boost_estimate_never_says_nothing_to_tune(box: Box) -> None:
+    """The disks at their limit, and boost's estimate for the run x1.3 (larger requests): the
+    advice names boost's gain; beside no gain (1.0) or none offered (boost is on), nothing to
+    tune; and a verdict that says boost raises the pace says so only while boost would."""
+    for disk in box.disks.values():
+        disk.busy = 0.97
+    tracker = tracker_for(box)
+    run(tracker, box, 90)
+    parsed = mdstat_parse.parse(box.tree.read("proc/mdstat"))
+    sysfs = {a.name: tracker.host.read_array_sysfs(a.name) for a in parsed.arrays}
+    found, _ = tick_with_readings(
+        tracker, box.now, parsed, sysfs, tracker.host.read_global_speed_limits()
+    )
+    at_the_limit = found["md2"]
+    offered = at_the_limit.beside_boost(1.3).primary
+    assert offered is not None and "Nothing to tune" not in offered.sentence
+    assert "Boost could still make them about ×1.3 faster" in offered.sentence
+    for no_gain in (1.0, 1.1, None):
+        primary = at_the_limit.beside_boost(no_gain).primary
+        assert primary is not None and "Nothing to tune" in primary.sentence, no_gain
+    assert text.todo("held_by_max", {"boost_ratio": 1.05}).startswith("Boost is not expected")
+    assert text.todo("held_by_max", {"boost_ratio": 5.0}) == "Boost raises it."
 
 
 def bursts(box: Box, tracker: Tracker, on_s: float, off_s: float, total_s: float) -> list[str]:

@@ -6,11 +6,11 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
 
-from app.live import array_view
+from app.live import array_view, forecasts
 from app.shapes import documents
 from app.shapes.arrays import ArrayList, DiagnosisBody, Samples
 from app.store import history
-from app.web.deps import DbDep, SamplesCacheDep, SnapshotDep
+from app.web.deps import ClockDep, DbDep, SamplesCacheDep, SnapshotDep
 
 router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 
@@ -71,11 +71,14 @@ def array_samples(
 
 # An array that runs nothing answers only DiagnosisBody's first five fields, as the code sets them.
 @router.get("/{name}/diagnosis", response_model_exclude_unset=True)
-def array_diagnosis(name: str, snapshot: SnapshotDep) -> DiagnosisBody:
-    """What holds the array's sync back, with the evidence, as of the sampler's last tick."""
-    state = snapshot.array(name)
-    if state is None:
+def array_diagnosis(
+    name: str, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep
+) -> DiagnosisBody:
+    """What holds the array's sync back, with the evidence, as of the sampler's last tick; its
+    advice judged beside the boost estimate GET /api/arrays/{name}/forecast offers."""
+    if snapshot.array(name) is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
-    if state.diagnosis is not None:
-        return state.diagnosis.shape()
+    found = forecasts.diagnosis(snapshot, conn, name, clock())
+    if found is not None:
+        return found.shape()
     return DiagnosisBody(array=name, ts=snapshot.ts, running=False, verdict=None, sentence=None)

@@ -49,7 +49,6 @@ def _page(
     context = {
         "now": now,
         "demo": get_settings(request).demo,
-        "diagnoses": views.diagnoses(snapshot),
         "plan_section": change_planning.section(snapshot, conn, now),
         "database": views.database_status(
             get_settings(request),
@@ -94,7 +93,7 @@ def _boost_fragment(
     or revert changes."""
     regions = _regions(snapshot, conn, now, boost)
     cards = [c for c in regions.pop("cards") if c["array"].run]
-    context = {**regions, "oob_cards": cards, "diagnoses": views.diagnoses(snapshot)}
+    context = {**regions, "oob_cards": cards}
     return render_page(request, "_boost.html", context)
 
 
@@ -156,7 +155,6 @@ def array_card(
     card = next(c for c in regions["cards"] if c["array"].name == name)
     context = {
         "card": card,
-        "diagnoses": views.diagnoses(snapshot),
         "headline": regions["headline"],
         "pool": regions["pool"],
         "boost": boost,
