@@ -30,44 +30,55 @@ SEEK_REQUESTS_S, SEEK_RANGE = 120.0, (80.0 / 120, 160.0 / 120)
 
 
 @dataclass(frozen=True)
-class GrowRequests:
-    """What a grow moves before its knee per request its member disk serves, read and written
-    (KiB, at 64 KiB chunks): how far the kernel's block layer merges md's stripe reads and writes
-    is its generation's own."""
+class KernelGrow:
+    """What a RAID4/5/6 grow does on one kernel generation: before its knee, what it moves per
+    request its member disk serves, read and written (KiB, at 64 KiB chunks: how far the block
+    layer merges md's stripe reads and writes is the generation's own); past it, its pace in
+    multiples of the check's (md only writes there, in requests whose size is the kernel's too)."""
 
     read_kib: float  # likely
     write_kib: float
     smallest: tuple[float, float]  # (read, write) of the runs whose requests were the smallest
     largest: tuple[float, float]  # ... the largest
+    after_knee: tuple[float, float, float]  # x the check's pace: likely, slowest, fastest
     measured: str  # what the figures rest on
 
 
-# Measured at 64 KiB chunks on QEMU's HDD-like throttle (~130 requests/s a disk), 3 -> 4 and
+# Measured at 64 KiB chunks on QEMU's HDD-like throttle (120 requests/s a disk), 3 -> 4 and
 # 4 -> 5 grows (docs/performance.md, "The change planner"): the KiB each read and write request
-# carried, times the share of the throttle's rate the grow used. That share is 1 on 6.1 (the
-# grow is request-bound); 6.12's small requests (20-26 KiB, ~450 a second) are merged by the
-# virtual disk before its throttle, as a disk's own queue merges adjacent ones; 5.10's large ones
-# (470-500 KiB reads, 380-430 KiB writes) came at 57-81 a second, md's raid5 thread being the
-# bound under emulation. How far a generation merges varied from boot to boot (with the emulated
-# CPU's speed and the host's load), so the likely figure sits in the middle of its runs, whose
-# smallest and largest bound the range.
-GROW_REQUESTS: dict[str, GrowRequests] = {
-    "5.10": GrowRequests(260.0, 210.0, (206.0, 187.0), (309.0, 239.0), "Linux 5.10.0-32"),
-    "6.1": GrowRequests(84.0, 58.0, (69.0, 49.0), (128.0, 64.0), "Linux 6.1.0-56"),
-    "6.12": GrowRequests(78.0, 80.0, (66.0, 66.0), (89.0, 96.0), "Linux 6.12.117"),
+# carried, times the share of the throttle's rate the grow used. That share is about 1 on 6.1
+# (the grow is request-bound: reads of 69-143 KiB, writes of 49-69 KiB, the smallest on the
+# quietest host); 6.12's small requests (20-26 KiB, ~450 a second) are merged by
+# the virtual disk before its throttle, as a disk's own queue merges adjacent ones; 5.10's large
+# ones (440-500 KiB reads, 350-430 KiB writes) came at 57-95 a second, md's raid5 thread being
+# the bound under emulation. How far a generation merges varied from boot to boot (with the
+# emulated CPU's speed and the host's load), so the likely figure sits in the middle of its
+# 3 -> 4 grows, and the smallest and largest of all its grows bound the range. Past the knee
+# 5.10 and 6.1 ran 1.1-2.1x the check's pace, 6.12 (writes of 7 KiB) 0.2-0.6x.
+KERNEL_GROWS: dict[str, KernelGrow] = {
+    "5.10": KernelGrow(
+        358.0, 268.0, (214.0, 194.0), (381.0, 277.0), (1.3, 0.8, 2.5), "Linux 5.10.0-32"
+    ),
+    "6.1": KernelGrow(105.0, 59.0, (74.0, 53.0), (155.0, 69.0), (1.3, 0.6, 2.0), "Linux 6.1.0-56"),
+    "6.12": KernelGrow(95.0, 97.0, (71.0, 72.0), (97.0, 104.0), (0.5, 0.2, 0.7), "Linux 6.12.117"),
 }
-# A kernel without its own figures: 6.1's likely requests (the generation between the two
-# others), within the smallest and largest of any.
-UNMEASURED_REQUESTS = GrowRequests(
-    GROW_REQUESTS["6.1"].read_kib,
-    GROW_REQUESTS["6.1"].write_kib,
+# A kernel without its own figures: 6.1's likely ones (the generation between the two others),
+# within the extremes of every measured one.
+UNMEASURED_GROW = KernelGrow(
+    KERNEL_GROWS["6.1"].read_kib,
+    KERNEL_GROWS["6.1"].write_kib,
     (
-        min(r.smallest[0] for r in GROW_REQUESTS.values()),
-        min(r.smallest[1] for r in GROW_REQUESTS.values()),
+        min(k.smallest[0] for k in KERNEL_GROWS.values()),
+        min(k.smallest[1] for k in KERNEL_GROWS.values()),
     ),
     (
-        max(r.largest[0] for r in GROW_REQUESTS.values()),
-        max(r.largest[1] for r in GROW_REQUESTS.values()),
+        max(k.largest[0] for k in KERNEL_GROWS.values()),
+        max(k.largest[1] for k in KERNEL_GROWS.values()),
+    ),
+    (
+        KERNEL_GROWS["6.1"].after_knee[0],
+        min(k.after_knee[1] for k in KERNEL_GROWS.values()),
+        max(k.after_knee[2] for k in KERNEL_GROWS.values()),
     ),
     "this kernel not measured: 6.1's, within every measured kernel's",
 )
@@ -75,8 +86,6 @@ UNMEASURED_REQUESTS = GrowRequests(
 # larger chunk scales the figures above.
 MAX_REQUEST_KIB = 1280.0
 DEFAULT_CHUNK_KIB = 64  # DSM's chunk; a raid1 has none and DSM's conversion to raid5 uses this
-# After the knee md only writes whole stripes, in order: the disks stream, as in a check.
-GROW_AFTER_SHARE, GROW_AFTER_RANGE = 1.00, (0.60, 2.00)
 # A measured pace is good to this much, widened as it ages or covers little of the work ahead.
 MEASURED_SPREAD = 0.15
 AGE_SPREAD_PER_30_DAYS, AGE_SPREAD_MAX = 0.10, 0.45
@@ -199,16 +208,17 @@ def grow_paces(
     """A grow's pace before and after its knee: measured on a past grow here (after the knee:
     the pace before it times md's knee speed-up when only that part was seen), else md's
     physics: before the knee the disks' request rate (rotating disks) or streaming pace bounds
-    it, after it the disks stream as in a sync."""
+    it, after it md only writes whole stripes, in order, at the kernel's multiple of the check's
+    pace."""
     base = sync_pace(history, work_kib, now)
     source: Source = "physics" if base.source == "measured" else "assumed"
-    requests = grow_requests(history.kernel)
-    before = _before_knee(base, source, history.rotational, geometry or Geometry(2, 3), requests)
-    low, high = GROW_AFTER_RANGE
-    why = f"the disks stream after the knee, as in a sync: {base.why}"
-    after = Pace(
-        base.kib_s * GROW_AFTER_SHARE, base.low_kib_s * low, base.high_kib_s * high, source, why
+    kernel = kernel_grow(history.kernel)
+    before = _before_knee(base, source, history.rotational, geometry or Geometry(2, 3), kernel)
+    share, low, high = kernel.after_knee
+    why = (
+        f"md only writes after the knee, at ~{share:.1f}x a sync's pace on this kernel: {base.why}"
     )
+    after = Pace(base.kib_s * share, base.low_kib_s * low, base.high_kib_s * high, source, why)
     if history.grow_before is not None:
         before = from_measured(history.grow_before, work_kib, now, "before the knee")
         if history.grow_after is None and history.knee_speedup is not None:
@@ -223,16 +233,16 @@ def grow_paces(
     return before, after
 
 
-def grow_requests(kernel: str | None) -> GrowRequests:
-    """The requests a grow makes before its knee on this kernel generation."""
-    if kernel in GROW_REQUESTS:
-        return GROW_REQUESTS[kernel]
+def kernel_grow(kernel: str | None) -> KernelGrow:
+    """What a grow does on this kernel generation."""
+    if kernel in KERNEL_GROWS:
+        return KERNEL_GROWS[kernel]
     said = f"Linux {kernel} not measured" if kernel else "the kernel unknown"
-    return replace(UNMEASURED_REQUESTS, measured=f"{said}: 6.1's, within every measured kernel's")
+    return replace(UNMEASURED_GROW, measured=f"{said}: 6.1's, within every measured kernel's")
 
 
 def _before_knee(
-    base: Pace, source: Source, rotational: bool | None, geometry: Geometry, requests: GrowRequests
+    base: Pace, source: Source, rotational: bool | None, geometry: Geometry, requests: KernelGrow
 ) -> Pace:
     """On SSDs the streaming bound: a member moves `geometry.moved` times the progress. On
     rotating disks (or unknown ones: a NAS's are) the seek bound, the disk's request rate times

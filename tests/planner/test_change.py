@@ -12,8 +12,7 @@ from app.planner import capacity, layout
 from app.planner.change import BadChange, Change, ChangePlan, plan_change
 from app.planner.paces import (
     ASSUMED_DISK_KIB_S,
-    GROW_AFTER_SHARE,
-    GROW_REQUESTS,
+    KERNEL_GROWS,
     SEEK_REQUESTS_S,
     Geometry,
     History,
@@ -258,13 +257,13 @@ def test_paces_come_from_history_and_say_so():
     # Before the knee a member of 64 KiB chunks on spinning disks (unknown ones are taken as
     # such) serves 120 requests/s: 4/3 KiB read and 1 written a KiB of progress, in requests of
     # the size 6.1 makes when the kernel is unknown.
-    six_one = GROW_REQUESTS["6.1"]
+    six_one = KERNEL_GROWS["6.1"]
     seek_bound = SEEK_REQUESTS_S / (4 / 3 / six_one.read_kib + 1 / six_one.write_kib)
     assert seek_bound == pytest.approx(
         SEEK_REQUESTS_S / Geometry(3, 4, 64).requests_per_kib(six_one.read_kib, six_one.write_kib)
     )
     expected = member * knee / seek_bound + member * (1 - knee) / (
-        ASSUMED_DISK_KIB_S * GROW_AFTER_SHARE
+        ASSUMED_DISK_KIB_S * six_one.after_knee[0]
     )
     assert grow.duration.seconds == pytest.approx(expected)
     assert grow.source == "assumed"

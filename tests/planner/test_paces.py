@@ -4,7 +4,7 @@ import pytest
 
 from app.planner.paces import (
     DAY_S,
-    GROW_REQUESTS,
+    KERNEL_GROWS,
     MAX_REQUEST_KIB,
     SEEK_RANGE,
     SEEK_REQUESTS_S,
@@ -55,14 +55,14 @@ def test_a_grow_uses_the_last_grow_before_and_after_its_knee():
     head, tail = grow_paces(History(sync=CHECK), DISK, NOW)
     assert head.source == "physics" and "seek-bound on rotating disks" in head.why
     assert "from the check of md2" in head.why
-    assert head.kib_s < tail.kib_s <= CHECK.kib_s
+    assert head.kib_s < tail.kib_s == CHECK.kib_s * KERNEL_GROWS["6.1"].after_knee[0]
 
 
 def test_before_its_knee_a_grow_on_spinning_disks_goes_at_their_seeks_not_their_streaming():
     """A member alternates reading the old layout with writing the new: about 120 requests/s a
     7200 rpm disk, whatever it streams, each carrying what the kernel merges into it. A 3 -> 4
     grow of 64 KiB chunks on 6.1: 120 / (1.5 / read + 1 / write) KiB/s."""
-    six_one = GROW_REQUESTS["6.1"]
+    six_one = KERNEL_GROWS["6.1"]
     three_to_four = Geometry(2, 3, 64)
     head, _ = grow_paces(History(sync=CHECK, kernel="6.1"), DISK, NOW, three_to_four)
     assert head.kib_s == pytest.approx(
@@ -115,12 +115,20 @@ def test_the_seek_bound_is_the_kernel_generations_own():
     for measured in (old, now, new):
         assert unknown.low_kib_s <= measured.kib_s <= unknown.high_kib_s
 
+    # Past the knee md only writes: 6.1 ran faster than its check, 6.12 (7 KiB writes) slower.
+    def tail(kernel: str | None):
+        return grow_paces(History(sync=CHECK, kernel=kernel), DISK, NOW, three_to_four)[1]
+
+    assert tail("6.12").kib_s < CHECK.kib_s < tail("6.1").kib_s
+    assert "0.5x a sync's pace on this kernel" in tail("6.12").why
+
 
 def test_ssds_grow_at_their_streaming_pace():
     history = History(sync=CHECK, rotational=False)
     head, tail = grow_paces(history, DISK, NOW, Geometry(2, 3, 64))
     assert head.kib_s == pytest.approx(CHECK.kib_s / 2.5)
-    assert "seek" not in head.why and tail.kib_s == CHECK.kib_s
+    assert "seek" not in head.why
+    assert tail.kib_s == CHECK.kib_s * KERNEL_GROWS["6.1"].after_knee[0]
 
 
 def test_md_never_goes_past_its_max_limit():

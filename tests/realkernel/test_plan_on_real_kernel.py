@@ -7,28 +7,42 @@ traces every member's /proc/diskstats through the check and both grows (facts.js
 The suite runs the case where the disks set the pace; the case held by a 1500 KiB/s max takes ten
 minutes more of the 35 the whole CI run may take, so it runs on request:
 REALKERNEL_PLAN_CASES=disk,limit; REALKERNEL_PLAN_CASES=spin boots hddsim.py's moving-head disks
-instead of QEMU's flat throttle (its own boot)."""
+instead of QEMU's flat throttle (its own boot). The planner's seek bound is each kernel
+generation's own (what a grow's requests carry): the suite plans on the full set's kernel
+(REALKERNEL_KERNEL, 6.1), REALKERNEL_PLAN_KERNELS=5.10,6.1,6.12 on each of those (a boot each,
+~5 min)."""
 
 import os
 from typing import Any
 
 import pytest
 import vmharness
+from conftest import image_of
 
 pytestmark = pytest.mark.realkernel
 CASES = os.environ.get("REALKERNEL_PLAN_CASES", "disk").split(",")
+KERNELS = [
+    vmharness.check_kernel(k.strip())
+    for k in os.environ.get("REALKERNEL_PLAN_KERNELS", vmharness.selected_kernel()).split(",")
+    if k.strip()
+]
+
+
+@pytest.fixture(scope="module", params=KERNELS, ids=[f"linux-{k}" for k in KERNELS])
+def plan_kernel(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture(scope="module")
-def facts(vm_image: vmharness.Image, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One boot: QEMU's throttle for "disk" and "limit", hddsim.py's moving head for "spin"
-    (ask for it alone: one boot per run, REALKERNEL_PLAN_CASES=spin)."""
+def facts(plan_kernel: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One boot a kernel: QEMU's throttle for "disk" and "limit", hddsim.py's moving head for
+    "spin" (ask for it alone: one boot per run, REALKERNEL_PLAN_CASES=spin)."""
     spinning = CASES == ["spin"]
     try:
         return vmharness.scenario_facts(
-            vm_image,
+            image_of(plan_kernel),
             "plan_scenario.py",
-            tmp_path_factory.mktemp("plan"),
+            tmp_path_factory.mktemp(f"plan-{plan_kernel}"),
             *CASES,
             disks=5,
             disk_size_mib=512,
@@ -40,28 +54,33 @@ def facts(vm_image: vmharness.Image, tmp_path_factory: pytest.TempPathFactory) -
         pytest.fail(str(failed))
 
 
-# Known regression, not yet explained: on 2026-11-28 the plan (82.8 s, as before) missed the
-# real grow by -25.3 % and -27.6 % on a quiet host (the grow itself ran 111-114 s). The planner's
-# code did not change; what slows the real grow is open. Non-strict, so a pass still shows.
-PLAN_MISSES = pytest.mark.xfail(
-    reason="the real grow runs 25-28 % longer than planned since 2026-11-28", strict=False
-)
-
-
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, marks=PLAN_MISSES) if c == "disk" else c for c in CASES]
-)
-def test_the_planned_grow_lasts_within_25_percent_of_the_real_one(
+@pytest.mark.parametrize("case", CASES)
+def test_the_grow_planned_from_a_check_alone_lasts_within_25_percent_of_the_real_one(
     facts: dict[str, Any], case: str
 ) -> None:
-    # The plan from the check alone: the first grow is disk-bound in every case.
+    """md's physics: seek-bound before the knee, each request carrying what this kernel's
+    requests carry, or the check's pace over what a member reads where lower."""
     first = facts[case]["after_check"]
-    # md's physics (seek-bound before the knee, or the check's streaming over 2.5 where lower)
-    assert (
-        first["steps"][0]["source"] == "physics"
-        and "from the check of md0" in first["steps"][0]["why"]
-    )
+    (step,) = first["steps"]
+    assert step["source"] == "physics" and "from the check of md0" in step["why"]
     assert abs(first["error"]) <= 0.25, first
+
+
+# Where the plan made from the grow before misses (non-strict: a pass still shows). The 4 -> 5
+# grow runs slower a member than the 3 -> 4 grow it is planned from: on 5.10 md's raid5 thread
+# holds it (57-59 requests/s a member against 81-95; 2026-11-28: -25 % and -38 %), on 6.12 its
+# requests shrink and past the knee it goes at 0.2-0.3x the check against 0.5-0.6x (-29 %, -16 %).
+SLOWER_SECOND_GROW = {"5.10", "6.12"}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_grow_planned_from_the_grow_before_lasts_within_25_percent_of_the_real_one(
+    facts: dict[str, Any], case: str, plan_kernel: str, request: pytest.FixtureRequest
+) -> None:
+    if plan_kernel in SLOWER_SECOND_GROW:
+        request.applymarker(
+            pytest.mark.xfail(reason="its 4 -> 5 grow runs slower than its 3 -> 4", strict=False)
+        )
     result = facts[case]["after_grow"]
     (step,) = result["steps"]
     assert (step["array"], step["action"], step["disks_after"]) == ("md0", "grow", 5)
