@@ -11,9 +11,9 @@ from typing import Any
 @dataclass(frozen=True)
 class JournaledKnob:
     """One knob a tuning session touched: its value before mdboost's first write and what the
-    session wants it to be now, both as normalised from the kernel file ("256", "system")."""
+    session wants it to be now, both as normalised from the kernel file ("256", "system"). The
+    journal and the originals file beside the database keep the same record."""
 
-    session_id: int
     key: str  # "stripe_cache_size@md2", or the knob's name for a global one
     knob: str  # the catalogue's name; the path is rebuilt from it
     target: str | None  # array or disk, None for a global knob

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from app.records import JournaledKnob, TuningOp
 from app.shapes.tuning import Session
 from app.store import db, history
-from app.store.originals import OriginalKnob, Originals
+from app.store.originals import Originals
 
 
 class JournaledChange(Protocol):
@@ -55,7 +55,7 @@ def last_session(conn: sqlite3.Connection) -> Session | None:
 
 def session_knobs(conn: sqlite3.Connection, session_id: int) -> list[JournaledKnob]:
     rows = conn.execute(
-        "SELECT session_id, key, knob, target, original, desired FROM tuning_knobs"
+        "SELECT key, knob, target, original, desired FROM tuning_knobs"
         " WHERE session_id = ? ORDER BY rowid",
         (session_id,),
     )
@@ -293,10 +293,7 @@ def session_originals(conn: sqlite3.Connection, session_id: int) -> Originals:
         started=session["started"],
         preset=session["preset"],
         arrays=tuple(json.loads(session["arrays"])),
-        knobs=tuple(
-            OriginalKnob(k.key, k.knob, k.target, k.original, k.desired)
-            for k in session_knobs(conn, session_id)
-        ),
+        knobs=tuple(session_knobs(conn, session_id)),
     )
 
 

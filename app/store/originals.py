@@ -13,6 +13,8 @@ import sqlite3
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from app.records import JournaledKnob
+
 log = logging.getLogger(__name__)
 
 SUFFIX = ".originals"
@@ -23,17 +25,6 @@ class Unreadable(Exception):
 
 
 @dataclass(frozen=True)
-class OriginalKnob:
-    """One knob of the session: its value before mdboost's first write, and what it holds now."""
-
-    key: str  # "stripe_cache_size@md2", or the knob's name for a global knob
-    knob: str  # catalogue name
-    target: str | None  # array or disk; None for a global knob
-    original: str  # normalised: "256", "system"
-    desired: str
-
-
-@dataclass(frozen=True)
 class Originals:
     """The open session as the file (or a salvaged database) keeps it."""
 
@@ -41,7 +32,7 @@ class Originals:
     started: float  # wall time
     preset: str
     arrays: tuple[str, ...]
-    knobs: tuple[OriginalKnob, ...]
+    knobs: tuple[JournaledKnob, ...]
     # The kernel's boot id when mdboost last wrote the session's knobs: after a restart of the
     # NAS the kernel holds none of them. None from a version that did not keep it.
     boot_id: str | None = None
@@ -98,7 +89,7 @@ def read(path: Path) -> Originals | None:
             preset=str(found["preset"]),
             arrays=tuple(str(a) for a in found["arrays"]),
             knobs=tuple(
-                OriginalKnob(
+                JournaledKnob(
                     key=str(k["key"]),
                     knob=str(k["knob"]),
                     target=None if k["target"] is None else str(k["target"]),
@@ -153,7 +144,7 @@ def salvage(moved_aside: Path) -> Originals | None:
         started=session["started"],
         preset=session["preset"],
         arrays=arrays,
-        knobs=tuple(OriginalKnob(**dict(row)) for row in rows),
+        knobs=tuple(JournaledKnob(**dict(row)) for row in rows),
     )
 
 

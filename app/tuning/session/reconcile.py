@@ -9,9 +9,10 @@ from app.kernel.host import ARRAY_NAME
 from app.kernel.knobs import read_knob
 from app.live import array_view
 from app.md.knobs import CATALOGUE
+from app.records import JournaledKnob
 from app.shapes.tuning import Session
 from app.store import journal, originals
-from app.store.originals import OriginalKnob, Originals
+from app.store.originals import Originals
 from app.tuning.planning.knob_plan import knob_key
 from app.tuning.session.apply import Applier, JournalUnavailable, TuningFailed
 from app.tuning.session.policy import STOPPED, Policy
@@ -91,7 +92,7 @@ def _put_back_defaults(applier: Applier, why: str) -> Recovery:
     return Recovery(why, len(knobs), lost=True)
 
 
-def _defaults_now(applier: Applier) -> list[OriginalKnob]:
+def _defaults_now(applier: Applier) -> list[JournaledKnob]:
     """Each knob of the catalogue whose kernel default is known and not what it holds now: the
     global limits and every array's own. Member disks' knobs differ by drive: left alone."""
     host = applier.host
@@ -108,13 +109,13 @@ def _defaults_now(applier: Applier) -> list[OriginalKnob]:
             if array.syncing and not knob.safe_while_syncing:
                 continue
             targets.append((knob.name, array.name))
-    found: list[OriginalKnob] = []
+    found: list[JournaledKnob] = []
     for name, target in targets:
         knob = CATALOGUE[name]
         now = read_knob(host, knob, target)
         if now is None or now == knob.kernel_default:
             continue
-        found.append(OriginalKnob(knob_key(name, target), name, target, knob.kernel_default, now))
+        found.append(JournaledKnob(knob_key(name, target), name, target, knob.kernel_default, now))
     return found
 
 
