@@ -215,9 +215,7 @@ def grow_paces(
     kernel = kernel_grow(history.kernel)
     before = _before_knee(base, source, history.rotational, geometry or Geometry(2, 3), kernel)
     share, low, high = kernel.after_knee
-    why = (
-        f"md only writes after the knee, at ~{share:.1f}x a sync's pace on this kernel: {base.why}"
-    )
+    why = f"md only writes, at ~{share:.1f}x a sync's pace on this kernel: {base.why}"
     after = Pace(base.kib_s * share, base.low_kib_s * low, base.high_kib_s * high, source, why)
     if history.grow_before is not None:
         before = from_measured(history.grow_before, work_kib, now, "before the knee")
