@@ -1,5 +1,5 @@
-"""Every benchmark script runs, on tiny inputs, so none can rot unseen (issue 27: bench_core.py
-crashed with an AttributeError for weeks because nothing ran it).
+"""Every benchmark script runs, on tiny inputs, so none can rot unseen (a
+benchmark that nothing runs can crash for weeks unnoticed).
 
 A benchmark prints figures and asserts nothing about them; these tests only ask that each one
 finishes and prints what it is there to print. A new script under scripts/ that measures

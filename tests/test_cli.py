@@ -101,7 +101,7 @@ def test_a_missing_data_directory_stops_start_up_and_is_named(tmp_path):
 
 
 def test_parse_keeps_a_broken_array_even_when_it_is_the_only_one():
-    """Issue 19: an mdstat of nothing but a failed array used to exit 1 with "not an mdstat"."""
+    """An mdstat of nothing but a failed array is parsed, never refused as "not an mdstat"."""
     text = (
         "Personalities : [raid6] [raid5] [raid4] \n"
         "md1 : broken raid5 sdb1[1](F) sdc1[2](F) sda1[0]\n"
@@ -118,7 +118,7 @@ def test_parse_keeps_a_broken_array_even_when_it_is_the_only_one():
 
 
 def test_a_short_mdboost_password_stops_start_up_saying_the_minimum(box, tmp_path):
-    """Issue 26, finding 6: MDBOOST_PASSWORD=a started without a word, while /setup asks for 8
+    """MDBOOST_PASSWORD=a stops start-up, saying the minimum, as /setup asks for 8
     characters. The real command on a kernel tree: it must stop before it listens."""
     port = free_port()
     for command in ("serve", "demo"):

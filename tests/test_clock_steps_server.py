@@ -1,4 +1,4 @@
-"""The real server under libfaketime while NTP steps its wall clock (issue 32).
+"""The real server under libfaketime while NTP steps its wall clock.
 
 uvicorn runs with Debian's libfaketime preloaded: the wall clock follows a file this test rewrites
 (FAKETIME_TIMESTAMP_FILE, read on every call with FAKETIME_NO_CACHE), the monotonic clock stays

@@ -284,7 +284,7 @@ def test_container_defaults_watch_this_machine_read_only(podman: Podman, image: 
 def test_narrower_variant_can_tune_per_array(
     podman: Podman, image: BuiltImage, kernel_tree: Path
 ) -> None:
-    """SYS_ADMIN plus a read-write sysfs at MDBOOST_SYS_ROOT (compose.yaml's default, issue 26)."""
+    """SYS_ADMIN plus a read-write sysfs at MDBOOST_SYS_ROOT (compose.yaml's default)."""
     with container(
         podman, image, "--cap-add", "SYS_ADMIN",
         "-v", f"{kernel_tree / 'sys'}:/host/sys:rw", "-e", "MDBOOST_SYS_ROOT=/host/sys",
@@ -388,7 +388,7 @@ def compose_run_args(kernel_sys: Path, data: Path) -> list[str]:
 def test_the_compose_file_as_written_starts_and_says_whether_it_can_tune(
     podman: Podman, image: BuiltImage, kernel_tree: Path, tmp_path: Path
 ) -> None:
-    """Issue 26, finding 10: no privileged, all capabilities dropped but SYS_ADMIN,
+    """No privileged, all capabilities dropped but SYS_ADMIN,
     no-new-privileges, a read-only root: the app starts, answers /healthz and says why it can
     (or cannot) tune."""
     data = tmp_path / "data"

@@ -65,7 +65,7 @@ def test_api_errors_are_json(tmp_path: Path):
 
 
 def test_an_idle_array_stores_one_sample_and_the_api_still_draws_its_line_to_now(tmp_path: Path):
-    """Issue 27: nothing changes, so nothing more is stored; the line still reaches the present."""
+    """Nothing changes, so nothing more is stored; the line still reaches the present."""
     tree = KernelTree(tmp_path / "kernel")
     idle_box(tree)
     with tree_server(tree, tmp_path, MDBOOST_SAMPLE_SECONDS="0.1") as server:

@@ -1,4 +1,4 @@
-"""Times, names and sizes in the owner's words (issue 25 item 4)."""
+"""Times, names and sizes in the owner's words."""
 
 from datetime import datetime
 from zoneinfo import ZoneInfo

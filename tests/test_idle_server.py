@@ -1,4 +1,4 @@
-"""An idle `mdboost serve` sleeps (issue 27): between its 60 s ticks nothing wakes it, neither
+"""An idle `mdboost serve` sleeps: between its 60 s ticks nothing wakes it, neither
 uvicorn's 0.1 s loop (600 wake-ups a minute before) nor the delivery task's 1 s poll; it still
 answers with a Date header of the current second and stops at once on SIGTERM."""
 

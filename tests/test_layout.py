@@ -1,4 +1,4 @@
-"""The layout issues 11 and 24 asked for, kept: no import cycle between the packages of app/,
+"""The layout, kept: no import cycle between the packages of app/,
 thin routers that import no other router, and docs/ARCHITECTURE.md, whose Layers section names
 every part of app/. import-linter (pyproject.toml, run by scripts/test.sh) checks the layers' order."""
 
@@ -177,7 +177,7 @@ def test_the_wheel_lists_every_subpackage() -> None:
 
 
 def test_app_state_is_reached_only_through_deps() -> None:
-    """Issue 24: routes and helpers get the app's state from app/web/deps.py's typed getters;
+    """Routes and helpers get the app's state from app/web/deps.py's typed getters;
     only main.py, which builds the app, writes it."""
     readers = [
         relative(path)
@@ -189,7 +189,7 @@ def test_app_state_is_reached_only_through_deps() -> None:
 
 
 def test_routes_return_the_models_their_builders_made() -> None:
-    """Issue 24: each API shape is written once, as a model in app/shapes/ (or beside its
+    """Each API shape is written once, as a model in app/shapes/ (or beside its
     builder) that the builder constructs; a route that re-validates a dict the builder made
     (`Model.model_validate(builder(...))`) writes the shape a second time, as dict keys."""
     revalidating = [
@@ -223,7 +223,7 @@ def _type_names(module: ast.Module) -> Iterator[str]:
 
 
 def test_no_class_name_is_defined_twice() -> None:
-    """Issue 24, names that say one thing each: a name defined twice (a domain type and its API
+    """Names that say one thing each: a name defined twice (a domain type and its API
     shape, or two planners' `Plan`) makes a reader, a grep and /docs guess which one is meant.
     An API shape that mirrors a domain type is the type's name plus `Body` (PlanBody)."""
     assert classes_defined_twice() == {}

@@ -86,7 +86,7 @@ def test_verdict_changes_are_stored_as_events_of_the_run(
 def test_a_step_of_the_wall_clock_keeps_the_verdict_and_its_window(
     tree: KernelTree, conn: sqlite3.Connection
 ) -> None:
-    """NTP steps the clock a day forward while md2 is held by its max (issue 32): the window's
+    """NTP steps the clock a day forward while md2 is held by its max: the window's
     rates and the verdict's streak span monotonic seconds, so the verdict and its numbers stay."""
     box = Box(tree)
     wall = {"offset": 0.0}

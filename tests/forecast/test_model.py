@@ -127,7 +127,7 @@ def test_a_flat_spell_no_longer_than_a_normal_step_does_not_move_the_eta() -> No
 
 
 def test_a_regime_younger_than_two_of_mds_steps_keeps_its_guess() -> None:
-    """Batch h's 5.10 grow held by its max over a 16384 cache (issue 30): md moved a window every
+    """Batch h's 5.10 grow held by its max over a 16384 cache: md moved a window every
     25-30 s; 25 s past the knee its position had crept 1.6 % after a flat spell, and that pace,
     measured over less than one of its steps, put the finish 439 s away where 38 s were left.
     A regime that spans fewer than two of the run's normal steps keeps its guess."""
@@ -144,7 +144,7 @@ def test_a_regime_younger_than_two_of_mds_steps_keeps_its_guess() -> None:
 
 
 def test_a_pace_measured_from_the_settled_point_waits_for_two_steps() -> None:
-    """Batch j's 6.12 resync (issue 30): its max lowered from 8000 to 4000, md moved a window
+    """Batch j's 6.12 resync: its max lowered from 8000 to 4000, md moved a window
     every ~20 s; the regime was measured from its settled point (30 s after the change) over one
     flat spell and a creep, and its ETA said 701 s where 184 were left, for one sample. The
     measuring window, not the regime, must span two of md's steps."""
@@ -393,7 +393,7 @@ def test_right_after_an_apply_the_previous_pace_is_shown_as_settling() -> None:
 
 
 def test_right_after_a_revert_the_pace_before_boost_is_shown_not_the_boosted_one() -> None:
-    """Issue 25: boost took the run from 5,000 to 12,000 blocks/s; right after the revert md's
+    """Boost took the run from 5,000 to 12,000 blocks/s; right after the revert md's
     30 s average still reads near 12,000, but the finish is the untuned pace's."""
     boosted = Limits(600_000, 2_000_000, 16_384)
 
@@ -582,8 +582,8 @@ def test_the_range_covers_most_of_a_noisy_runs_truth() -> None:
             inside.append(fc.low <= finish <= fc.high)  # type: ignore[operator]
             widths.append((fc.high - fc.low) / left)  # type: ignore[operator]
     assert sum(inside) / len(inside) >= 0.8
-    # The fast side reaches the pace without the bursts (they may stop): wider than the 0.6
-    # this bound was before issue 30, still under 0.7 of the time left.
+    # The fast side reaches the pace without the bursts (they may stop): wide, but still
+    # under 0.7 of the time left.
     assert sorted(widths)[len(widths) // 2] < 0.7
 
 
@@ -641,7 +641,7 @@ def test_the_range_reaches_the_pace_without_bursts() -> None:
 
 def test_deep_bursts_may_stop_so_the_eta_leans_towards_the_quick_spells() -> None:
     """Bursts of other I/O holding a disk-bound resync to a tenth of its pace, 60 % of the time
-    so far (issue 30's resyncs that speed up once they stop): the ETA leans part of the way from
+    so far (the held-out resyncs that speed up once they stop): the ETA leans part of the way from
     the window's pace towards the quick spells', and the range still reaches the window's."""
     samples, done = [], 0.0
     for i in range(60):
@@ -713,7 +713,7 @@ def test_boost_of_a_run_held_by_its_max_goes_up_towards_the_new_max() -> None:
 
 
 def test_boost_of_a_run_held_by_its_max_is_capped_by_its_disks_last_check() -> None:
-    """Issue 25: held by the max, boost gives the ratio of the limits, but no more than the
+    """Held by the max, boost gives the ratio of the limits, but no more than the
     disks did in the last check; without a limit worth lifting it would not help."""
     held = Limits(1_000, 5_000, 256)
     run = RunProgress()

@@ -118,8 +118,8 @@ def test_backtest_beats_finish_on_the_real_kernel_runs() -> None:
 
 
 def test_backtest_on_the_held_out_batch_recorded_after_the_model_was_frozen() -> None:
-    """Batch b (tests/fixtures/runs/README.md): what issue 12 asks, on runs its model never saw
-    (issue 30 tuned on b too: batch d is issue 30's held-out evidence)."""
+    """Batch b (tests/fixtures/runs/README.md): half finish='s median error and 80 % coverage, on runs its
+    first model never saw (later models were tuned on b too: batches d on are held out for them)."""
     held_out = sorted((PROJECT_ROOT / "tests" / "fixtures" / "runs").glob("real5s-b-*.csv"))
     result = subprocess.run(
         [sys.executable, "scripts/backtest_forecast.py", "--json", *map(str, held_out)],
@@ -154,7 +154,7 @@ def held_out_b() -> list[str]:
 
 @pytest.mark.parametrize("step", [1, 2, 6])
 def test_the_range_holds_on_the_held_out_batch_sampled_every_5_10_and_30_s(step: int) -> None:
-    """Issue 30: coverage >= 80 % whatever the sampling (at 30 s the old model held 71 %: six
+    """Coverage >= 80 % whatever the sampling (at 30 s the old model held 71 %: six
     samples before a number left short runs without a range for half their life)."""
     batch = backtest_json("--step", str(step), *held_out_b())["real5s-b runs"]
     assert batch["coverage"] >= 0.80, batch
@@ -162,7 +162,7 @@ def test_the_range_holds_on_the_held_out_batch_sampled_every_5_10_and_30_s(step:
 
 
 def test_md_s_staircase_does_not_swing_the_forecast() -> None:
-    """Issue 30: replayed as md shows a sync held low (the position moves once every 16 s), the
+    """Replayed as md shows a sync held low (the position moves once every 16 s), the
     held-out batch keeps its bar, and runs held by their max stay ahead of finish= (the old
     model's error doubled on them: 5.1 % against finish='s 4.2 %)."""
     figures = backtest_json("--staircase", "16", *held_out_b())
@@ -173,7 +173,7 @@ def test_md_s_staircase_does_not_swing_the_forecast() -> None:
 
 
 def test_the_intervals_table_shows_each_class_at_5_10_and_30_s() -> None:
-    """Issue 30: coverage by class and by sampling interval in one table."""
+    """Coverage by class and by sampling interval in one table."""
     result = subprocess.run(
         [sys.executable, "scripts/backtest_forecast.py", "--intervals", *held_out_b()[:3]],
         capture_output=True,
@@ -273,7 +273,7 @@ def test_batch_fs_former_misses_now_beat_finish() -> None:
         assert figures[key]["mdboost_median"] < figures[key]["kernel_median"], figures[key]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30: batch f misses the error bar (see docs)")
+@pytest.mark.xfail(strict=True, reason="batch f misses the error bar (docs/forecast-batches.md)")
 def test_batch_f_meets_the_error_bar() -> None:
     """Open: half finish='s median error overall on batch f (training data since FROZEN-g:
     6.3 % against 8.1 %, from 11.4 %). What is left: runs whose pace changes for good (a

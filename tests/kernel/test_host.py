@@ -81,7 +81,7 @@ def test_a_member_s_whole_disk_size_in_kib(tree: KernelTree) -> None:
 
 
 def test_each_member_s_disk_with_its_size_and_model(tree: KernelTree) -> None:
-    """Issue 25: the disk under each member with the model sysfs prints (padded, as libata
+    """The disk under each member with the model sysfs prints (padded, as libata
     does), DSM 7's sataN disks (partitions sataNpM) as found; no model file: None."""
     syncing_box(tree)
     tree.write("sys/block/sda/size", "7814037168\n")

@@ -192,7 +192,7 @@ def test_ten_megabyte_file_of_repeated_arrays_parses_every_array() -> None:
     assert parsed.arrays[-1].sync == Sync("reshape", 25.1, 491263360, 1953494784, 5198.4, 4687)
 
 
-# --- md's "broken" state (issue 19): a failed array is kept with every field, never dropped ---
+# --- md's "broken" state (Linux 6.12+): a failed array is kept with every field, never dropped ---
 
 # md.c md_seq_show() since Linux 6.12 (commit 2d2b3bc145b9): "broken" where "active" stood.
 BROKEN_MD1 = (

@@ -80,7 +80,7 @@ def test_severity_of_each_kind_of_array(tree: KernelTree, conn: sqlite3.Connecti
 
 
 def test_too_few_working_members_is_failed_whatever_sysfs_says() -> None:
-    """Issue 28: 5.10 prints [3/1] [U__] under "active"; 6.1 and 6.12 say write-pending in sysfs
+    """5.10 prints [3/1] [U__] under "active"; 6.1 and 6.12 say write-pending in sysfs
     for seconds (the member faulty,blocked); sysfs may be unreadable. The counts decide then."""
     array = mdstat_parse.parse(ACTIVE_BUT_FAILED).arrays[0]
     for array_state in (None, "write-pending", "clean", "active"):

@@ -1,4 +1,4 @@
-"""Steps of the wall clock with injected clocks (issue 32): a reshape's forecast, the stall timer,
+"""Steps of the wall clock with injected clocks: a reshape's forecast, the stall timer,
 the boost timer, the chart and the run's events across NTP stepping the clock back 1 h, forward
 1 day and back to the truth, while the monotonic clock runs on. tests/test_clock_steps_server.py
 does the same to the real server under libfaketime."""
@@ -182,7 +182,7 @@ def test_a_stall_is_still_told_when_the_clock_steps(nas: Nas):
 
 def test_an_idle_array_stores_no_row_for_its_monotonic_time_nor_for_a_step(nas: Nas):
     """md0 says nothing new: one row, though each tick's monotonic time differs and the wall
-    clock steps a day (issue 27 keeps an idle array's rows to what is new, and a heartbeat)."""
+    clock steps a day (an idle array stores only what is new, and a heartbeat)."""
     for _ in range(10):
         nas.tick()
     nas.clocks.wall += DAY

@@ -87,8 +87,8 @@ def check_forecasts(client: TestClient, sim: Simulator) -> None:
 
 
 def test_md3_of_an_shr_expansion_is_offered_md2s_measured_boost(tmp_path: Path) -> None:
-    """Issue 14 item 7: md3 sits on the same disks as md2, so md2's measured x5.2 is md3's best
-    estimate, not the model's x1.4 (which is what md3 showed before)."""
+    """md3 sits on the same disks as md2, so md2's measured x5.2 is md3's best
+    estimate, not the model's x1.4."""
     sim = Simulator(tmp_path / "tree", seed=3, start_percent=90.0)
     settings, conn = simulated_box(tmp_path, sim)
     t = sim.state.sim_time
@@ -123,7 +123,7 @@ def test_md3_of_an_shr_expansion_is_offered_md2s_measured_boost(tmp_path: Path) 
 def test_a_boost_measured_only_over_auto_tune_is_named_not_called_unmeasured(
     tmp_path: Path,
 ) -> None:
-    """Issue 25: boost measured ×1.3 on top of auto-tune says nothing of its gain over the
+    """Boost measured ×1.3 on top of auto-tune says nothing of its gain over the
     untuned pace, so the estimate stays the model's; but it says what was measured here instead
     of "boost has not been measured on this box"."""
     sim = Simulator(tmp_path / "tree", seed=3, start_percent=20.0)

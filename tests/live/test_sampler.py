@@ -299,7 +299,7 @@ def stored(conn: sqlite3.Connection, array: str) -> list[float]:
 
 
 def test_an_idle_array_stores_only_what_changes_and_an_hourly_heartbeat(tree, conn):
-    """Issue 27: a row a minute of "nothing happened" was ~150 MB a year for three arrays."""
+    """A row a minute of "nothing happened" would be ~150 MB a year for three arrays."""
     clock = ManualClock()
     s = make_sampler(tree, conn, clock)
     idle(tree)

@@ -139,7 +139,7 @@ def test_the_pool_is_one_job_only_when_several_arrays_take_part(tree, conn):
 
 
 def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
-    """Issue 29: the boost estimate uses the running kernel generation's own measured figure."""
+    """The boost estimate uses the running kernel generation's own measured figure."""
     (tree.proc / "sys" / "kernel").mkdir(parents=True, exist_ok=True)
     (tree.proc / "sys" / "kernel" / "osrelease").write_text("5.10.0-32-amd64\n")
     clock = Clock()
@@ -156,7 +156,7 @@ def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
 
 
 def test_the_forecast_uses_the_running_kernels_knee_figure(tree, conn):
-    """Issue 30: on 6.12 a disk-bound grow barely sped up past its knee; the tick's forecast and
+    """On 6.12 a disk-bound grow barely speeds up past its knee; the tick's forecast and
     the one rebuilt from SQLite after a restart both use the running kernel's figure."""
     (tree.proc / "sys" / "kernel").mkdir(parents=True, exist_ok=True)
     (tree.proc / "sys" / "kernel" / "osrelease").write_text("6.12.117+deb13-amd64\n")
@@ -175,7 +175,7 @@ def test_the_forecast_uses_the_running_kernels_knee_figure(tree, conn):
 
 
 def test_a_grow_the_diagnosis_finds_cpu_bound_gets_no_boost_promise(tree, conn):
-    """Issue 29: where the last tick's diagnosis shows md's raid5 thread near a full core, the
+    """Where the last tick's diagnosis shows md's raid5 thread near a full core, the
     estimate says a larger cache would not help, whatever the kernel's disk-bound figure."""
     clock = Clock()
     snapshot_builder = SnapshotBuilder(Host(tree.proc, tree.sys), conn)
@@ -201,7 +201,7 @@ def test_no_osrelease_means_no_kernel_release(tree, conn):
 
 
 def test_the_instant_after_a_revert_the_finish_is_the_untuned_paces(tree, tmp_path):
-    """Issue 25: boost took md2 from 6 to 30 MB/s; the answer to the revert (before any tick)
+    """Boost took md2 from 6 to 30 MB/s; the answer to the revert (before any tick)
     and the ticks while md's 30 s average still remembers the boost show the finish at the
     pace before boost, settling, never the boosted one."""
     syncing_box(tree)

@@ -284,7 +284,7 @@ def test_promtool_accepts_every_output(prometheus_tools):
 
 
 def test_failed_from_the_counts_while_sysfs_says_write_pending(tree: KernelTree):
-    """Issue 28: a RAID5 with two of three members gone is failed in /metrics too, during the
+    """A RAID5 with two of three members gone is failed in /metrics too, during the
     seconds 6.1 and 6.12 show array_state write-pending, and for a raid0 whose disk vanished."""
     tree.mdstat(
         mdstat_text(

@@ -1,4 +1,4 @@
-"""A real Prometheus scrapes a real `mdboost demo` and answers over its HTTP API (issue 17).
+"""A real Prometheus scrapes a real `mdboost demo` and answers over its HTTP API.
 
 Debian's prometheus binary runs directly (not as a service) on free ports with a temp TSDB,
 with contrib/'s alert rules loaded; the test waits on Prometheus's answers with deadlines.

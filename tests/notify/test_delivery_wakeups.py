@@ -1,4 +1,4 @@
-"""The delivery task sleeps between rounds (issue 27: it polled SQLite every second): a queued
+"""The delivery task sleeps between rounds instead of polling SQLite every second: a queued
 message wakes it at once, a failed one is retried when its backoff is over, and `stop` ends it."""
 
 import asyncio

@@ -153,7 +153,7 @@ def test_an_array_md_marks_broken_is_the_most_urgent_message(tree, conn, tmp_pat
 
 
 def test_a_tick_that_changes_nothing_writes_nothing(tree, conn, tmp_path: Path):
-    """Issue 27, a daemon you forget is there: while nothing changes, the notifier's state is
+    """A daemon you forget is there: while nothing changes, the notifier's state is
     not rewritten each tick (a row, a WAL page and a checkpoint's work a tick, for nothing). The
     first tick saves it, and a change saves it again."""
     tree.mdstat(mdstat_text(HEALTHY_MD3))

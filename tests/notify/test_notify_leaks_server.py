@@ -1,4 +1,4 @@
-"""Issue 26, findings 4 and 9: a notification's secrets stay with the receiver they were given
+"""A notification's secrets stay with the receiver they were given
 for. A redirect is never followed (to another origin, or to ftp://), and a secret shows in no
 form (raw, percent-decoded, escaped in an exception) on the page or in the log. Through the real
 server and real local receivers."""

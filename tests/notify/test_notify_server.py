@@ -177,7 +177,7 @@ def test_a_simulated_shr_expansion_at_high_speed_up_with_a_stall(tmp_path, recei
 
 
 def test_queued_messages_link_to_the_address_the_owner_opened_the_page_at(box, tmp_path, receiver):
-    """Issue 25: without MDBOOST_PUBLIC_URL a message's link is the address the owner used to
+    """Without MDBOOST_PUBLIC_URL a message's link is the address the owner used to
     add the destination (here the NAS's LAN address), not http://<hostname>:8080/."""
     server = serve(box, tmp_path)
     lan = "192.168.1.20:5080"

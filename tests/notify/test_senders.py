@@ -178,7 +178,7 @@ def test_a_url_whose_secrets_hold_control_characters_is_refused():
 
 
 def test_ntfys_own_https_address_is_an_ntfy_topic_not_a_json_webhook():
-    """Issue 25: the address ntfy's app shows (https://ntfy.sh/topic) is pasted as it is; a
+    """The address ntfy's app shows (https://ntfy.sh/topic) is pasted as it is; a
     JSON webhook body there would reach the phone as raw JSON."""
     assert destinations.parse("https://ntfy.sh/phone_alerts_k7").kind == "ntfy"
     assert destinations.parse("https://ntfy.example.org/phone_alerts_k7").kind == "ntfy"

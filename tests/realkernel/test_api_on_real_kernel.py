@@ -1,8 +1,8 @@
 """The real mdboost server on the real kernel: sampling, boost, revert, refusal, kill -9.
 
 One boot runs tests/realkernel/guest/api_scenarios.py, which drives `mdboost serve` over HTTP
-from inside the VM and records what it saw; each test below checks one promise of issues 2, 3
-and 8 against that record.
+from inside the VM and records what it saw; each test below checks one promise of the core,
+of tuning's exact revert or of boost against that record.
 """
 
 import json
@@ -72,7 +72,7 @@ def api_disagreements(detail_file: Path, views: list[dict[str, Any]]) -> list[st
 
 
 def test_failed_arrays_are_failed_everywhere(facts: dict[str, Any]) -> None:
-    """Issue 28: a RAID5 that lost two members and a RAID0 whose disk is unplugged."""
+    """A RAID5 that lost two members and a RAID0 whose disk is unplugged."""
     assert failed_everywhere_problems(facts) == []
 
 

@@ -1,4 +1,4 @@
-"""Auto-tune on the real kernel (issue 18): a sweep completes on a real reshape and keeps its
+"""Auto-tune on the real kernel: a sweep completes on a real reshape and keeps its
 choice, the stripe cache only climbs, revert restores every knob, and md keeps a larger
 cache's RAM while the sync runs (the floor).
 

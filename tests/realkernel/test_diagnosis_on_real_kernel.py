@@ -1,4 +1,4 @@
-"""Why is it slow (issue 15) on the real kernel: each verdict reproduced by the array state that
+"""Why is it slow, on the real kernel: each verdict reproduced by the array state that
 causes it, and no verdict flapping while a reader comes and goes.
 
 One boot runs tests/realkernel/guest/diagnosis_scenarios.py (about 9 minutes under emulation):

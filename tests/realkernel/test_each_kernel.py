@@ -1,4 +1,4 @@
-"""The short set on the other kernel generations (issue 28: 5.10, 6.1, 6.12 less the full set's,
+"""The short set on the other kernel generations (5.10, 6.1, 6.12 less the full set's,
 REALKERNEL_KERNEL), one boot each; the full set's own scenarios cover the same on its kernel.
 
 tests/realkernel/guest/api_scenarios.py's smoke: the installed mdboost serves on the real kernel;

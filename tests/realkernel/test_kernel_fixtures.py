@@ -65,7 +65,7 @@ def test_every_kernel_has_its_own_capture(generation: str) -> None:
 
 @pytest.mark.parametrize("generation", list(vmharness.KERNELS))
 def test_failed_arrays_read_as_failed_on_every_kernel(generation: str, tmp_path: Path) -> None:
-    """Issue 28: whatever word the kernel prints, the app calls these failed and critical."""
+    """Whatever word the kernel prints, the app calls these failed and critical."""
     for state, name in FAILED_STATES.items():
         root = tmp_path / state
         shutil.copytree(vmharness.fixtures_dir(generation) / state, root)
@@ -80,7 +80,7 @@ def test_failed_arrays_read_as_failed_on_every_kernel(generation: str, tmp_path:
 
 
 def test_what_differs_between_the_kernels() -> None:
-    """The facts of issue 28's table, as each kernel's capture recorded them."""
+    """The facts of docs/kernel.md's failure table, as each kernel's capture recorded them."""
     facts = {
         k: json.loads((vmharness.fixtures_dir(k) / "kernel-facts.json").read_text())
         for k in vmharness.KERNELS

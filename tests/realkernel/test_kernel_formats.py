@@ -54,7 +54,7 @@ def test_committed_fixtures_are_the_states_the_kernel_shows(
 
 def test_kernel_answers_writes_as_design_says(facts: dict[str, Any]) -> None:
     answers = facts["kernel_write_answers_during_reshape"]
-    # DESIGN.md "Kernel facts": 17..32768, EINVAL outside; -1 accepted for speed_limit_max.
+    # docs/kernel.md's knob table: 17..32768, EINVAL outside; -1 accepted for speed_limit_max.
     assert answers["stripe_cache_size=16"].startswith("EINVAL")
     assert answers["stripe_cache_size=32769"].startswith("EINVAL")
     assert facts["stripe_cache_size=17 when idle"] == "ok"
@@ -69,7 +69,7 @@ def test_kernel_answers_writes_as_design_says(facts: dict[str, Any]) -> None:
 def test_a_raid5_that_lost_two_members_and_a_raid0_without_its_disk_end_broken(
     facts: dict[str, Any],
 ) -> None:
-    """Issue 28's table: the word differs by kernel, sysfs says broken on all after I/O."""
+    """docs/kernel.md's failure table: the word differs by kernel, sysfs says broken on all after I/O."""
     raid5, raid0 = facts["raid5_two_failed"], facts["raid0_member_unplugged"]
     assert raid5["array_state_after_io"] == "broken"
     assert "[3/1] [U__]" in raid5["mdstat_after_io"]

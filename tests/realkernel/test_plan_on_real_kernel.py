@@ -1,4 +1,4 @@
-"""A plan keeps its word on the real kernel (issue 31): mdboost watches a RAID5 on HDD-like disks
+"""A plan keeps its word on the real kernel: mdboost watches a RAID5 on HDD-like disks
 check and grow; its plan for adding a disk, made from the check alone (before any grow: md's
 physics, seek-bound before the knee on spinning disks) and again after the grow (its measured
 paces), each says how long the real grow takes, within 25 %, with the disks setting the pace and

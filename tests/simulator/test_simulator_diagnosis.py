@@ -1,4 +1,4 @@
-"""The demo box shows each "why is it slow" verdict through the real sampler (issue 15)."""
+"""The demo box shows each "why is it slow" verdict through the real sampler."""
 
 from pathlib import Path
 from typing import Any

@@ -42,7 +42,7 @@ def sqlite_memory_used() -> int:
 
 
 def test_release_memory_gives_back_the_pages_a_big_read_cached(tmp_path: Path):
-    """Issue 27: a long-lived connection keeps up to cache_size (512 KiB) of the pages a one-time
+    """A long-lived connection keeps up to cache_size (512 KiB) of the pages a one-time
     read touched; release_memory frees them, and the connection still reads."""
     conn = db.connect(tmp_path / "m.db")
     conn.execute("CREATE TABLE t (x BLOB)")
@@ -57,6 +57,6 @@ def test_release_memory_gives_back_the_pages_a_big_read_cached(tmp_path: Path):
 
 
 def test_the_page_cache_is_bounded(tmp_path: Path):
-    """512 KiB of pages by default (SQLite's own is 2 MiB); less when asked (issue 27)."""
+    """512 KiB of pages by default (SQLite's own is 2 MiB); less when asked."""
     assert db.connect(tmp_path / "m.db").execute("PRAGMA cache_size").fetchone()[0] == -512
     assert db.connect(tmp_path / "m.db", 64).execute("PRAGMA cache_size").fetchone()[0] == -64

@@ -1,4 +1,4 @@
-"""Issue 26, finding 5: the database holds notification URLs with their tokens and SMTP
+"""The database holds notification URLs with their tokens and SMTP
 passwords, so its directory is created 0700 and the file, its WAL and SHM and its backups are
 0600 whatever the umask; an existing looser file is tightened at start with a log line. The
 real server, started with the umask under test."""

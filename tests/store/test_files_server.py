@@ -1,4 +1,4 @@
-"""The database file over the real server (issue 27): a file from a newer mdboost is refused
+"""The database file over the real server: a file from a newer mdboost is refused
 untouched, a damaged one is moved aside and a fresh one starts, `mdboost backup` copies a live
 one that restores, and the footer shows the retention and the size the sampler measured."""
 

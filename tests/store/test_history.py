@@ -162,7 +162,7 @@ def test_downsampling_rebuilds_the_rollup_it_touches(conn):
 
 
 def test_keep_days_deletes_older_samples_and_keeps_runs_and_the_rollup_right(conn):
-    """MDBOOST_KEEP_DAYS (issue 27): samples before the cut go, the run and its summary stay,
+    """MDBOOST_KEEP_DAYS: samples before the cut go, the run and its summary stay,
     an open run keeps all of its samples, and the rollup matches what is left."""
     start = generated_history(conn)
     conn.execute("INSERT INTO runs (id, array, action, started) VALUES (2, 'md4', 'check', ?)",

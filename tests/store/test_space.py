@@ -1,4 +1,4 @@
-"""Space comes back (issue 27): after downsampling, SQLite's free pages go back to the filesystem,
+"""Space comes back: after downsampling, SQLite's free pages go back to the filesystem,
 in new files and, after a one-time conversion, in files made before incremental auto-vacuum."""
 
 import logging
@@ -24,7 +24,7 @@ def old_file(path: Path) -> sqlite3.Connection:
 
 
 def five_second_samples(conn: sqlite3.Connection, days: float, arrays: int = 3) -> int:
-    """Idle samples every 5 s (as the sampler stored them before issue 27), for `arrays`."""
+    """Idle samples every 5 s (as older versions of the sampler stored them), for `arrays`."""
     rows = [
         (START + i * 5.0, f"md{a}", "active", "UUUU", 0, 256, 1000, 200000)
         for i in range(int(days * DAY_S / 5))

@@ -1,4 +1,4 @@
-"""Upgrades never lose history (issue 27): a database made at every earlier schema version, built
+"""Upgrades never lose history: a database made at every earlier schema version, built
 from the migrations as they stood (forward-only: each file is unchanged since it landed), holding
 a month's kind of data, migrates to today's schema with every row and every value it had.
 The last test upgrades the previous schema under the real server and reads it over HTTP."""

@@ -1,5 +1,5 @@
 """Auto-tune on a temporary kernel tree whose reshape advances at a speed the knobs set, with an
-injected clock: the sweep's order and choice, and every way it stops (issue 18)."""
+injected clock: the sweep's order and choice, and every way it stops."""
 
 import itertools
 import json
@@ -40,7 +40,7 @@ STRIPE_CACHE = "sys/block/md2/md/stripe_cache_size"
 READ_AHEAD = "sys/block/md2/queue/read_ahead_kb"
 TICK_S = 5.0
 MOVING = ("proc/mdstat", "proc/meminfo", "proc/diskstats")
-# Real kernel, HDD-like disks (DESIGN.md): 4096 gave 1.13x over 256, 16384 1.40x; 32768 a bit less.
+# Real kernel 6.1, HDD-like disks (docs/kernel.md, speed physics): 4096 gave 1.13x over 256, 16384 1.40x; 32768 a bit less.
 REAL_KERNEL = {256: 1.0, 513: 1.02, 1024: 1.06, 4096: 1.13, 16384: 1.40, 32768: 1.36}
 FAST = dict(
     autotune_settle_seconds=10, autotune_measure_seconds=30, autotune_max_measure_seconds=60
@@ -329,7 +329,7 @@ def test_the_state_is_auto_tuning_from_the_first_step_before_anything_is_written
 def test_an_array_nobody_reads_keeps_its_read_ahead_without_measuring_it(box, tmp_path):
     # md's sync reads its members directly: the md device's read-ahead serves only the array's
     # users. Where md2's own line in /proc/diskstats shows no reads during the ladder, the
-    # read-ahead phase would time noise (issue 29: 10 of 13 steps of a real 5.10 grow).
+    # read-ahead phase would time noise (10 of 13 steps of a real 5.10 grow).
     nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), own_io=lambda now: 0.0)
     nas.tuner.autotune()
     view = nas.sweep()
@@ -551,8 +551,8 @@ def test_passing_the_grow_knee_measures_the_phase_again(box, tmp_path):
 def test_a_grow_minutes_from_its_knee_gets_shorter_steps_and_a_sweep_that_ends_before_it(
     box, tmp_path
 ):
-    # Issue 29: on 2 GiB disks the sweep ended at 68 % of the grow, past the knee, so what it
-    # chose ran only for the tail. Steps of 10 s + 60-120 s (eight: 560 s at least) would pass
+    # On 2 GiB disks unshortened steps end the sweep at 68 % of the grow, past the knee, so
+    # what it chooses runs only for the tail. Steps of 10 s + 60-120 s (eight: 560 s at least) would pass
     # a knee 450 s away; shortened, the whole sweep ends before it.
     box.write("sys/block/md2/md/raid_disks", "4 (3)")
     nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), autotune_measure_seconds=60,
@@ -602,8 +602,8 @@ def test_a_grow_nobody_reads_fits_its_steps_to_the_ladder_alone(box, tmp_path):
 def test_an_early_speed_reading_far_too_low_is_corrected_by_the_pace_the_sweep_measures(
     box, tmp_path
 ):
-    # Issue 29 on 5.10: md's speed= three seconds into the grow said 506 s to a knee ~90 s away,
-    # so the steps were not shortened and the sweep ended at 62 % of the grow. Here speed= shows
+    # On 5.10 md's speed= three seconds into a grow says 506 s to a knee ~90 s away, so
+    # steps fitted to it alone are not shortened and the sweep ends at 62 % of the grow. Here speed= shows
     # a sixth of the pace (1800 s to a knee 300 s away): the configured steps (3 x (10 + 60-120
     # s), ~200 s at this steady pace) would pass 40 % of the time to the knee; fitted again on
     # the pace the first step measures, the sweep ends well inside it.
@@ -626,7 +626,7 @@ def test_an_early_speed_reading_far_too_low_is_corrected_by_the_pace_the_sweep_m
 
 
 def test_a_step_of_the_wall_clock_mid_sweep_leaves_the_pace_it_measures_alone(box, tmp_path):
-    # Issue 32 on issue 29's fit: NTP steps the clock a day ahead 10 s into the sweep. The pace
+    # The steps' fit across a wall-clock step: NTP steps the clock a day ahead 10 s into the sweep. The pace
     # the sweep measures runs from where it began, on monotonic time: the steps are fitted as
     # they would have been, and the sweep still ends well inside the time to the knee.
     nas = unread_grow(box, tmp_path, 300)

@@ -1,4 +1,4 @@
-"""Issue 26, finding 2: an apply that fails leaves no half-state. A body is refused whole before
+"""An apply that fails leaves no half-state. A body is refused whole before
 any write, and a failure after a kernel write leaves no session, no effect row and no drift:
 the journal and the kernel agree. Through the real server on a temporary kernel tree."""
 

@@ -1,4 +1,4 @@
-"""Issue 13: whatever the kernel held before, revert puts it back; one bad knob never stops the rest."""
+"""Whatever the kernel held before, revert puts it back; one bad knob never stops the rest."""
 
 from pathlib import Path
 

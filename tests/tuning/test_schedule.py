@@ -196,7 +196,7 @@ def test_a_restart_in_the_window_does_not_apply_twice_and_one_after_it_reverts(b
 
 
 class SteppingBox(Box):
-    """A Box whose wall clock NTP steps while the monotonic clock runs on (issue 32)."""
+    """A Box whose wall clock NTP steps while the monotonic clock runs on."""
 
     def __init__(self, tree: KernelTree, tmp_path: Path, start: str) -> None:
         self.wall, self.mono = at(start), 0.0

@@ -1,4 +1,4 @@
-"""Issue 26, finding 7: schedules have a cap, times are ASCII digits, booleans are booleans.
+"""Schedules have a cap, times are ASCII digits, booleans are booleans.
 Through the real server on a temporary kernel tree: nothing is stored or written for a refused
 body."""
 

@@ -164,7 +164,7 @@ def test_revert_happens_when_the_operation_finishes(box, tmp_path):
 
 @pytest.mark.parametrize("kernel", ["6.12+: mdstat says broken", "5.4-6.11: array_state says"])
 def test_a_boost_on_an_array_that_fails_is_reverted_on_the_next_tick(box, tmp_path, kernel):
-    """Issue 19: whatever revert_on_finish says, a boost never stays on a failed array."""
+    """Whatever revert_on_finish says, a boost never stays on a failed array."""
     tuner = make_tuner(box, tmp_path, revert_on_finish=False)
     tuner.apply("boost")
     tuner.on_tick()
@@ -238,7 +238,7 @@ def test_stock_is_a_revert(box, tmp_path):
 
 
 def test_revert_keeps_what_md_itself_needs_for_the_new_geometry(box, tmp_path):
-    """Real kernel (issue 8): md sets read-ahead to two stripes and raises it when a grow adds a
+    """Real kernel (docs/kernel.md): md sets read-ahead to two stripes and raises it when a grow adds a
     disk; a stripe cache below four chunks stalls a reshape. Revert must not undercut either."""
     box.write("sys/block/md2/queue/read_ahead_kb", "256")  # two stripes of the 3-disk geometry
     box.write("sys/block/md2/md/stripe_cache_size", "32")  # set before mdadm started the grow

@@ -106,7 +106,7 @@ def test_sigterm_reverts_when_revert_on_exit(box, tmp_path):
         ("/api/presets/boost/apply", {"arrays": ["sda"]}, 422),
         ("/api/presets/boost/apply", {"arrays": ["md99"]}, 422),
         ("/api/presets/boost/apply", {"arrays": "md2"}, 422),
-        ("/api/presets/boost/apply", {"arrays": []}, 422),  # not "all arrays" (issue 13)
+        ("/api/presets/boost/apply", {"arrays": []}, 422),  # not "all arrays"
         ("/api/presets/boost/plan", {"arrays": []}, 422),
         ("/api/presets/boost/apply", {"arrays": ["md2"], "stripe_cache_size": 99999}, 422),
         ("/api/presets/nope/apply", None, 404),

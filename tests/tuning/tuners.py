@@ -48,7 +48,7 @@ def user_preset(tmp_path: Path, name: str, body: str) -> None:
 
 def status(tuner: Tuner) -> dict:
     """GET /api/tuning's answer after a sampler tick: what the kernel holds comes from the
-    present that tick left (issue 12); this tick reads the kernel and stores nothing."""
+    present that tick left; this tick reads the kernel and stores nothing."""
     parsed = array_view.current(tuner.host)
     tick = Tick(
         parsed=parsed,

@@ -21,7 +21,7 @@ SCREENSHOTS = PROJECT_ROOT / "artifacts" / "test-screenshots"
 PHONE = {"width": 390, "height": 844}
 NARROW = {"width": 360, "height": 740}
 DESKTOP = {"width": 1280, "height": 900}
-FIRST_LOAD_BUDGET = 300_000  # bytes on the wire (issue 4)
+FIRST_LOAD_BUDGET = 300_000  # bytes on the wire
 # Functions, not expressions: Playwright evals expression strings, which the page's CSP refuses.
 CHART_READY = "() => { const c = document.querySelector('canvas[data-series]'); const chart = c && Chart.getChart(c); return !!chart && chart.data.datasets[0].data.length > 0; }"
 

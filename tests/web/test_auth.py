@@ -1,4 +1,4 @@
-"""Issue 13: set-up, login and sessions hold against another site, a proxy's header and a race."""
+"""Set-up, login and sessions hold against another site, a proxy's header and a race."""
 
 import sqlite3
 from collections.abc import Iterator
@@ -219,7 +219,7 @@ def test_the_api_schema_and_its_page_need_a_login_when_reading_does(tree, tmp_pa
 
 
 def test_signing_in_returns_to_where_the_owner_was_and_only_on_this_site(tree, tmp_path):
-    """Issue 14 item 8: `next` brings the owner back to the boost panel; never to another site."""
+    """`next` brings the owner back to the boost panel; never to another site."""
     with TestClient(
         create_app(settings(tree, tmp_path, password=PASSWORD)), follow_redirects=False
     ) as client:

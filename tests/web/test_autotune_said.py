@@ -1,4 +1,4 @@
-"""Auto-tune's one sentence (issue 25): what it gained and what it kept, each setting once."""
+"""Auto-tune's one sentence: what it gained and what it kept, each setting once."""
 
 from app.shapes.tuning import Sweep, SweepStep
 from app.web.views import autotune_said

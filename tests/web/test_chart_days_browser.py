@@ -1,4 +1,4 @@
-"""Issue 25 item 6: the chart of a run of days at 360 px, and its picture without JavaScript.
+"""The chart of a run of days at 360 px, and its picture without JavaScript.
 A real server on a temporary kernel tree, its SQLite holding a finished 3.5-day resync of md0."""
 
 import json

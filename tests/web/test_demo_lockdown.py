@@ -1,4 +1,4 @@
-"""Issue 26, finding 8: `mdboost demo` listens on this machine only unless --host says
+"""`mdboost demo` listens on this machine only unless --host says
 otherwise, and on the open demo boost and auto-tune need no login while notification
 destinations and API tokens need the password the demo prints at start. The real command."""
 

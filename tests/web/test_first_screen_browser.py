@@ -1,4 +1,4 @@
-"""The first phone screen and finished runs (issue 14 items 6 and 9) in Debian's chromium."""
+"""The first phone screen and finished runs in Debian's chromium."""
 
 import re
 import time
@@ -49,7 +49,7 @@ def test_the_first_phone_screen_says_it_all_and_boosts_right_there(
         expect(sentence).to_contain_text("It should finish")
         expect(sentence).to_contain_text("likely between")
         expect(sentence).to_contain_text("Your data is safe: every disk is working.")
-        # Issue 25: how long in words with the date beside it, the range in words.
+        # How long in words with the date beside it, the range in words.
         assert re.search(
             r"finish in about \d+(\.5)? (days|hours) \(\w{3} \d\d \w{3} \d\d:\d\d\)",
             sentence.inner_text(),
@@ -65,7 +65,7 @@ def test_the_first_phone_screen_says_it_all_and_boosts_right_there(
         expect(kernel).to_be_visible()
         expect(kernel).to_contain_text("from the last 30 s only")
         assert small_tap_targets(page) == []
-        # Issue 14 item 11: what says how sure a figure is reads at body size.
+        # What says how sure a figure is reads at body size.
         sizes = page.locator("#array-md2 .facts small").evaluate_all(
             "els => els.map(e => parseFloat(getComputedStyle(e).fontSize))"
         )
@@ -203,7 +203,7 @@ def test_an_shr_expansion_a_finished_run_and_nothing_left_to_boost(
         effect = next(e for e in box.get("/api/tuning")["effects"] if e["run_id"] == md3["id"])
         outcome = page.locator("#run-outcome")
         expect(outcome).to_contain_text("boosted")
-        # A gain is quoted only when measured from the untuned pace (issue 25): md2's session
+        # A gain is quoted only when measured from the untuned pace: md2's session
         # may still hold md3's knobs when md3's boost comes, and then "×1" would be no gain.
         if effect["over"] is None and effect["ratio"]:
             expect(outcome).to_contain_text(f"boosted ×{ratio(effect['ratio'])}")

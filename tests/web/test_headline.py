@@ -1,4 +1,4 @@
-"""The first screen's sentence on captured kernel trees (issue 14 items 6 and 9): what runs, how
+"""The first screen's sentence on captured kernel trees: what runs, how
 far, when, whether the data is safe; boost explained when nothing runs."""
 
 import re
@@ -20,7 +20,7 @@ def test_a_running_reshape_is_said_in_one_sentence_with_boost_right_below(tree, 
     wait_for(lambda: client.get("/api/runs").json()["runs"], 10, "the sampler to open a run")
     html = client.get("/").text
     said = headline(html)
-    # DSM's layout (md0 system, md1 swap): md2 is named as Storage Manager names it (issue 25).
+    # DSM's layout (md0 system, md1 swap): md2 is named as Storage Manager names it.
     assert "Storage pool (md2) is growing onto the new disk: 23.4 % done ." in said
     assert "No finish time yet:" in said  # one sample: the forecast is still measuring
     assert "Your data is safe: every disk is working." in said

@@ -1,4 +1,4 @@
-"""Issue 13: bodies too large (chunked too) or too slow are refused; overload gets 503."""
+"""Bodies too large (chunked too) or too slow are refused; overload gets 503."""
 
 import socket
 import time

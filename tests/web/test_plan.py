@@ -1,6 +1,6 @@
 """POST /api/plan and the page's "Plan a change" on a real kernel tree and a real SQLite history:
 the join picks this box's own paces and boost's measured effect, bad input gets a 422, and
-nothing changes (issue 31)."""
+nothing changes."""
 
 import time
 from collections.abc import Iterator

@@ -1,4 +1,4 @@
-"""Plan a change on a 360 px phone (issue 31), in Debian's chromium on the demo box."""
+"""Plan a change on a 360 px phone, in Debian's chromium on the demo box."""
 
 import pytest
 from playwright.sync_api import Browser, expect

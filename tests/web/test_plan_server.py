@@ -1,4 +1,4 @@
-"""POST /api/plan against the real server (uvicorn) on the demo's simulated box (issue 31)."""
+"""POST /api/plan against the real server (uvicorn) on the demo's simulated box."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Issue 12: the sampler owns the present. No GET reads /proc or /sys, and what a poll costs does
+"""The sampler owns the present. No GET reads /proc or /sys, and what a poll costs does
 not grow with the length of the run it shows."""
 
 import importlib

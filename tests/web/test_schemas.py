@@ -27,7 +27,7 @@ def client(tree: KernelTree, tmp_path: Path) -> Iterator[TestClient]:
         tuner.apply("boost")
         scheduler.add(tuner.conn, "boost", "01:00", "07:00", tuner.clock())
         token = auth.create_api_token(tuner.conn, "dashboard", tuner.clock(), None)
-        # The account's API (GET /api/tokens) is an admin's even on the open demo (issue 26).
+        # The account's API (GET /api/tokens) is an admin's even on the open demo.
         client.headers["Authorization"] = f"Bearer {token}"
         yield client
 

@@ -1,4 +1,4 @@
-"""Issue 7 through the real server: login, CSRF, tokens, throttling, headers, limits, logs."""
+"""Security through the real server: login, CSRF, tokens, throttling, headers, limits, logs."""
 
 import re
 import sqlite3

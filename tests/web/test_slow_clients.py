@@ -1,4 +1,4 @@
-"""Issue 26, finding 1: half-open connections (slowloris) cannot lock the owner out.
+"""Half-open connections (slowloris) cannot lock the owner out.
 
 Each test holds a few hundred real sockets that send the start of a request head and then
 nothing, against the real uvicorn server, while a fresh client asks for /healthz and the page.

@@ -1,4 +1,4 @@
-"""Issue 25 item 5: notifications from the main page, used end to end at 360 px in Debian's
+"""Notifications from the main page, used end to end at 360 px in Debian's
 chromium against a real server and a real local receiver."""
 
 from collections.abc import Iterator

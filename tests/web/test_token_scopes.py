@@ -1,4 +1,4 @@
-"""Issue 26, finding 3: a read token reads (the GET API, /metrics, the page when reads require
+"""A read token reads (the GET API, /metrics, the page when reads require
 login) and is refused with 403 on every change; MDBOOST_READ_TOKEN sets one, the API and the
 account page mint either kind. Through the real server."""
 

@@ -28,7 +28,7 @@ def test_page_shows_server_rendered_values_without_javascript(tree: KernelTree, 
     assert "23.4 %" in html
     assert '<progress max="100" value="23.4"' in html
     assert "12.0 MB/s" in html  # 11704 KiB/s
-    # DSM's layout: each array as Storage Manager knows it (issue 25).
+    # DSM's layout: each array as Storage Manager knows it.
     assert "DSM system (md0)" in html and "DSM swap (md1)" in html
     assert ">Storage pool (md2)</h3>" in html
     assert "[UUUU]" in html and "Reshaping" in html
@@ -40,7 +40,7 @@ def test_page_shows_server_rendered_values_without_javascript(tree: KernelTree, 
 
 
 def test_each_member_disk_shows_dsm_s_name_its_model_and_size(tree: KernelTree, client):
-    """Issue 25: a member is its disk as the owner bought it (model, size from sysfs) and, on a
+    """A member is its disk as the owner bought it (model, size from sysfs) and, on a
     DSM 7 box that names disks sataN, Storage Manager's "Drive N", beside the kernel's name."""
     tree.write("sys/block/sata1/size", "7814037168\n")  # 4 TB
     tree.write("sys/block/sata1/device/model", "WDC WD40EFRX-68N\n")
@@ -154,7 +154,7 @@ def test_boost_works_without_javascript(tree: KernelTree, client):
     assert "Boost is on" in client.get("/").text
     off = client.post("/ui/boost", data={"on": "false"})
     assert tree.read("sys/block/md2/md/stripe_cache_size") == "256\n"
-    # The page it lands on says what the switch did (issue 25); only known keys are echoed.
+    # The page it lands on says what the switch did; only known keys are echoed.
     assert "Boost is off: every setting mdboost changed holds its original value" in off.text
     assert 'id="boost-done"' not in client.get("/?done=<script>").text
 
@@ -245,7 +245,7 @@ UNPLUGGED_MD4 = "md4 : active raid0 sde1[1] sdd1[0]\n      1044480 blocks super 
 
 
 def test_a_raid0_without_its_disk_is_failed_on_its_card_not_healthy(tree: KernelTree, client):
-    """Issue 28: the headline said FAILED while the card folded into a "healthy" line."""
+    """The card says failed as the headline does, never folded into a "healthy" line."""
     tree.md("md4", array_state="broken")
     boxes(tree, raid5("md2") + UNPLUGGED_MD4)
     after_a_tick(client)

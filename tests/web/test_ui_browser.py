@@ -89,7 +89,7 @@ def test_boost_confirm_raises_speed_on_the_chart_and_revert_restores(
     expect(switch).to_have_attribute("aria-checked", "false")
     switch.click()
     plan = page.locator("#boost form.confirm")
-    # Issue 14 item 7: people's words first, the new finish time from the forecast's
+    # People's words first, the new finish time from the forecast's
     # boost estimate, and the kernel's names behind Details.
     expect(plan).to_contain_text(
         "File sharing, Photos and Plex will be slower until you turn it off"
@@ -130,7 +130,7 @@ def overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
 def test_chart_flags_are_numbered_like_the_list_and_never_overlap_at_360_px(
     browser: Browser, tmp_path: Path
 ):
-    """Issue 14 item 3: boost, revert and boost again within moments: three flags side by side."""
+    """Boost, revert and boost again within moments: three flags side by side."""
     args = ["demo", "--speedup", "300", "--state-dir", str(tmp_path)]
     with Server(args) as fresh:
         page = open_page(browser, NARROW, "light")
@@ -196,8 +196,8 @@ POLL_MD2 = (
 def test_a_minute_of_polls_keeps_sections_open_times_final_and_nothing_moving(
     browser: Browser, server: Server
 ):
-    """Issue 14 item 4: twelve polls of the md2 card (a minute at every 5 s), driven directly;
-    each brings the sentence at the top too (item 6), which must not move anything either."""
+    """Twelve polls of the md2 card (a minute at every 5 s), driven directly;
+    each brings the sentence at the top too, which must not move anything either."""
     wait_for(forecast_ok(server, "md2"), 60, "md2's forecast")  # then the sentence keeps its shape
     page = open_page(browser, PHONE, "light")
     console = Console(page)
@@ -213,8 +213,8 @@ def test_a_minute_of_polls_keeps_sections_open_times_final_and_nothing_moving(
     asof = page.locator("#asof time")
     first_asof = asof.get_attribute("data-ts")
     layout = "() => ['#headline', '#array-md2', '#boost', '.chart-box', '#array-md3'].map((s) => { const r = document.querySelector(s).getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })"
-    # The finish is said in words ("about 4 days", "between Sat evening and Wed morning",
-    # issue 25): when the words change, a line may wrap differently. Nothing else may move.
+    # The finish is said in words ("about 4 days", "between Sat evening and Wed morning"):
+    # when the words change, a line may wrap differently. Nothing else may move.
     words = "() => ['#headline', '#array-md2 .eta', '#array-md2 .eta-boost'].map((s) => document.querySelector(s).innerText.replace(/[0-9]/g, '0'))"
     page.evaluate(WATCH_SHIFTS_AND_TIMES)
     before, said, steady = page.evaluate(layout), page.evaluate(words), 0
@@ -242,7 +242,7 @@ def test_a_minute_of_polls_keeps_sections_open_times_final_and_nothing_moving(
 def test_every_tap_target_is_at_least_44_px_on_every_page(
     browser: Browser, server: Server, tmp_path: Path
 ):
-    """Issue 14 items 5 and 11, at 360 px: dashboard, sign-in, account (a token, Revoke asked),
+    """At 360 px: dashboard, sign-in, account (a token, Revoke asked),
     set-up and an error page; the header's Sign in brings the owner back to the boost panel."""
     args = ["demo", "--speedup", "300", "--state-dir", str(tmp_path / "locked")]
     with Server(args, env={"MDBOOST_PASSWORD": "sofa-and-phone"}) as locked:
@@ -309,7 +309,7 @@ def test_pages_work_with_javascript_off(browser: Browser, server: Server):
 
 
 def test_boost_boost_off_and_revert_without_javascript(browser: Browser, server: Server):
-    """Issue 14 item 1: plain form posts (Origin: null under no-referrer) pass the same-origin guard."""
+    """Plain form posts (Origin: null under no-referrer) pass the same-origin guard."""
     context = browser.new_context(viewport=PHONE, java_script_enabled=False)
     page = context.new_page()
     page.goto(server.base + "/")
@@ -336,7 +336,7 @@ def test_boost_boost_off_and_revert_without_javascript(browser: Browser, server:
 
 
 def test_api_docs_render_from_local_files_under_the_csp(browser: Browser, server: Server):
-    """Issue 14 item 2: Swagger UI is vendored; nothing loads from elsewhere, the CSP refuses nothing."""
+    """Swagger UI is vendored; nothing loads from elsewhere, the CSP refuses nothing."""
     page = open_page(browser, DESKTOP, "light")
     console = Console(page)
     hosts: set[str] = set()
@@ -383,7 +383,7 @@ def test_sign_in_then_boost_from_the_page(browser: Browser, tmp_path: Path):
 def test_a_failed_array_is_first_and_alarming_on_a_phone_and_boost_on_it_is_refused(
     browser: Browser, tree: KernelTree, tmp_path: Path
 ):
-    """Issue 19: md3 broken (Linux 6.12+ mdstat) beside healthy DSM and data arrays."""
+    """md3 broken (Linux 6.12+ mdstat) beside healthy DSM and data arrays."""
     broken_md3 = (
         "md3 : broken raid5 sdb6[1](F) sdc6[2](F) sda6[0]\n"
         "      976758848 blocks super 1.2 level 5, 64k chunk, algorithm 2 [3/1] [U__]\n"

@@ -1,12 +1,12 @@
 """Guest scenario: the real mdboost server on the real kernel, driven over HTTP from inside the VM.
 
-`api_scenarios.py smoke` runs the short set the other kernels get in CI (issue 28): a RAID5 3->4
+`api_scenarios.py smoke` runs the short set the other kernels get in CI: a RAID5 3->4
 reshape with boost, kill -9, restart and revert after the reshape ended (md's read-ahead floor),
 then a RAID5 that lost two members and a RAID0 whose member disk was unplugged, each of which must
 show as failed in the API, on the page, in /metrics and as a notification. The full scenario ends
 with the same failed arrays.
 
-Runs as root. Issue 8's scenarios in one boot: RAID5 create (recovery), check, fail and re-add
+Runs as root. The full scenario, in one boot: RAID5 create (recovery), check, fail and re-add
 (recovery), RAID6 and RAID1+bitmap resyncs, then a RAID5 3->4 reshape where boost must raise the
 speed, revert must restore every knob, a kernel refusal must roll back cleanly, and a kill -9 of
 the server mid-boost must still end in the originals. Results go to $OUT/facts.json; the
@@ -410,7 +410,7 @@ def sqlite_facts() -> None:
     conn.close()
 
 
-# ---- the short set every kernel runs (issue 28) ----------------------------------------------
+# ---- the short set every kernel runs ---------------------------------------------------------
 SMOKE_CHUNK_KB = 64  # DSM's chunk: md's read-ahead floor after the grow is 2 x 64 x 3 = 384 KiB
 
 

@@ -1,5 +1,5 @@
 """Guest scenario: an auto-tune sweep on a real RAID5 3->4 reshape, on HDD-like throttled disks
-with DSM-like defaults (issue 18), and what the kernel does with the stripe cache meanwhile.
+with DSM-like defaults, and what the kernel does with the stripe cache meanwhile.
 
 Runs as root. mdboost serves with short steps (a sweep of under a minute: the stripe cache only,
 read-ahead is set to the ladder's top beforehand), the array grows, auto-tune is pressed over

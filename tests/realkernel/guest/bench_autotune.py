@@ -1,5 +1,5 @@
 """Guest side of scripts/bench_autotune.py: a manual stripe-cache sweep, then auto-tune, on real
-RAID5 3->4 reshapes with HDD-like throttled disks and DSM-like defaults (issue 18).
+RAID5 3->4 reshapes with HDD-like throttled disks and DSM-like defaults.
 
 Runs as root in the VM. Each trial builds a fresh 3-disk RAID5 (64 KiB chunks, --assume-clean),
 sets DSM-like knobs and grows it to 4 disks. A "defaults" trial leaves the stripe cache as mdadm
@@ -33,8 +33,8 @@ from mdguest import DISKS, OUT, main, md_path, read, record, running_action, say
 ROUNDS = int(os.environ.get("ROUNDS", "1"))
 # SERVER=0: no mdboost in the guest at all (the issue's own experiment: defaults and fixed caches
 # only). Otherwise one mdboost process is started before the first grow and left to settle, the
-# same in every trial kind (issue 29: under emulation its start-up and ticks take the md thread's
-# CPU, and a trial that started the grow while mdboost was still starting paid for it).
+# same in every trial kind (under emulation its start-up and ticks take the md thread's CPU,
+# and a trial that starts the grow while mdboost is still starting pays for it).
 SERVER = os.environ.get("SERVER", "1") == "1"
 SAMPLE_S = os.environ.get("SAMPLE_S", "1")  # mdboost's tick in the guest (the box's: 5 s busy)
 READER = os.environ.get("READER", "0") == "1"

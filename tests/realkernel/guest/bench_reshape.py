@@ -32,7 +32,7 @@ from mdguest import (
 )
 
 PAIRS = int(os.environ.get("PAIRS", "2"))
-# DSM-like defaults (issue 8): stripe cache 256, min 10000, max 200000, read-ahead 384 KiB.
+# DSM-like defaults: stripe cache 256, min 10000, max 200000, read-ahead 384 KiB.
 DSM_LIMITS = (10000, 200000)
 CHUNK_KB = os.environ.get("CHUNK_KB", "64")  # DSM's; mdadm's own default is 512
 # The array the benches grow: RAID5 3->4 unless told (the seed that swept stripe caches by hand

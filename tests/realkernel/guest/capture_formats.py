@@ -292,7 +292,7 @@ def until_broken(md: str) -> dict[str, str]:
 
 def failed_arrays() -> None:
     """A RAID5 that lost two of three members, and a RAID0 whose member disk was unplugged (PCI
-    hot-unplug in the guest): what each kernel shows at once and after the next I/O (issue 28).
+    hot-unplug in the guest): what each kernel shows at once and after the next I/O.
     Last in the scenario: the unplugged disk stays gone for this boot."""
     vda, vdb, vdc = DISKS[:3]
     vde, vdf = DISKS[4:6]

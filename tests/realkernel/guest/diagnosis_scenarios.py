@@ -1,4 +1,4 @@
-"""Guest scenario: "why is it slow?" (issue 15) on the real kernel, one array state at a time.
+"""Guest scenario: "why is it slow?" on the real kernel, one array state at a time.
 
 Runs as root. The VM's disks are throttled by qemu per disk (tests/realkernel/
 test_diagnosis_on_real_kernel.py): vda-vdc HDD-like, vdd far slower, vde-vdg unthrottled. Each

@@ -1,4 +1,4 @@
-"""Guest side of tests/realkernel/test_plan_on_real_kernel.py (issue 31): does a plan keep its word?
+"""Guest side of tests/realkernel/test_plan_on_real_kernel.py: does a plan keep its word?
 
 Runs as root on HDD-like throttled disks. Per case: a fresh 3-disk RAID5 (64 KiB chunks, DSM-like
 limits 10000 / 200000) that mdboost watches through a check and a grow to 4 disks; then
