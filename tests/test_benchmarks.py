@@ -72,6 +72,7 @@ SMOKE: dict[str, tuple[list[str], str, tuple[pytest.MarkDecorator, ...]]] = {
 # comparison or pack a release.
 NOT_BENCHMARKS = {
     "api_answers.py",
+    "grow_requests.py",
     "release.py",
     "record_real5s.py",
     "record_real_runs.py",
