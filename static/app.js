@@ -207,8 +207,11 @@
     const placed = [];
     const rowEnds = [];
     for (const flag of wanted.sort((a, b) => a.x - b.x)) {
-      const x = scales.x.getPixelForValue(flag.x);
-      if (x < chartArea.left - 1 || x > chartArea.right + 1) continue;
+      let x = scales.x.getPixelForValue(flag.x);
+      if (x < chartArea.left - 1) continue;
+      // Newer than the last sample (the owner has just acted): at the plot's right edge, so the
+      // flag shows with the answer and not a tick later, when the next sample reaches it.
+      x = Math.min(x, chartArea.right);
       // Within the plot area: a flag at the run's first minute stays off the % axis's labels.
       const left = Math.min(Math.max(x - FLAG / 2, chartArea.left), chartArea.right - FLAG);
       let row = rowEnds.findIndex((end) => left >= end);
