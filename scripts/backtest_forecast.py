@@ -1,4 +1,4 @@
-"""Backtest mdboost's forecast against the kernel's finish= on recorded runs, as DESIGN.md judges.
+"""Backtest mdboost's forecast against the kernel's finish=, as docs/forecast.md judges it.
 
     .venv/bin/python scripts/backtest_forecast.py [FILE_OR_DIR ...] [--json] [--runs] [--step N]
 

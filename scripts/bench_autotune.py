@@ -1,4 +1,4 @@
-"""Benchmark: auto-tune against a manual stripe-cache sweep on a real RAID5 3->4 reshape (issue 18).
+"""Benchmark: auto-tune against a manual stripe-cache sweep on a real RAID5 3->4 reshape.
 
 Boots Debian's kernel in QEMU (tests/realkernel/vmharness.py) once, every virtual disk throttled
 like a hard disk (or, with --spinning, served by hddsim.py with a moving head), a RAID5 3->4 grow
@@ -11,8 +11,8 @@ API once the sampler has seen the reshape; "boost" presses mdboost's boost toggl
 N` repeats the plan in a rotated order; `--merge FILE` (again for more files) adds the trials of
 earlier runs' bench.json (same flags) to the figures: one trial per boot, interleaved A B A B,
 lets other work on a shared machine take turns between trials. One mdboost process runs in the
-guest in every trial, started and settled before the first grow (`--no-server`: none, the issue's
-own setup for defaults and fixed caches); each trial prints where the guest's CPU went (mdboost,
+guest in every trial, started and settled before the first grow (`--no-server`: none, the
+plain setup for defaults and fixed caches); each trial prints where the guest's CPU went (mdboost,
 md0's threads, the bench's polling), since under emulation md's raid5 thread is CPU-bound.
 Prints figures: each candidate's speed (whole run, and before the grow's knee, where auto-tune
 measures), auto-tune's choice against the sweep's best, the auto-tuned run against the
@@ -80,7 +80,7 @@ def main() -> int:
     parser.add_argument(
         "--no-server",
         action="store_true",
-        help="no mdboost in the guest (defaults and fixed caches only): the issue's own setup",
+        help="no mdboost in the guest (defaults and fixed caches only): the plain setup",
     )
     parser.add_argument(
         "--sample-s", default="1", help="mdboost's tick in the guest, s (the box's default: 5)"
@@ -269,7 +269,7 @@ def kernels(trials: list[dict]) -> list[str]:
 
 
 def requests(trial: dict) -> str:
-    """The old members' mean requests over the run (issue 29: 5.10 against 6.1): count and size
+    """The old members' mean requests over the run (5.10 makes 3x fewer than 6.1): count and size
     of reads and writes, when the trial recorded its diskstats."""
     stats = trial.get("diskstats")
     if not stats:

@@ -1,11 +1,11 @@
-"""Benchmark of the core (issue 2): parse time, sampler CPU per tick, and the real server's memory
+"""Benchmark of the core: parse time, sampler CPU per tick, and the real server's memory
 and samples-endpoint latency over 30 days of 5 s samples for 4 arrays; and the server CPU of one
-Prometheus scrape of GET /metrics (issue 17; `--only metrics` runs just that). The tick includes
-issue 15's diagnosis (`--only tick` runs just the sampler's figures). The page's polls over a run
-3 and 10 days old (issue 12; `--only polls`).
+Prometheus scrape of GET /metrics (`--only metrics` runs just that). The tick includes the
+"why is it slow" diagnosis (`--only tick` runs just the sampler's figures). The page's polls over
+a run 3 and 10 days old (`--only polls`).
 
-Prints each figure next to its target and how it was measured; asserts nothing (STYLE.md: benchmarks
-print figures). Run from the repository root:
+Prints each figure next to its target and how it was measured; asserts nothing (benchmarks print
+figures; tests assert behaviour). Run from the repository root:
 
     .venv/bin/python scripts/bench_core.py
     .venv/bin/python scripts/bench_core.py --smoke   # every figure on tiny inputs (tests run it)
@@ -160,7 +160,7 @@ def bench_parse() -> Figure:
 
 
 def bench_sampler_tick(work: Path, ticks: int = 500) -> list[Figure]:
-    """The whole tick, "why is it slow" included (issue 15): its reads of /proc/diskstats,
+    """The whole tick, "why is it slow" included: its reads of /proc/diskstats,
     meminfo and md's threads every tick, and every /proc/PID/io while a reader's burst holds the
     sync back. The Simulator's bursts (synoindexd on sda) come and go during the run."""
     sim = box.Simulator(work / "tick-tree")
@@ -509,7 +509,7 @@ def bench_server(work: Path, rounds: int, days: float) -> tuple[list[Figure], li
     return figures, notes
 
 
-# ---- 4. the page's polls over a run 3 and 10 days old (issue 12)
+# ---- 4. the page's polls over a run 3 and 10 days old
 
 POLLS = (
     "/",

@@ -1,7 +1,7 @@
 """Load: N concurrent clients on one page of a real `mdboost demo` (uvicorn in a subprocess).
 
 Prints the server's RSS before, at its peak and after the load, the answers by status and the
-latency of the successful ones (issue 13: 200 clients on / grew RSS from 58 to 172 MB). A
+latency of the successful ones (200 clients on / once grew RSS from 58 to 172 MB). A
 benchmark prints figures; it asserts nothing.
 
     .venv/bin/python scripts/bench_load.py                  # this checkout

@@ -1,4 +1,4 @@
-"""A year on the box (issue 27): what the database grows by, and what the daemon costs idle.
+"""A year on the box: what the database grows by, and what the daemon costs idle.
 
 1. Bytes a year: the real Sampler, ticking as the server does (60 s idle, 5 s while an array
    syncs, downsampling every hour after MDBOOST_DOWNSAMPLE_AFTER_DAYS), over a /proc + /sys tree
@@ -135,7 +135,7 @@ def space_given_back(work: Path, days: float) -> list[str]:
     """An old file with `days` of history, then the real server's first downsampling pass."""
     path = work / "data" / "mdboost.db"
     path.parent.mkdir()
-    old = sqlite3.connect(path, isolation_level=None)  # as mdboost made files before issue 27
+    old = sqlite3.connect(path, isolation_level=None)  # as older mdboost versions made files
     old.execute("PRAGMA journal_mode=WAL")
     db.migrate(old, data_dir("migrations"))
     old.execute("PRAGMA synchronous=OFF")

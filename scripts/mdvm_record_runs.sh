@@ -1,6 +1,6 @@
 #!/bin/bash
 # Guest script for ../shared/tools/mdvm (run by scripts/record_real_runs.py): records real md
-# runs on HDD-like throttled disks for the forecast backtest (issue 5).
+# runs on HDD-like throttled disks for the forecast backtest.
 # Each run is one sampler phase (1 Hz, sampler.py from mdvm's guest dir); tuning changes are
 # appended to $OUT/events-<phase>.txt as "<unix seconds> <kind>". Runs:
 #   grow-steady      raid5 3->4 grow, DSM-like defaults, nothing else

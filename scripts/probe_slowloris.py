@@ -1,4 +1,4 @@
-"""Slowloris probe (issue 26): N sockets send an unfinished request head to a real `mdboost demo`
+"""Slowloris probe: N sockets send an unfinished request head to a real `mdboost demo`
 and hold it, while a fresh client asks for /healthz and the page from 127.0.0.1.
 
 Prints how many held sockets the server kept open, how long until it dropped them, and the

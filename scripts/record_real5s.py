@@ -1,4 +1,4 @@
-"""Record real-kernel md runs for the forecast backtest (issue 12): real5s-<batch>-*.csv.
+"""Record real-kernel md runs for the forecast backtest: real5s-<batch>-*.csv.
 
     python3 scripts/record_real5s.py --batch a              # every run of batch a not yet done
     python3 scripts/record_real5s.py --batch b --only grow34-disk-long --jobs 1
@@ -6,7 +6,7 @@
     python3 scripts/record_real5s.py --list                  # the runs of every batch
     python3 scripts/record_real5s.py --batch c510            # batch c on Linux 5.10 (bullseye)
 
-Batch c (issue 30) is one batch per kernel generation: c510, c61 and c612 boot the newest Debian
+Batch c is one batch per kernel generation: c510, c61 and c612 boot the newest Debian
 bullseye, bookworm and trixie kernels (build each with ../shared/tools/mdvm/build.sh,
 KERNEL_SUITE=<suite> MDVM_BUILD=/tmp/mdvm-build-<suite>; bookworm is the default /tmp/mdvm-build).
 
@@ -142,7 +142,7 @@ def held_out_mix(
     recovery_disk: str = "2G",
     resync_disk: str = "2G",
 ) -> list[dict]:
-    """Issue 30's held-out mix for one kernel: a low limit over a large stripe cache (md's
+    """The held-out mix for one kernel: a low limit over a large stripe cache (md's
     position moves in coarse steps), bursts on a raw member device, a resync that speeds up once
     the bursts stop, a recovery with bursts. `steps` and `raw` are (disk size, max)."""
     return [
@@ -194,7 +194,7 @@ def held_out_mix(
 
 
 def batch_c(seed: int, short: bool) -> list[dict]:
-    """Issue 30's held-out batch for one kernel: batch b's mix (disk- and limit-bound, bursts)
+    """The first held-out batch per kernel: batch b's mix (disk- and limit-bound, bursts)
     plus held_out_mix's runs."""
     runs = held_out_mix(seed)
     if not short:
@@ -223,7 +223,7 @@ def batch_c(seed: int, short: bool) -> list[dict]:
 
 
 def batch_d(seed: int) -> list[dict]:
-    """Issue 30's third held-out batch, one per kernel, recorded on a quiet host (one VM at a
+    """The third held-out batch, one per kernel, recorded on a quiet host (one VM at a
     time, under /work/coord/qemu.lock): held_out_mix's runs, 5-8 minutes each, with other sizes,
     limits and seeds than batch c."""
     return held_out_mix(
@@ -237,10 +237,10 @@ def batch_d(seed: int) -> list[dict]:
 
 
 def batch_f(kernel: str) -> list[dict]:
-    """Issue 30's fourth held-out batch (after FROZEN-f), 3-6 minute runs, one VM at a time:
+    """The fourth held-out batch (after FROZEN-f), 3-6 minute runs, one VM at a time:
     batch b's mix (grows 3->4, 4->5 and raid6, a resync, a recovery, a check; disk- and
     limit-bound; bursts, a person's change, a slow member) spread over the three kernels, plus
-    the issue's cases: a low limit with coarse steps, raw-device bursts, a resync that speeds
+    the held-out cases: a low limit with coarse steps, raw-device bursts, a resync that speeds
     up, a recovery with bursts, and a grow held by its max over a large stripe cache."""
     if kernel == "61":
         return [
@@ -374,8 +374,8 @@ def batch_f(kernel: str) -> list[dict]:
 
 
 def batch_g(kernel: str) -> list[dict]:
-    """Issue 30's fifth held-out batch (after FROZEN-g), recorded one run per VM-lock hold, as
-    many as the VM time allows: the issue's classes spread over the three kernels, each run also
+    """The fifth held-out batch (after FROZEN-g), recorded one run per VM-lock hold, as
+    many as the VM time allows: the held-out classes spread over the three kernels, each run also
     recording the kernel's release and the chunk size. A disk-bound raid5 grow on 6.12 judges
     6.12's own knee figure (learnt from one raid6 grow); the 4->6 grow has its knee at 1/2."""
     runs = {
@@ -455,13 +455,13 @@ def batch_g(kernel: str) -> list[dict]:
 
 
 def round_four(kernel: str, seed: int) -> list[dict]:
-    """Issue 30's held-out batches after FROZEN-h (batch h) and FROZEN-i (batch i): batch b's
+    """The held-out batches after FROZEN-h (batch h) and FROZEN-i (batch i): batch b's
     mix (grows 3->4, 4->5 and raid6, a resync, a recovery, a check; disk- and limit-bound;
-    bursts, a person's change) plus the issue's cases (a low limit with coarse steps, raw-device
+    bursts, a person's change) plus the held-out cases (a low limit with coarse steps, raw-device
     bursts, a resync that speeds up, a recovery with bursts), the same list on every kernel with
     the batch's own seeds; one run per VM-lock hold (--only CLASS-NAME). Bursty runs last 4-5
     minutes, longer than batch g's, so fewer of their rows are a lottery of one burst."""
-    grow_disk = "4G" if kernel == "510" else "1G"  # 5.10 grows ~3x faster per byte (issue 29)
+    grow_disk = "4G" if kernel == "510" else "1G"  # 5.10 grows ~3x faster per byte
     runs = [
         run("disk-steady", "grow34", "disk", disk=grow_disk, note="raid5 3->4 grow, nothing else"),
         run(
@@ -925,35 +925,35 @@ BATCHES = {
             note="raid5 check at sync_speed_max 10000, bursts",
         ),
     ],
-    # Batch c (issue 30): held out, recorded after the model was frozen (/work/recordings/FROZEN-c),
+    # Batch c: held out, recorded after the model was frozen (/work/recordings/FROZEN-c),
     # one per kernel generation.
     # c61 got the short list too: the host's load average was 20-26 while batch c was recorded
     # and each run took ~10 minutes (its grow45 and check runs did not fit before the deadline).
     "c61": batch_c(31, short=True),
     "c510": batch_c(41, short=True),
     "c612": batch_c(51, short=True),
-    # Batch d (issue 30): batch c again on a quiet host, every boot alone under the VM lock.
+    # Batch d: batch c again on a quiet host, every boot alone under the VM lock.
     "d61": batch_d(61),
     "d510": batch_d(71),
     "d612": batch_d(81),
-    # Batch f (issue 30): held out for FROZEN-f, one VM at a time (batch e was never recorded:
+    # Batch f: held out for FROZEN-f, one VM at a time (batch e was never recorded:
     # FROZEN-e froze the model batch d's last four runs were judged on).
     "f61": batch_f("61"),
     "f612": batch_f("612"),
     "f510": batch_f("510"),
-    # Batch g (issue 30): held out for FROZEN-g, the same list on every kernel; one run per
+    # Batch g: held out for FROZEN-g, the same list on every kernel; one run per
     # VM-lock hold, a mix across the kernels as VM time allows (--only CLASS-NAME).
     "g61": batch_g("61"),
     "g612": batch_g("612"),
     "g510": batch_g("510"),
-    # Batches h, i, j and k (issue 30): held out for FROZEN-h, -i, -j and -k, the same list on
+    # Batches h, i, j and k: held out for FROZEN-h, -i, -j and -k, the same list on
     # every kernel with the batch's own seeds, a mix across the kernels as VM time allows.
     **{
         f"{b}{k}": round_four(k, seed + int(k))
         for b, seed in (("h", 1000), ("i", 2000), ("j", 3000), ("k", 4000))
         for k in ("61", "612", "510")
     },
-    # Probes for issue 30 (training, recorded before the freeze): what a low max does to md's
+    # Probes (training, recorded before the freeze): what a low max does to md's
     # position with a small and a large stripe cache.
     "x": [
         run(

@@ -1,4 +1,4 @@
-"""Record real-kernel md runs for the forecast backtest (issue 5), through ../shared/tools/mdvm.
+"""Record real-kernel md runs for the forecast backtest, through ../shared/tools/mdvm.
 
     .venv/bin/python scripts/record_real_runs.py [--mdvm DIR] [--out tests/fixtures/runs]
     .venv/bin/python scripts/record_real_runs.py --from /tmp/mdvm-runs/<run>   # convert only

@@ -1,4 +1,4 @@
-"""Record simulated reshapes as CSV runs for the forecast backtest (issue 5).
+"""Record simulated reshapes as CSV runs for the forecast backtest.
 
     .venv/bin/python scripts/record_sim_runs.py [--out tests/fixtures/runs] [--seed-offset 0]
 

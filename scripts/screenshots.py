@@ -1,10 +1,10 @@
-"""Screenshots of the page for issue 14, at 360, 390 and 1366 px, light and dark.
+"""Screenshots of the page at 360, 390 and 1366 px, light and dark.
 
     .venv/bin/python scripts/screenshots.py   # artifacts/screenshots/<scene>-<width>-<scheme>.png
 
 Scenes: first visit (the sentence and boost on the first screen), md2's card with its Details
 and disks open (the finish in words, the kernel's finish=, each disk's model), the boost
-confirmation, the second after Apply (the panel shows the values read back, issue 25), boosted
+confirmation, the second after Apply (the panel shows the values read back), boosted
 with its measured effect, auto-tuned (the switch and the sentence name that state) and its one
 sentence, boost turned off (said so), notifications ("Tell my phone") after a test message, a
 finished run's own page (its outcome, chart and changes), the sign-in page, an SHR expansion
@@ -61,7 +61,7 @@ def confirm(page: Page) -> None:
 
 def card_in_words(page: Page) -> None:
     """md2's card with its Details and disks open: the range, the kernel's finish=, each disk's
-    model and size (issue 25)."""
+    model and size."""
     chart(page)
     page.locator("#details-md2 > summary").click()
     page.locator("#members-md2 > summary").click()

@@ -40,7 +40,7 @@ COLUMNS = [
     "stripe_cache_size",
     "event",
     "knee",
-    "kernel",  # the running kernel's release, as the live app reads it (issue 30, batch g on)
+    "kernel",  # the running kernel's release, as the live app reads it (batch g on)
     "chunk_kb",  # the array's chunk size, KiB (sysfs chunk_size), as the live app can read it
 ]
 PROGRESS = re.compile(

@@ -139,7 +139,7 @@ def auto_tune(page: Page, box: Server) -> None:
 
 
 def replay_boost_autotune_boost_revert(page: Page, box: Server, shots: str) -> None:
-    """The issue's sequence: boost (measured), off, auto-tune, boost over it, revert."""
+    """The owner's sequence: boost (measured), off, auto-tune, boost over it, revert."""
 
     def old_enough() -> bool:  # the effect's "before" window lies inside the run
         now = box.get("/api/arrays/md2/forecast")["now"]

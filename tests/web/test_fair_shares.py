@@ -22,7 +22,7 @@ import pytest
 from tests.server import Server, tree_server
 
 TOKEN = "owner-token-0123456789-0123456789-0123456789"
-OWNER_S = 2.0  # the bar: the owner is answered within 2 s throughout
+OWNER_S = 2.0  # the bar: the owner is answered within 2 s throughout
 WATCH_S = 6.0
 
 

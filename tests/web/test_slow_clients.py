@@ -18,8 +18,8 @@ from tests.server import Server, tree_server
 
 HEAD_START = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # and never the blank line that ends it
 HEAD_TIMEOUT_S = 2.0
-FRESH_CLIENT_S = 2.0
-CONNECTIONS_PER_CLIENT = 16  # the default cap per client address  # the bar: a fresh client is answered within 2 s throughout
+FRESH_CLIENT_S = 2.0  # the bar: a fresh client is answered within 2 s throughout
+CONNECTIONS_PER_CLIENT = 16  # the default cap per client address
 
 
 def open_half_heads(stack: ExitStack, port: int, sources: list[str]) -> list[socket.socket]:

@@ -9,7 +9,7 @@ mdboost's auto-tune over HTTP instead, once the sampler has seen the reshape, an
 pick; a "boost" trial presses mdboost's boost toggle right after the grow starts, as a user would.
 One mdboost process (sampling every second unless SAMPLE_S says otherwise) is started before the
 first grow and left to settle (its start-up under emulation takes ~50 s of CPU), the same in every
-trial kind; SERVER=0 runs none (defaults and fixed caches only, the issue's own setup). Under
+trial kind; SERVER=0 runs none (defaults and fixed caches only, the plain setup). Under
 emulation md's raid5 thread is CPU-bound (84-98 % of a vCPU on 5.10), so each trial records where
 the guest's CPU went: mdboost's process, md0's threads, this script's polling. The
 auto-tune and boost trials record the knobs before the press and after mdboost's own revert
@@ -31,7 +31,7 @@ from bench_reshape import GROW_TO, KNEE, Reader, dsm_array_with_a_new_disk
 from mdguest import DISKS, OUT, main, md_path, read, record, running_action, say, sh, wait_for
 
 ROUNDS = int(os.environ.get("ROUNDS", "1"))
-# SERVER=0: no mdboost in the guest at all (the issue's own experiment: defaults and fixed caches
+# SERVER=0: no mdboost in the guest at all (the plain experiment: defaults and fixed caches
 # only). Otherwise one mdboost process is started before the first grow and left to settle, the
 # same in every trial kind (under emulation its start-up and ticks take the md thread's CPU,
 # and a trial that starts the grow while mdboost is still starting pays for it).
