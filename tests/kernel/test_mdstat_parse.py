@@ -62,7 +62,7 @@ def test_binary_with_nul_bytes_is_refused_by_name() -> None:
 
 
 def test_text_that_is_no_mdstat_is_refused() -> None:
-    # Unraid's /proc/mdstat is key=value lines (node_exporter issue #2642).
+    # Unraid's /proc/mdstat is key=value lines (https://github.com/prometheus/node_exporter/issues/2642).
     with pytest.raises(ValueError, match="not an mdstat"):
         mdstat_parse.parse("sbName=/boot/config/super.dat\nsbVersion=2.9.13\nmdState=STARTED\n")
 
