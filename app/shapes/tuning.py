@@ -116,6 +116,17 @@ class SlowerFinding(Body):
     sentence: str
 
 
+class MeasuringWithout(Body):
+    """A preset mdboost put back for a window to measure the sync's pace without it (no pace
+    before the press was known); it applies the preset again at back_at and judges that."""
+
+    preset: str
+    arrays: list[str]
+    since: float  # unix seconds
+    back_at: float  # unix seconds
+    reason: str
+
+
 class TuningStatus(Body):
     state: TuningState
     active: bool
@@ -133,6 +144,8 @@ class TuningStatus(Body):
     slower: SlowerFinding | None = None
     # The open session was applied again at start-up: "boost re-applied after the NAS restarted"
     restarted: str | None = None
+    # Put back for now to measure the pace without it; applied again at its back_at
+    measuring_without: MeasuringWithout | None = None
 
 
 class PresetKnob(Body):

@@ -87,6 +87,9 @@ class Tuner:
             return self.revert(f"{name} preset")
         with self.applier.exclusive(wait=False):
             result = self.applier.apply(name, self.plan(name, array_names))
+            self.policy.stop_measuring(f"{name} was applied by hand")
+            if result.op_id is not None:
+                self.policy.pressed.add(result.op_id)
             self.autotuner.cancel(f"{name} was applied by hand during the sweep")
             self.scheduler.note_manual()
             return result
@@ -94,6 +97,7 @@ class Tuner:
     def revert(self, reason: str = "requested", wait: bool = False) -> TuningDone:
         """A person's revert: it wins over a schedule's window until that window ends."""
         with self.applier.exclusive(wait):
+            self.policy.stop_measuring(f"reverted by hand ({reason})")
             self.autotuner.cancel(f"reverted by hand during the sweep ({reason})")
             result = self.applier.revert_locked(reason)
             self.scheduler.note_manual()
@@ -104,6 +108,7 @@ class Tuner:
         with self.applier.exclusive(wait=False):
             try:
                 result = self.autotuner.start(self.latest, array_name)
+                self.policy.stop_measuring("auto-tune was started by hand")
                 self.scheduler.note_manual()
             except db.Error as error:  # its record cannot be written: a full disk, most likely
                 raise JournalUnavailable(
@@ -166,10 +171,39 @@ class Tuner:
         if self.operation.locked() or not self.lock.acquire(blocking=False):
             return  # an apply or revert runs: the next tick does it
         try:
+            self._measured_without(tick)
             self.scheduler.on_tick(tick.any_running, tick.clock_step != 0)
             self.autotuner.on_tick(tick)
         finally:
             self.lock.release()
+
+    def _measured_without(self, tick: Tick) -> None:
+        """The window a preset was put back for is over: apply it again to the arrays still
+        syncing (the caller holds the lock). That apply has a pace before it now, and the policy
+        judges it as any other. The sync ending or failing meanwhile cancels it, and so does a
+        session other than the one put back (a schedule's window)."""
+        owed = self.policy.measuring
+        if owed is None or tick.parsed is None or tick.ts is None:
+            return
+        md, failed = tick.parsed, array_view.failed_in(tick)
+        syncing = [a for a in owed.arrays if (x := md.array(a)) is not None and x.syncing]
+        session = journal.open_session(self.conn)
+        if any(a in failed for a in owed.arrays):
+            self.policy.stop_measuring(f"{' and '.join(failed)} failed")
+        elif not syncing:
+            self.policy.stop_measuring("the sync ended")
+        elif session is not None and session.id != owed.session_id:
+            self.policy.stop_measuring(f"{session.preset} was applied meanwhile")
+        elif session is None and tick.ts >= owed.back_at:
+            self.policy.measuring = None  # once, whatever comes of it
+            try:
+                self.applier.apply(owed.preset, self.plan(owed.preset, syncing))
+            except (PlanError, TuningError) as error:
+                log.error("%s was not applied again after measuring: %s", owed.preset, error)
+                return
+            log.info(
+                "%s applied again to %s after measuring the pace without it", owed.preset, syncing
+            )
 
     def _boost_follows_the_job(self, tick: Tick, snapshot: Snapshot) -> None:
         """Boost is for the owner's whole job: pressed during md2 of an SHR expansion, it is

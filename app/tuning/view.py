@@ -7,6 +7,7 @@ from app.live.snapshot import KnobNow, Snapshot
 from app.md.knobs import budget_from_available, stripe_cache_mib
 from app.shapes.tuning import (
     KnobAccessBody,
+    MeasuringWithout,
     PresetBody,
     PresetErrorBody,
     PresetKnob,
@@ -76,6 +77,20 @@ def status(tuner: Tuner, conn: db.Connection, snapshot: Snapshot) -> TuningStatu
         autotune=sweep,
         slower=_slower(conn, snapshot),
         restarted=tuner.restarted_note(session),
+        measuring_without=_measuring_without(tuner),
+    )
+
+
+def _measuring_without(tuner: Tuner) -> MeasuringWithout | None:
+    owed = tuner.policy.measuring
+    if owed is None:
+        return None
+    return MeasuringWithout(
+        preset=owed.preset,
+        arrays=list(owed.arrays),
+        since=owed.started,
+        back_at=owed.back_at,
+        reason=owed.reason,
     )
 
 

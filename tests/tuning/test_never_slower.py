@@ -110,6 +110,90 @@ def test_other_io_after_the_press_is_no_reason_to_put_boost_back(box: KernelTree
     assert slower.latest(nas.tuner.conn, "boost") is None
 
 
+def press_as_the_reshape_begins(nas: Nas) -> None:
+    """Boost pressed a tick after the reshape began, then ticks until its judgement is due: no
+    pace before the press is known, so mdboost puts the originals back to measure it."""
+    nas.run(TICK_S)
+    nas.tuner.apply("boost")
+    nas.run(never_slower.SETTLE_S + WINDOW_S + 2 * TICK_S)
+
+
+def measured_and_judged(nas: Nas) -> None:
+    """Past the window without boost, then past the re-apply's settle and effect window."""
+    back_at = status(nas.tuner)["measuring_without"]["back_at"]
+    nas.run(back_at - nas.clock.now + never_slower.SETTLE_S + WINDOW_S + 2 * TICK_S)
+
+
+def end_reasons(nas: Nas) -> list[str]:
+    rows = nas.tuner.conn.execute("SELECT end_reason FROM tuning_sessions ORDER BY id")
+    return [r[0] for r in rows]
+
+
+def test_a_boost_pressed_as_the_reshape_begins_that_slows_it_is_put_back(
+    box: KernelTree, tmp_path: Path
+):
+    nas = Nas(box, tmp_path, by_cache(CPU_STARVED), **SETTINGS)
+    press_as_the_reshape_begins(nas)
+    tuning = status(nas.tuner)
+    assert tuning["active"] is False and nas.at_originals()
+    measuring = tuning["measuring_without"]
+    assert measuring["preset"] == "boost" and measuring["arrays"] == ["md2"]
+    assert measuring["back_at"] > nas.clock.now
+    assert end_reasons(nas) == [
+        "measuring md2's pace without boost for 2.5 minutes: no pace before the press was known"
+    ]
+    assert measuring["reason"] == end_reasons(nas)[0]
+    measured_and_judged(nas)
+    tuning = status(nas.tuner)
+    assert tuning["active"] is False and tuning["measuring_without"] is None
+    assert nas.at_originals()
+    assert end_reasons(nas)[1].startswith("boost made md2's reshape slower: ")
+    found = slower.latest(nas.tuner.conn, "boost")
+    assert found is not None and found.ratio == pytest.approx(0.8, abs=0.01)
+    assert tuning["slower"]["array"] == "md2"
+    nas.run(WINDOW_S)  # and it stays put back: measured once per press
+    assert status(nas.tuner)["active"] is False and len(end_reasons(nas)) == 2
+
+
+def test_a_boost_pressed_as_the_reshape_begins_that_speeds_it_up_ends_on(
+    box: KernelTree, tmp_path: Path
+):
+    nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), **SETTINGS)
+    press_as_the_reshape_begins(nas)
+    assert status(nas.tuner)["measuring_without"] is not None and nas.at_originals()
+    measured_and_judged(nas)
+    tuning = status(nas.tuner)
+    assert tuning["active"] is True and tuning["preset"] == "boost"
+    assert tuning["measuring_without"] is None
+    assert nas.knob(STRIPE_CACHE) == 16384
+    assert slower.latest(nas.tuner.conn, "boost") is None
+    nas.run(WINDOW_S)
+    assert status(nas.tuner)["active"] is True
+
+
+def test_the_owners_off_while_measuring_cancels_the_reapply(box: KernelTree, tmp_path: Path):
+    nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), **SETTINGS)
+    press_as_the_reshape_begins(nas)
+    assert status(nas.tuner)["measuring_without"] is not None
+    nas.tuner.revert("boost switched off")
+    assert status(nas.tuner)["measuring_without"] is None
+    nas.run(never_slower.SETTLE_S + 2 * WINDOW_S)
+    tuning = status(nas.tuner)
+    assert tuning["active"] is False and tuning["measuring_without"] is None
+    assert nas.at_originals() and len(end_reasons(nas)) == 1
+
+
+def test_the_reshape_ending_while_measuring_cancels_the_reapply(box: KernelTree, tmp_path: Path):
+    nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), **SETTINGS)
+    press_as_the_reshape_begins(nas)
+    assert status(nas.tuner)["measuring_without"] is not None
+    nas.running = False
+    nas.run(never_slower.SETTLE_S + 2 * WINDOW_S)
+    tuning = status(nas.tuner)
+    assert tuning["active"] is False and tuning["measuring_without"] is None
+    assert len(end_reasons(nas)) == 1
+
+
 def points(paces: list[float], other_io: bool = False, past_knee: bool = False) -> list[PacePoint]:
     """One point every 5 s, each 5 s at the next pace (KiB/s)."""
     done, found = 0.0, [PacePoint(0.0, 0, past_knee, other_io, None)]

@@ -5,6 +5,8 @@ import re
 
 import pytest
 
+from app.store import journal
+from app.tuning.session.policy import Measuring
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
 from tests.server import wait_for
 from tests.web.ticks import after_a_tick
@@ -143,6 +145,36 @@ def test_boost_plan_then_apply_then_revert_through_the_page_endpoints(tree: Kern
     off = client.post("/ui/revert", headers=HTMX).text
     assert 'aria-checked="false"' in off and 'id="runs" aria-labelledby="runs-h" hx-swap-oob' in off
     assert tree.read("sys/block/md2/md/stripe_cache_size") == "256\n"
+
+
+def test_while_boost_is_measured_without_the_switch_says_when_it_comes_back(
+    tree: KernelTree, client
+):
+    # The policy put boost back to measure the reshape's pace without it (pressed as the
+    # reshape began): boost is not off, and the owner's Off cancels its return.
+    tunable_box(tree)
+    after_a_tick(client)
+    client.post("/ui/boost", data={"on": "true"}, headers=HTMX)
+    tuner = client.app.state.tuner
+    session = journal.open_session(tuner.conn)
+    reason = (
+        "measuring md2's pace without boost for 5.5 minutes: no pace before the press was known"
+    )
+    tuner.applier.revert(reason)
+    now = tuner.clock()
+    tuner.policy.measuring = Measuring(session.id, "boost", ("md2",), now, now + 330, reason)
+    assert client.get("/api/tuning").json()["measuring_without"]["reason"] == reason
+    page = client.get("/").text
+    switch = page.split('role="switch"', 1)[1].split("</button>", 1)[0]
+    assert 'aria-checked="true"' in switch and "Boost is being measured, back at <time" in switch
+    assert "Boost is off" not in switch
+    hint = page.split('id="boost-measuring">', 1)[1].split("</p>", 1)[0]
+    assert hint.startswith("md2 runs on its original values for now: no pace before the press")
+    assert POLLING in page.split('id="boost"', 1)[1].split(">", 1)[0]
+    off = client.post("/ui/boost", data={"on": "false"}, headers=HTMX).text
+    assert 'aria-checked="false"' in off and "being measured" not in off
+    assert tuner.policy.measuring is None
+    assert client.get("/api/tuning").json()["measuring_without"] is None
 
 
 def test_boost_works_without_javascript(tree: KernelTree, client):

@@ -8,8 +8,9 @@ its min limit while the array's users read or write it). Each window is cut into
 pace is taken over each; the noise is two standard errors of the difference of the means, so
 md's progress arriving in jumps, or a host that stole the CPU for a while, widens the band
 rather than deciding the verdict. A pace known only from less than MIN_SPANS spans per side
-decides nothing. The before-window lives in memory: after a restart an apply made before it is
-not judged.
+decides nothing. An apply pressed as the sync began has no before-window: the policy then puts
+the originals back for a window to measure the pace without it (before_unknown). The
+before-window lives in memory: after a restart an apply made before it is not judged.
 """
 
 import collections
@@ -157,6 +158,18 @@ class NeverSlower:
         """The apply's after-window is over and it has not been judged yet."""
         key = (applied.op_id, applied.array)
         return key not in self.judged and now >= applied.applied_at + SETTLE_S + self.window_s
+
+    def before_unknown(self, applied: Applied) -> bool:
+        """The sync ran on through the apply's after-window, but less than MIN_SPANS spans of it
+        were seen before the apply (it was pressed as the sync began): its pace before is not
+        known, and only a window without the apply can tell it."""
+        trace = self.traces.get(applied.array)
+        if trace is None:
+            return False
+        at, span_s = applied.applied_at, self.window_s / SPANS_PER_WINDOW
+        before = [p for p in trace.points if at - self.window_s <= p.ts <= at]
+        after = [p for p in trace.points if at + SETTLE_S <= p.ts <= at + SETTLE_S + self.window_s]
+        return len(span_paces(before, span_s)) < MIN_SPANS <= len(span_paces(after, span_s))
 
     def judge(self, applied: Applied) -> tuple[Comparison, PacePoint] | None:
         """The comparison for one array of an apply that is due, with the last point it used;

@@ -1,11 +1,13 @@
 """Sessions that end by themselves (time up, arrays finished, mdboost stopping), and the tick.
 
 The sampler calls on_tick() after every sample: it reverts a session that is due or that made a
-sync slower than before it (never_slower.py), notes drift (someone else changed a knob mdboost
+sync slower than before it (never_slower.py), puts a preset back for a window to measure the
+pace without it when no pace before it was known, notes drift (someone else changed a knob mdboost
 set) once per value, and stores finished before/after effects.
 """
 
 import logging
+from dataclasses import dataclass, replace
 
 from app.live import array_view
 from app.live.forecasts import BOOST_PRESET
@@ -23,6 +25,19 @@ log = logging.getLogger(__name__)
 STOPPED = "mdboost stopped (MDBOOST_REVERT_ON_EXIT)"
 
 
+@dataclass(frozen=True)
+class Measuring:
+    """A preset put back for one window to measure the sync's pace without it, owed again at
+    `back_at` (the tuner applies it then, and that apply is judged against this window)."""
+
+    session_id: int  # the session put back
+    preset: str
+    arrays: tuple[str, ...]
+    started: float  # unix seconds
+    back_at: float
+    reason: str
+
+
 class Policy:
     """Automatic reverts and the per-tick checks, on top of the applier's locks."""
 
@@ -32,6 +47,19 @@ class Policy:
         self.never_slower = NeverSlower(applier.settings.effect_minutes * 60)
         self.kernel_release: str | None = None
         self.found_slower: dict[int, str] = {}  # session id -> why it is being put back
+        # The re-apply owed after a window without the preset. In memory only: a restart
+        # during that window forgets it and leaves the originals on, as an owner's Off would.
+        self.measuring: Measuring | None = None
+        # The applies the owner pressed (their op ids): only these are measured without, once
+        # each; the re-apply after, a schedule's window or boost following the job onto the
+        # next array are not (a preset the scheduler holds is its to put back).
+        self.pressed: set[int] = set()
+
+    def stop_measuring(self, why: str) -> None:
+        """The owed re-apply is cancelled (the owner changed tuning, the sync ended or failed)."""
+        if self.measuring is not None:
+            log.info("%s is not applied again: %s", self.measuring.preset, why)
+        self.measuring = None
 
     def revert_reason(
         self,
@@ -80,6 +108,9 @@ class Policy:
         applier = self.applier
         if tick is not None:
             self.never_slower.observe(tick)
+            if tick.clock_step and self.measuring is not None:  # the wall clock stepped
+                back_at = self.measuring.back_at + tick.clock_step
+                self.measuring = replace(self.measuring, back_at=back_at)
         if applier.operation.locked() or not applier.lock.acquire(blocking=False):
             return
         try:
@@ -118,9 +149,12 @@ class Policy:
             return None
         applied = slower.latest_apply(conn, open_session.id)
         found = []
+        unknown = []
         for part in applied:
             if not self.never_slower.due(part, now) or slower.judged(conn, part.op_id, part.array):
                 continue
+            if part.op_id in self.pressed and self.never_slower.before_unknown(part):
+                unknown.append(part.array)
             judged = self.never_slower.judge(part)
             if judged is None:
                 log.info("%s on %s: pace not known well enough to judge", part.preset, part.array)
@@ -161,11 +195,32 @@ class Policy:
                 log.warning("cannot remember that %s was slower: %s", part.preset, error)
             found.append(finding)
         if not found:
-            return None
+            return self._measure_without(open_session, unknown, now)
         for finding in found:
             log.warning("%s", slower_sentence(finding))
         reason = "; ".join(slower_sentence(f) for f in found)
         self.found_slower[open_session.id] = reason
+        return reason
+
+    def _measure_without(self, open_session: Session, unknown: list[str], now: float) -> str | None:
+        """The revert's reason when the session's apply is judged but no pace before it was
+        known (the owner pressed as the sync began): the originals go back for a settle and an
+        effect window, then the tuner applies the preset again, and that apply is judged against
+        this window. Once per press: a re-apply whose pace before is again unknown stays."""
+        if not unknown:
+            return None
+        preset = open_session.preset
+        duration = effects.SETTLE_S + self.never_slower.window_s
+        names = " and ".join(unknown)
+        reason = (
+            f"measuring {names}'s pace without {preset} for {round(duration / 60, 1):g} minutes:"
+            " no pace before the press was known"
+        )
+        self.measuring = Measuring(
+            open_session.id, preset, tuple(open_session.arrays), now, now + duration, reason
+        )
+        self.found_slower[open_session.id] = reason  # a revert that fails is tried again
+        log.warning("%s", reason)
         return reason
 
     def _kernel_release(self) -> str | None:
