@@ -96,38 +96,54 @@
 
   // The time axis: round times in the page's zone, 24-hour, the date where the day changes.
   const STEPS_MIN = [1, 2, 5, 10, 15, 30, 60, 120, 180, 240, 360, 720, 1440, 2880];
+  const LABEL_PX = 60; // room for one time label with its day, and a gap
   const tickTime = new Intl.DateTimeFormat("en-GB", { timeZone: zone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
   const tickDate = new Intl.DateTimeFormat("en-GB", { timeZone: zone, day: "numeric", month: "short" });
   const dayOf = (ms) => tickDate.format(new Date(ms));
 
+  const zoneClock = new Intl.DateTimeFormat("en-GB", { timeZone: zone, hour: "numeric", minute: "numeric", second: "numeric", hourCycle: "h23" });
+
+  // Midnight of `ms`'s day in the page's zone, which need not be this browser's (a first visit
+  // before the tz cookie, a NAS in another zone): round times count from there.
+  function zoneMidnight(ms) {
+    const part = Object.fromEntries(zoneClock.formatToParts(new Date(ms)).map((p) => [p.type, Number(p.value)]));
+    return ms - ((part.hour * 60 + part.minute) * 60 + part.second) * 1000 - (ms % 1000);
+  }
+
   function roundTimes(min, max, stepMin) {
-    const start = new Date(min);
-    start.setHours(0, 0, 0, 0); // this browser's zone is the page's (the tz cookie)
+    const start = zoneMidnight(min);
     const step = stepMin * 60000;
     const found = [];
-    for (let t = start.getTime() + Math.ceil((min - start.getTime()) / step) * step; t <= max; t += step) found.push(t);
+    for (let t = start + Math.ceil((min - start) / step) * step; t <= max; t += step) found.push(t);
     return found;
   }
 
-  // The largest round step that still gives at least 5 labels (fewer only on a very short run).
+  // As many labels as fit side by side (a label with its day is about 50 px wide at 11 px: on a
+  // phone eight ran together), 5 where there is room, at most 8 (weeks at two-day steps): the
+  // largest round step that gives that many (fewer only on a very short run).
   function timeTicks(axis) {
     const { min, max } = axis;
     if (!(max > min)) return;
+    const fit = Math.max(3, Math.floor((axis.chart.chartArea?.width || axis.chart.width) / LABEL_PX));
     let values = [];
-    for (const step of STEPS_MIN.slice().reverse()) {
+    let step = STEPS_MIN[0];
+    for (step of STEPS_MIN.slice().reverse()) {
       values = roundTimes(min, max, step);
-      if (values.length >= 5) break;
+      if (values.length >= Math.min(5, fit)) break;
     }
-    const every = Math.ceil(values.length / 8); // weeks at two-day steps: at most 8 labels
-    if (every > 1) values = values.filter((_, i) => i % every === 0);
+    // Too many: a multiple of the step, still counted from midnight (every other 12:00 would
+    // leave no 00:00).
+    const every = Math.ceil(values.length / Math.min(8, fit));
+    if (every > 1) values = roundTimes(min, max, step * every);
     axis.ticks = values.map((value) => ({ value }));
   }
 
-  // The first label names its day too, unless the next one (a day change) does, close by.
+  // The first label names its day too, unless the next one (a day change) does, close by; a
+  // midnight always does.
   function timeLabel(value, index, ticks) {
     const time = tickTime.format(new Date(value));
     const changes = (i) => i > 0 && i < ticks.length && dayOf(ticks[i - 1].value) !== dayOf(ticks[i].value);
-    const dated = index === 0 ? !changes(1) : changes(index);
+    const dated = index === 0 ? !changes(1) || time === "00:00" : changes(index);
     return dated ? [time, dayOf(value)] : time;
   }
 
