@@ -65,10 +65,10 @@ def test_md_keeps_the_larger_caches_ram_while_the_sync_runs(facts):
     # The floor (docs/kernel.md, "The stripe cache is a floor"): the ladder's top took its RAM
     # at once; writing smaller values during the busy reshape (the choice, then the revert) frees
     # only the stripes idle at that instant, so how much comes back depends on the moment:
-    # measured 0 of 294 MiB and 157 of 292 MiB for 16384 (the second on a quiet host, where the
-    # reshape keeps fewer stripes busy), 15 of 575 MiB for 32768. What always holds: far more
-    # than the reverted 256 entries' 4 MiB stays taken until the sync ends.
+    # measured 0 of 294 MiB, 157 of 292 MiB and 267 of 290 MiB for 16384 (the last two on a
+    # quiet host, where the reshape keeps fewer stripes busy), 15 of 575 MiB for 32768. What
+    # holds each time: more than the reverted 256 entries' 4 MiB stays taken until the sync ends.
     taken = facts["mem_before_grow_mib"] - facts["mem_at_largest_cache_mib"]
     given_back = facts["mem_after_revert_mib"] - facts["mem_at_largest_cache_mib"]
     assert taken > 200  # 16384 stripes x 4 disks x 4 KiB = 256 MiB
-    assert taken - given_back > 64  # still held: 16 times what 256 entries need
+    assert taken - given_back > 8  # still held: twice what 256 entries need
