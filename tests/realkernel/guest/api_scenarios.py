@@ -59,10 +59,11 @@ TOKEN = "realkernel-test-token-0123456789abcdef0123456789"  # MDBOOST_API_TOKEN:
 class Server:
     """`mdboost serve` as a child process, as a user (or the container) would run it."""
 
-    def __init__(self, sample_s: str = "1") -> None:
+    def __init__(self, sample_s: str = "1", effect_minutes: str = "0.25") -> None:
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self.sample_s = sample_s  # the sampler's tick, s
+        self.effect_minutes = effect_minutes  # the before/after windows of a change
 
     def start(self) -> None:
         self.starts += 1
@@ -70,7 +71,7 @@ class Server:
             os.environ,
             MDBOOST_DB=str(DB),
             MDBOOST_SAMPLE_SECONDS=self.sample_s,
-            MDBOOST_EFFECT_MINUTES="0.25",
+            MDBOOST_EFFECT_MINUTES=self.effect_minutes,
             MDBOOST_API_TOKEN=TOKEN,
             # a destination nobody listens on: the outbox row is the notification's proof
             MDBOOST_NOTIFY="ntfy+http://127.0.0.1:9/mdboost-realkernel",
