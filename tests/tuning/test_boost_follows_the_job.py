@@ -18,18 +18,24 @@ from tests.tuning.tuners import Clock
 CACHE = "sys/block/{}/md/stripe_cache_size"
 
 
-def test_boost_pressed_in_md2_is_on_md3_when_its_phase_starts(tmp_path: Path) -> None:
-    wall = Clock()
-    sim = Simulator(tmp_path / "tree", speedup=300, seed=1, start_percent=97.0, wall=wall)
-    tree = tmp_path / "tree"
+def _watching(
+    sim: Simulator, tree: Path, tmp_path: Path
+) -> tuple[db.Connection, Tuner, Sampler, SnapshotBuilder]:
+    """The database, tuner, sampler and snapshot builder of mdboost over the simulator's tree."""
     settings = Settings(proc_root=tree / "proc", sys_root=tree / "sys", db=tmp_path / "mdboost.db")
     conn = db.connect(settings.db)
     db.migrate(conn, PROJECT_ROOT / "migrations")
     host = Host(settings.proc_root, settings.sys_root)
     found, errors = presets.load_all(settings.presets_dir, settings.data_dir)
     tuner = Tuner(host, conn, sim.clock, settings, found, errors)
-    sampler = Sampler(host, conn, sim.clock)
-    builder = SnapshotBuilder(host, conn)
+    return conn, tuner, Sampler(host, conn, sim.clock), SnapshotBuilder(host, conn)
+
+
+def test_boost_pressed_in_md2_is_on_md3_when_its_phase_starts(tmp_path: Path) -> None:
+    wall = Clock()
+    sim = Simulator(tmp_path / "tree", speedup=300, seed=1, start_percent=97.0, wall=wall)
+    tree = tmp_path / "tree"
+    conn, tuner, sampler, builder = _watching(sim, tree, tmp_path)
 
     def tick() -> None:
         wall.now += 5.0
@@ -79,14 +85,7 @@ def test_boost_holds_through_the_idle_gap_between_two_phases(tmp_path: Path) -> 
     wall = Clock()
     tree = tmp_path / "tree"
     sim = Simulator(tree, speedup=10, seed=1, start_percent=99.8, wall=wall, phase_gap_s=300)
-    settings = Settings(proc_root=tree / "proc", sys_root=tree / "sys", db=tmp_path / "mdboost.db")
-    conn = db.connect(settings.db)
-    db.migrate(conn, PROJECT_ROOT / "migrations")
-    host = Host(settings.proc_root, settings.sys_root)
-    found, errors = presets.load_all(settings.presets_dir, settings.data_dir)
-    tuner = Tuner(host, conn, sim.clock, settings, found, errors)
-    sampler = Sampler(host, conn, sim.clock)
-    builder = SnapshotBuilder(host, conn)
+    conn, tuner, sampler, builder = _watching(sim, tree, tmp_path)
 
     def tick() -> None:
         wall.now += 5.0  # 50 simulated seconds
