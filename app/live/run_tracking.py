@@ -7,11 +7,16 @@ from app.forecast.model import RESTART_DROP
 from app.kernel.host import ARRAY_NAME, Host
 from app.live.tick import FinishedRun
 from app.md import mdstat
-from app.records import OpenRun
+from app.records import OpenRun, SampledProgress
 from app.store import run_log
 from app.store.db import Connection
 
 log = logging.getLogger(__name__)
+
+# A sync that ends between two ticks was judged done if its pace could have covered what was left
+# in the time since the last sample; half as much again allows for md's pace rising near the end
+# (a check's last stripes run faster than its first) without calling an owner's stop "completed".
+REACHABLE_SLACK = 1.5
 
 
 def track(
@@ -79,6 +84,18 @@ def _outcome_when_idle(
     if last is None or not last.total_blocks or last.done_blocks is None:
         return "completed"
     remaining = last.total_blocks - last.done_blocks
-    reachable = (last.speed_kb_s or 0) * max(now - last.ts, 0.0)
+    reachable = _pace(conn, run, last) * max(now - last.ts, 0.0) * REACHABLE_SLACK
     done = remaining <= 0.01 * last.total_blocks or reachable >= remaining
     return "completed" if done else "interrupted"
+
+
+def _pace(conn: Connection, run: OpenRun, last: SampledProgress) -> float:
+    """How fast the run went, in blocks a second: the faster of md's speed= in the last sample and
+    the run's own average. md's speed= averages over its last few marks, so in the first seconds
+    of a short check it reads a fraction of the pace the check then ends at."""
+    first = run_log.oldest_progress(conn, run.id)
+    average = 0.0
+    if first is not None and first.done_blocks is not None and last.ts > first.ts:
+        done = (last.done_blocks or 0) - first.done_blocks
+        average = max(done, 0) / (last.ts - first.ts)
+    return max(last.speed_kb_s or 0.0, average)

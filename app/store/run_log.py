@@ -95,9 +95,18 @@ def newest_sample(conn: Connection, run_id: int) -> SampledProgress | None:
 
 def newest_progress(conn: Connection, run_id: int) -> SampledProgress | None:
     """The run's newest sample that says how far it was."""
+    return _progress(conn, run_id, "DESC")
+
+
+def oldest_progress(conn: Connection, run_id: int) -> SampledProgress | None:
+    """The run's first sample that says how far it was."""
+    return _progress(conn, run_id, "ASC")
+
+
+def _progress(conn: Connection, run_id: int, order: str) -> SampledProgress | None:
     row = conn.execute(
         "SELECT ts, done_blocks, total_blocks, speed_kb_s FROM samples"
-        " WHERE run_id = ? AND done_blocks IS NOT NULL ORDER BY ts DESC LIMIT 1",
+        f" WHERE run_id = ? AND done_blocks IS NOT NULL ORDER BY ts {order} LIMIT 1",
         (run_id,),
     ).fetchone()
     return SampledProgress(**dict(row)) if row else None

@@ -1,6 +1,8 @@
 import asyncio
 import sqlite3
 
+import pytest
+
 from app.kernel.host import Host
 from app.live import sampler
 from app.live.tick import Tick
@@ -272,6 +274,25 @@ def test_a_short_check_that_ends_between_ticks_is_completed_not_interrupted(tree
     idle(tree)
     s.sample_once()
     assert runs(conn) == [("md2", "check", "completed")]
+
+
+@pytest.mark.parametrize(
+    ("second_done", "outcome"), [(600_000, "completed"), (200_000, "interrupted")]
+)
+def test_a_check_is_judged_by_its_own_pace_when_mds_speed_lags(tree, conn, second_done, outcome):
+    """md's speed= averages over its last marks: seconds into a short check on a real kernel it read
+    a tenth of the pace the check ended at, and a finished check was saved as interrupted."""
+    clock = ManualClock()
+    s = make_sampler(tree, conn, clock)
+    tree.md("md2", sync_action="check")
+    for done in (100_000, second_done):
+        tree.mdstat(mdstat_text(raid5(progress=progress("check", done, 1_000_000, 10_000))))
+        s.sample_once()
+        clock.now += 5
+    idle(tree)
+    s.sample_once()
+    # 500 MB in 5 s covers the 400 MB left; 20 MB in 5 s does not cover 800 MB.
+    assert runs(conn) == [("md2", "check", outcome)]
 
 
 def test_md_says_whether_a_resync_or_reshape_finished(tree, conn):
