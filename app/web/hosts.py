@@ -5,7 +5,8 @@ A page on evil.example can point its own name at the NAS's LAN address; the brow
 pass the same-origin check. mdboost answers only to names that cannot be rebound like that: IP
 literals, localhost, this machine's own names, single-label names such as `diskstation` (the
 NAS's own name on the LAN; public DNS holds no dotless names, so no outside page owns one), mDNS
-`*.local`, and MDBOOST_ALLOWED_HOSTS.
+`*.local`, the suffixes home routers hand out that public DNS does not delegate (`*.home.arpa`,
+`*.internal`, `*.lan`), and MDBOOST_ALLOWED_HOSTS.
 """
 
 import functools
@@ -19,7 +20,10 @@ from app.web.errors import error_page
 
 LOOPBACK_NAMES = ("localhost",)
 PUBLIC_PREFIX = "/static/"
-ALWAYS_ALLOWED_SUFFIXES = (".local", ".localhost")  # mDNS (DSM announces NAME.local); loopback
+# mDNS (DSM announces NAME.local); loopback; the names a home router gives its LAN, none of which
+# the public root delegates, so no outside page can own one: RFC 8375's home.arpa, ICANN's
+# private-use .internal, and .lan (OpenWrt's and many routers' default).
+ALWAYS_ALLOWED_SUFFIXES = (".local", ".localhost", ".home.arpa", ".internal", ".lan")
 
 
 @functools.cache

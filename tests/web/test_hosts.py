@@ -21,7 +21,7 @@ def client(tree: KernelTree, tmp_path: Path) -> Iterator[TestClient]:
         proc_root=tree.proc,
         sys_root=tree.sys,
         db=tmp_path / "mdboost.db",
-        allowed_hosts="mdboost.example.org,*.home.arpa",
+        allowed_hosts="mdboost.example.org,*.nas.example.net",
     )
     with TestClient(create_app(settings)) as test_client:
         yield test_client
@@ -44,6 +44,9 @@ def client(tree: KernelTree, tmp_path: Path) -> Iterator[TestClient]:
         socket.gethostname(),
         "mdboost.example.org",
         "nas.home.arpa:8080",
+        "DiskStation.lan",
+        "diskstation.internal:5000",
+        "media.nas.example.net",
     ],
 )
 def test_the_names_a_nas_is_opened_by_are_allowed(client, host):
@@ -59,6 +62,8 @@ def test_the_names_a_nas_is_opened_by_are_allowed(client, host):
         "192.168.1.20.evil.example",
         "home.arpa",
         "evil.local.example",
+        "evil.lan.example",
+        "nas.example.net",
         "[fe80::1",
         "192.168.1.20:80x",
         "",
@@ -95,6 +100,6 @@ def test_the_allow_list_parses_host_headers_strictly():
     assert host_name("[::1]:8080") == "::1"
     assert host_name("NAS.local.:80") == "nas.local"
     assert host_name("[::1]x") is None
-    allowed = HostAllowList([" mdboost.example.org ", "*.home.arpa", ""])
-    assert allowed.allows("a.b.home.arpa") and not allowed.allows("home.arpa.evil")
+    allowed = HostAllowList([" mdboost.example.org ", "*.nas.example.net", ""])
+    assert allowed.allows("a.b.nas.example.net") and not allowed.allows("nas.example.net.evil")
     assert not allowed.allows(None)
