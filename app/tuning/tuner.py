@@ -26,6 +26,12 @@ from app.tuning.session.reconcile import Recovery, boot_of_last_write, reconcile
 
 log = logging.getLogger(__name__)
 
+# A NAS restarted between two phases of an expansion shows nothing syncing at start-up: DSM
+# begins the next array once its storage service is up. The boost the owner left on waits this
+# long for that phase, and is forgotten if none of the same job starts.
+NEXT_PHASE_WAIT_S = 1800.0
+SCRUBS = ("check", "repair")
+
 
 class Tuner:
     """The loaded presets, the applier (writes and locks) and the policy (automatic reverts)."""
@@ -53,6 +59,8 @@ class Tuner:
         self.recovery: Recovery | None = None  # a session start-up found outside the database
         # The session start-up opened again after the NAS restarted, and what the page says.
         self.reapplied: tuple[int, str] | None = None
+        # The boost left on at a restart between two phases, until when it waits for the next.
+        self.owed_after_restart: tuple[Session, float] | None = None
         self.stopping = False  # mdboost is stopping: no tick may apply anything any more
         self.operation = self.applier.operation
         self.lock = self.applier.lock
@@ -139,18 +147,26 @@ class Tuner:
             return "forgotten"
         syncing = [a.name for a in array_view.current(self.host).arrays if a.syncing]
         arrays = [a for a in left.arrays if a in syncing]
-        if not arrays:  # a finished job is not boosted again
+        if not arrays and left.preset == BOOST_PRESET:
+            # Between two phases, or a finished job: the first ticks' job tells which.
+            self.owed_after_restart = (left, self.clock() + NEXT_PHASE_WAIT_S)
+            log.warning("boost waits for its job's next phase after the NAS restarted")
+            return "waiting"
+        if not arrays:  # a finished job is not tuned again
             return "forgotten"
         try:
             self.applier.apply(left.preset, self.plan(left.preset, arrays))
         except (PlanError, TuningError) as error:
             log.error("%s was not applied again after the NAS restarted: %s", left.preset, error)
             return "forgotten"
-        session = journal.open_session(self.conn)
-        if session is not None:
-            self.reapplied = (session.id, f"{left.preset} re-applied after the NAS restarted")
+        self._note_reapplied(left.preset)
         log.warning("%s applied again to %s after the NAS restarted", left.preset, arrays)
         return "reapplied"
+
+    def _note_reapplied(self, preset: str) -> None:
+        session = journal.open_session(self.conn)
+        if session is not None:
+            self.reapplied = (session.id, f"{preset} re-applied after the NAS restarted")
 
     def restarted_note(self, session: Session | None) -> str | None:
         """'boost re-applied after the NAS restarted' while that session is open."""
@@ -163,6 +179,7 @@ class Tuner:
         if self.stopping:
             return
         if tick is not None and snapshot is not None:
+            self._boost_after_restart(tick, snapshot)
             self._boost_follows_the_job(tick, snapshot)
         self.policy.on_tick(tick, snapshot)
         if tick is None:
@@ -205,6 +222,29 @@ class Tuner:
                 "%s applied again to %s after measuring the pace without it", owed.preset, syncing
             )
 
+    def _boost_after_restart(self, tick: Tick, snapshot: Snapshot) -> None:
+        """The boost left on at a restart between two phases goes on again as the same job's
+        next phase runs: one of the arrays it held is a phase of the job md runs now. A session
+        opened meanwhile (the owner's, a schedule's) or the wait running out forgets it."""
+        owed = self.owed_after_restart
+        if owed is None:
+            return
+        left, until = owed
+        running = snapshot.job.running
+        if self.clock() > until or journal.open_session(self.conn) is not None:
+            self.owed_after_restart = None
+            log.info("boost left on before the NAS restarted is forgotten: no phase of its job")
+            return
+        ours = any(p.name in left.arrays for p in snapshot.job.phases)
+        if running is None or not ours or tick.parsed is None:
+            return
+        found = tick.parsed.array(running.name)
+        if found is None or found.sync is None or found.sync.action in SCRUBS:
+            return  # a scrub is the owner's next job, not this one's phase
+        if self._boost_onto(tick, running.name, "after the NAS restarted"):
+            self.owed_after_restart = None
+            self._note_reapplied(BOOST_PRESET)
+
     def _boost_follows_the_job(self, tick: Tick, snapshot: Snapshot) -> None:
         """Boost is for the owner's whole job: pressed during md2 of an SHR expansion, it is
         applied to md3 as md3's phase starts (in the same session: md3's originals are what the
@@ -213,22 +253,30 @@ class Tuner:
         running = snapshot.job.running
         if session is None or session.preset != BOOST_PRESET or running is None:
             return
-        if running.name in session.arrays or tick.parsed is None:
-            return
+        if running.name not in session.arrays:
+            self._boost_onto(tick, running.name, "following the job")
+
+    def _boost_onto(self, tick: Tick, array: str, why: str) -> bool:
+        """Apply boost to `array` from this tick's readings; False when it did not happen (an
+        apply or revert runs, the plan or a write failed: the next tick tries again)."""
+        if tick.parsed is None:
+            return False
         if self.operation.locked() or not self.lock.acquire(blocking=False):
-            return  # an apply or revert runs: the next tick does it
+            return False
         try:
             plan = plan_preset(
                 self.preset(BOOST_PRESET),
                 self.host,
                 tick.parsed,
-                [running.name],
+                [array],
                 self.settings.max_cache_mb,
             )
             self.applier.apply(BOOST_PRESET, plan)
-            log.info("boost follows the job onto %s", running.name)
+            log.info("boost on %s, %s", array, why)
+            return True
         except (PlanError, TuningError) as error:
-            log.warning("boost could not follow the job onto %s: %s", running.name, error)
+            log.warning("boost could not go on %s, %s: %s", array, why, error)
+            return False
         finally:
             self.lock.release()
 

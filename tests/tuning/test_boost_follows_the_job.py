@@ -1,6 +1,7 @@
 """Boost is for the owner's whole job: pressed while md2 of the demo's SHR expansion grows, it
 is applied to md3 as md3's phase starts and stays on until the job ends."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 from app.config import Settings
@@ -31,17 +32,26 @@ def _watching(
     return conn, tuner, Sampler(host, conn, sim.clock), SnapshotBuilder(host, conn)
 
 
-def test_boost_pressed_in_md2_is_on_md3_when_its_phase_starts(tmp_path: Path) -> None:
-    wall = Clock()
-    sim = Simulator(tmp_path / "tree", speedup=300, seed=1, start_percent=97.0, wall=wall)
-    tree = tmp_path / "tree"
-    conn, tuner, sampler, builder = _watching(sim, tree, tmp_path)
+def _ticker(
+    wall: Clock, sampler: Sampler, builder: SnapshotBuilder, tuner: Tuner
+) -> Callable[[], None]:
+    """One tick of mdboost 5 s of wall time later: sample, build the present, let the tuner act."""
 
     def tick() -> None:
         wall.now += 5.0
         sampled = sampler.sample_once()
         builder.update(sampled)
         tuner.on_tick(sampled, builder.snapshot)
+
+    return tick
+
+
+def test_boost_pressed_in_md2_is_on_md3_when_its_phase_starts(tmp_path: Path) -> None:
+    wall = Clock()
+    sim = Simulator(tmp_path / "tree", speedup=300, seed=1, start_percent=97.0, wall=wall)
+    tree = tmp_path / "tree"
+    conn, tuner, sampler, builder = _watching(sim, tree, tmp_path)
+    tick = _ticker(wall, sampler, builder, tuner)
 
     tick()
     assert tuner.apply("boost").ok
@@ -86,12 +96,7 @@ def test_boost_holds_through_the_idle_gap_between_two_phases(tmp_path: Path) -> 
     tree = tmp_path / "tree"
     sim = Simulator(tree, speedup=10, seed=1, start_percent=99.8, wall=wall, phase_gap_s=300)
     conn, tuner, sampler, builder = _watching(sim, tree, tmp_path)
-
-    def tick() -> None:
-        wall.now += 5.0  # 50 simulated seconds
-        sampled = sampler.sample_once()
-        builder.update(sampled)
-        tuner.on_tick(sampled, builder.snapshot)
+    tick = _ticker(wall, sampler, builder, tuner)
 
     tick()
     assert builder.snapshot.job.to_come == ("md3",)
@@ -129,3 +134,50 @@ def test_boost_holds_through_the_idle_gap_between_two_phases(tmp_path: Path) -> 
     assert journal.open_session(conn) is None, "boost outlived the job"
     assert (tree / CACHE.format("md3")).read_text().strip() != boosted
     assert (tree / CACHE.format("md2")).read_text().strip() != boosted
+
+
+def test_boost_left_on_when_the_nas_restarts_between_two_phases_goes_on_the_next(
+    tmp_path: Path,
+) -> None:
+    """A restart in the gap between md2's end and md3's start: at start-up nothing syncs, so no
+    job can be known yet. The boost the owner left on waits for the job's next phase and goes
+    on md3 as it begins, over the kernel's fresh values, and says it was re-applied."""
+    wall = Clock()
+    tree = tmp_path / "tree"
+    sim = Simulator(tree, speedup=10, seed=1, start_percent=99.8, wall=wall, phase_gap_s=300)
+    boot = tree / "proc/sys/kernel/random/boot_id"
+    boot.parent.mkdir(parents=True, exist_ok=True)
+    boot.write_text("0f6d6a8e-0000-4000-8000-000000000001\n")
+    conn, tuner, sampler, builder = _watching(sim, tree, tmp_path)
+    tick = _ticker(wall, sampler, builder, tuner)
+
+    tick()
+    assert tuner.apply("boost").ok
+    boosted = (tree / CACHE.format("md2")).read_text().strip()
+    for _ in range(200):
+        tick()
+        if sim.finished:
+            break
+    tick()
+    assert sim.finished and sim.next_phase_coming, "the restart is meant to fall in the gap"
+
+    # The NAS restarts (no stop: the session stays open); the kernel forgot every knob.
+    (tree / CACHE.format("md2")).write_text("256\n")
+    boot.write_text("0f6d6a8e-0000-4000-8000-000000000002\n")
+    conn, tuner, sampler, builder = _watching(sim, tree, tmp_path)
+    tick = _ticker(wall, sampler, builder, tuner)
+    assert tuner.reconcile() == "waiting"
+    assert journal.open_session(conn) is None  # nothing of it is in the kernel now
+    for _ in range(20):
+        tick()
+        if sim.reshaping == "md3" and builder.snapshot.job.running is not None:
+            break
+    assert sim.reshaping == "md3"
+    tick()
+    session = journal.open_session(conn)
+    assert session is not None and session.preset == "boost", "the boost left on was lost"
+    assert session.arrays == ["md3"]
+    assert (tree / CACHE.format("md3")).read_text().strip() == boosted
+    assert tuner.restarted_note(session) == "boost re-applied after the NAS restarted"
+    originals = {k.key: k.original for k in journal.session_knobs(conn, session.id)}
+    assert originals["stripe_cache_size@md3"] == "256"

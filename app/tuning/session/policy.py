@@ -21,6 +21,15 @@ from app.tuning.session.never_slower import NeverSlower
 
 log = logging.getLogger(__name__)
 
+OPERATIONS_FINISHED = "the tuned arrays' operations finished"
+
+
+def waits_for_the_job(session: Session, why: str | None) -> bool:
+    """A boost whose arrays are done while, at start-up, no job can be known yet: the NAS may
+    have restarted between two phases of an expansion, before DSM began the next array."""
+    return session.preset == BOOST_PRESET and why == OPERATIONS_FINISHED
+
+
 # The end of a session that mdboost put back as it stopped: the owner had left it on.
 STOPPED = "mdboost stopped (MDBOOST_REVERT_ON_EXIT)"
 
@@ -96,7 +105,7 @@ class Policy:
             # (the next array begins a few ticks after the last ends) and follows the job.
             goes_on = job is not None and job.goes_on_for(tuned)
             if tuned and not still and not (open_session.preset == BOOST_PRESET and goes_on):
-                return "the tuned arrays' operations finished"
+                return OPERATIONS_FINISHED
         return None
 
     def on_tick(self, tick: Tick | None = None, snapshot: Snapshot | None = None) -> None:

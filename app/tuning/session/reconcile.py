@@ -15,7 +15,7 @@ from app.store import journal, originals
 from app.store.originals import Originals
 from app.tuning.planning.knob_plan import knob_key
 from app.tuning.session.apply import Applier, JournalUnavailable, TuningFailed
-from app.tuning.session.policy import STOPPED, Policy
+from app.tuning.session.policy import STOPPED, Policy, waits_for_the_job
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +173,10 @@ def _reconcile(applier: Applier, policy: Policy, written_in: str | None) -> str 
     session = journal.open_session(applier.conn)
     if session is None:
         stopped = _put_back_at_the_last_shutdown(applier)
-        if stopped is None or policy.revert_reason(stopped) is not None:
+        if stopped is None:
+            return None
+        why = policy.revert_reason(stopped)
+        if why is not None and not waits_for_the_job(stopped, why):
             return None
         log.warning(
             "tuning session %s (%s) was put back as the NAS shut down; its job still runs",
@@ -184,7 +187,7 @@ def _reconcile(applier: Applier, policy: Policy, written_in: str | None) -> str 
     rebooted = knobs_forgotten(applier, session, written_in)
     why = policy.revert_reason(session, at_start=True, rebooted=rebooted)
     if rebooted:
-        done = "reapply" if why is None else "forgotten"
+        done = "reapply" if why is None or waits_for_the_job(session, why) else "forgotten"
         reason = (
             f"the NAS restarted and the kernel forgot mdboost's values{f'; {why}' if why else ''}"
         )
