@@ -95,6 +95,21 @@ class MeasuredBoost:
     action: str | None  # the run's action (reshape, resync, ...), None when the run is gone
 
 
+@dataclass(frozen=True)
+class PlannerRun:
+    """A past sync or grow as the change planner reads it: its span, its work and the highest
+    max limit it ran under."""
+
+    id: int
+    array: str
+    action: str
+    started: float  # unix seconds
+    finished: float | None  # None while it runs
+    outcome: str  # completed | interrupted | running
+    total_blocks: int  # 1 KiB blocks
+    speed_max_kb_s: float | None  # the highest effective max limit of its samples (KiB/s)
+
+
 # ---- notifications
 @dataclass(frozen=True)
 class DestinationStatus:

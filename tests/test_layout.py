@@ -255,9 +255,7 @@ SQL = re.compile(
 CURSOR_CALLS = {"execute", "executemany", "executescript", "fetchone", "fetchall", "fetchmany"}
 ROW_NAMES = re.compile(r"^(r|row|rows|\w+_row)$")
 # Modules that still hold SQL or rows while the records move into the store, family by family.
-NOT_YET_MOVED = {
-    "app/web/headline.py",
-}
+NOT_YET_MOVED: set[str] = set()
 
 
 def sql_and_rows(source: str) -> list[str]:

@@ -4,9 +4,8 @@ arrays, and boost's measured effect on them, all of it or only what was known be
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
 
-from app.records import MeasuredBoost
+from app.records import MeasuredBoost, PlannerRun
 
 SYNC_ACTIONS = ("check", "repair", "resync", "recovery")
 ALWAYS = 1e18  # unix seconds later than any run: "before ALWAYS" is all of history
@@ -18,7 +17,7 @@ def _in(names: Sequence[str]) -> str:
 
 def last_sync(
     conn: sqlite3.Connection, arrays: Sequence[str], before: float = ALWAYS
-) -> dict[str, Any] | None:
+) -> PlannerRun | None:
     """The newest check, repair, resync or recovery of these arrays ended before `before`
     (per-disk work), with the highest max limit it ran under (KiB/s). An interrupted one counts:
     its samples still tell the pace (a short check that ends between two ticks can be judged
@@ -35,7 +34,7 @@ def last_sync(
 
 def last_grow(
     conn: sqlite3.Connection, arrays: Sequence[str], before: float = ALWAYS
-) -> dict[str, Any] | None:
+) -> PlannerRun | None:
     """The newest reshape of these arrays: running or completed, or completed before `before`."""
     return _newest(
         conn,
@@ -53,7 +52,7 @@ def _newest(
     where: str,
     params: Sequence[str | float],
     newest_by: str,
-) -> dict[str, Any] | None:
+) -> PlannerRun | None:
     if not arrays:
         return None
     row = conn.execute(
@@ -64,7 +63,7 @@ def _newest(
         f"ORDER BY {newest_by} DESC LIMIT 1",
         (*arrays, *params),
     ).fetchone()
-    return dict(row) if row else None
+    return PlannerRun(**dict(row)) if row else None
 
 
 def progress_at(

@@ -2,7 +2,7 @@
 boost's effect from history, the pure plan (app/planner), shaped for the API and the page."""
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal
 
 from app.forecast import boost as boost_model
 from app.forecast.physics import AT_MAX, grow_knee, kernel_generation, knee_speedup
@@ -12,6 +12,7 @@ from app.live.snapshot import Snapshot
 from app.planner import layout, paces, timing
 from app.planner.capacity import Capacity
 from app.planner.change import BadChange, Change, ChangePlan, member_disk, plan_change, tb
+from app.records import PlannerRun
 from app.shapes.change_plan import PlanBody, PlanCapacity, PlanDuration, PlanStep
 from app.store import db, plan_history
 
@@ -23,6 +24,19 @@ class ChangeRequest:
     change: Literal["add", "replace"]
     disk_bytes: int
     member: str | None = None  # a disk ("sdb") or a member partition ("sdb5")
+
+
+@dataclass(frozen=True)
+class PlanSection:
+    """The page's "Plan a change": the form's choices, and the plan when one was asked for."""
+
+    change: Literal["add", "replace"]
+    disk_tb: float | None  # the new disk's size as asked
+    member: str | None  # the member to replace
+    disks: list[str]  # the pool's disks, for the form
+    pool: str | None  # the pool's name; None when the box has no data array
+    plan: PlanBody | None = None
+    error: str | None = None  # why the change cannot be planned as asked
 
 
 def pools(snapshot: Snapshot) -> list[layout.Pool]:
@@ -108,16 +122,18 @@ def _sync(conn: db.Connection, arrays: list[str], before: float) -> paces.Measur
     run = plan_history.last_sync(conn, arrays, before)
     if run is None:
         return None
-    what = f"the {run['action']} of {run['array']}"
-    first = plan_history.progress_at(conn, run["id"])
-    last = plan_history.last_progress(conn, run["id"])
-    measured = _pace(first, last, 1.0, what, run["finished"]) if last is not None else None
-    if measured is None and run["outcome"] == "completed":
-        kib_s = run["total_blocks"] / (run["finished"] - run["started"])
-        measured = paces.MeasuredPace(kib_s, what, run["finished"], run["total_blocks"])
+    what = f"the {run.action} of {run.array}"
+    # last_sync reads only runs that ended
+    assert run.finished is not None
+    first = plan_history.progress_at(conn, run.id)
+    last = plan_history.last_progress(conn, run.id)
+    measured = _pace(first, last, 1.0, what, run.finished) if last is not None else None
+    if measured is None and run.outcome == "completed":
+        kib_s = run.total_blocks / (run.finished - run.started)
+        measured = paces.MeasuredPace(kib_s, what, run.finished, run.total_blocks)
     if measured is None:
         return None
-    limit = run["speed_max_kb_s"]
+    limit = run.speed_max_kb_s
     held = limit is not None and measured.kib_s >= AT_MAX * limit
     return replace(measured, held_by_max=held)
 
@@ -131,18 +147,18 @@ def _grow(
     run = plan_history.last_grow(conn, [t.array for t in pool.tiers], before)
     if run is None:
         return None, None
-    member = next(t.member_kib for t in pool.tiers if t.array == run["array"])
-    scale = member / run["total_blocks"]
+    member = next(t.member_kib for t in pool.tiers if t.array == run.array)
+    scale = member / run.total_blocks
     knee = _knee(snapshot, run)
-    first = plan_history.progress_at(conn, run["id"])
-    last = plan_history.last_progress(conn, run["id"])
+    first = plan_history.progress_at(conn, run.id)
+    last = plan_history.last_progress(conn, run.id)
     if knee is None or first is None or last is None:
         return None, None
-    total, what = run["total_blocks"], f"the grow of {run['array']}"
-    if run["finished"] is None:
+    total, what = run.total_blocks, f"the grow of {run.array}"
+    if run.finished is None:
         what += " (running)"
-    when = run["finished"] or now
-    at_knee = plan_history.progress_at(conn, run["id"], knee * total)
+    when = run.finished or now
+    at_knee = plan_history.progress_at(conn, run.id, knee * total)
     end = at_knee or last
     head = _pace(first, end, scale, what, when)
     tail = _pace(at_knee, last, scale, what, when) if at_knee is not None else None
@@ -158,14 +174,14 @@ def _pace(
     return paces.MeasuredPace(done / (end[0] - start[0]), what, when, int(done))
 
 
-def _knee(snapshot: Snapshot, run: dict[str, Any]) -> float | None:
+def _knee(snapshot: Snapshot, run: PlannerRun) -> float | None:
     """Where the grow's knee was: old / new data disks, from sysfs raid_disks "new (old)" while
     it runs; afterwards from the members now, one fewer before (DSM adds disks one at a time)."""
-    state = snapshot.array(run["array"])
+    state = snapshot.array(run.array)
     if state is None:
         return None
     raid_disks = state.sysfs.raid_disks if state.sysfs else None
-    if run["finished"] is not None and state.array.raid_disks is not None:
+    if run.finished is not None and state.array.raid_disks is not None:
         raid_disks = (state.array.raid_disks, state.array.raid_disks - 1)
     return grow_knee(state.array.level, raid_disks)
 
@@ -204,8 +220,8 @@ def shape(plan: ChangePlan) -> PlanBody:
         possible=plan.possible,
         refusals=list(plan.refusals),
         steps=[_step(i + 1, s) for i, s in enumerate(plan.steps)],
-        total=_duration(plan.total) if plan.total is not None else None,
-        boost_total=_duration(plan.boosted_total) if plan.boosted_total is not None else None,
+        total=plan_duration(plan.total) if plan.total is not None else None,
+        boost_total=plan_duration(plan.boosted_total) if plan.boosted_total is not None else None,
         capacity_before=_capacity(plan.before),
         capacity_after=_capacity(plan.after) if plan.after is not None else None,
         notes=list(plan.notes),
@@ -225,15 +241,15 @@ def _step(order: int, step: timing.Step) -> PlanStep:
         disks_after=step.disks_after,
         work_bytes=step.work_kib * KIB,
         knee=step.knee,
-        duration=_duration(step.duration),
-        boost_duration=_duration(step.boosted),
+        duration=plan_duration(step.duration),
+        boost_duration=plan_duration(step.boosted),
         source=step.source,
         why=step.why,
         boost_why=step.boost_why,
     )
 
 
-def _duration(d: timing.Duration) -> PlanDuration:
+def plan_duration(d: timing.Duration) -> PlanDuration:
     return PlanDuration(seconds=d.seconds, low_s=d.low, high_s=d.high)
 
 
@@ -281,24 +297,15 @@ def section(
     change: Literal["add", "replace"] = "add",
     disk_tb: float | None = None,
     member: str | None = None,
-) -> dict[str, Any]:
+) -> PlanSection:
     """The page's "Plan a change": the form's choices, and the plan when one was asked for."""
     found = pools(snapshot)
     disks = list(found[0].disks) if found else []
-    out: dict[str, Any] = {
-        "change": change,
-        "disk_tb": disk_tb,
-        "member": member,
-        "disks": disks,
-        "pool": found[0].name if found else None,
-        "plan": None,
-        "error": None,
-    }
+    section = PlanSection(change, disk_tb, member, disks, found[0].name if found else None)
     if disk_tb is None or not found:
-        return out
+        return section
     asked = ChangeRequest(change, int(disk_tb * 1e12), member if change == "replace" else None)
     try:
-        out["plan"] = shape(plan_requested_change(snapshot, conn, asked, now))
+        return replace(section, plan=shape(plan_requested_change(snapshot, conn, asked, now)))
     except BadChange as error:
-        out["error"] = str(error)
-    return out
+        return replace(section, error=str(error))

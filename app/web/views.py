@@ -1,22 +1,23 @@
-"""View models of the dashboard: array cards, past runs, the boost panel, the pool."""
+"""View models of the dashboard: the array cards and their charts, past runs, the boost panel,
+the pool and the footer. Each is a frozen dataclass built once, here; the templates read it."""
 
-from dataclasses import asdict
-from typing import Any
+from dataclasses import dataclass
 
 from fastapi import Request
 
 from app.config import Settings
+from app.diagnosis.verdicts import Diagnosis
 from app.forecast.boost import NO_GAIN
 from app.formats import FLAG_LABELS, ROLE_LABELS, array_title, drive_name, mb_s, ratio
 from app.live import array_view
-from app.live.forecasts import PoolForecastBody, array_eta, offered_gain, pool_eta
+from app.live.forecasts import ArrayForecast, PoolForecastBody, array_eta, offered_gain, pool_eta
 from app.live.sampler import DISK_FULL, Sampler
 from app.live.snapshot import Snapshot
 from app.md.access import HOW_TO_TUNE
-from app.md.mdstat import Device
+from app.md.mdstat import Device, Sync
 from app.planner.change import tb
 from app.shapes.arrays import ArrayView, Run
-from app.shapes.tuning import Sweep
+from app.shapes.tuning import PresetPlan, Schedules, Sweep, TuningStatus
 from app.store import db, history
 from app.store.opening import MovedAside
 from app.tuning import view as tuning_view
@@ -30,6 +31,122 @@ PAST_RUNS = 20
 # The events a run's chart marks: people's and sweeps' changes, not its diagnoses (which grow
 # with the run's length).
 MARKER_EVENTS = ("apply", "revert", "autotune", "clock_step")
+PICTURE_W, PICTURE_H = 300.0, 100.0  # the no-JS picture's viewBox (templates/_chart.html)
+
+
+@dataclass(frozen=True)
+class DatabaseStatus:
+    """The footer and the notices about the database, as the sampler and start-up found them."""
+
+    keep_days: float  # samples older than this are dropped; 0 keeps them forever
+    size: db.Size | None  # None until the sampler's maintenance first measured it
+    moved_aside: MovedAside | None  # a damaged file start-up moved aside
+    recovery: Recovery | None  # a session start-up found outside the database
+    disk_full: str | None  # what the page says while the disk is full
+
+
+@dataclass(frozen=True)
+class ArrayMember:
+    """A member as the owner knows its disk, beside the kernel's name."""
+
+    name: str  # the kernel's, e.g. "sda5"
+    flags: str  # mdstat's flag letters (F faulty, S spare, ...)
+    flag_labels: list[str]  # the same in words
+    drive: str | None  # DSM's name of the disk ("Drive 1"), where it has one
+    model: str | None
+    size: str | None  # "4.0 TB"
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A tuning change or a clock step on a run's chart, with the words its list shows."""
+
+    ts: float  # unix seconds
+    kind: str  # apply | revert | autotune | clock_step
+    label: str
+
+
+@dataclass(frozen=True)
+class ProgressPicture:
+    """A run's progress line as an SVG path, for the page without JavaScript."""
+
+    path: str  # in the viewBox PICTURE_W x PICTURE_H
+    first: tuple[float, float]  # (unix seconds, percent) of its first point
+    last: tuple[float, float]  # and of its last
+
+
+@dataclass(frozen=True)
+class RunChart:
+    """A run's chart: its samples come from the API; the page gives its markers and, for a
+    whole page, the picture drawn for browsers without JavaScript."""
+
+    array: str
+    run: Run
+    markers: list[Marker]
+    picture: ProgressPicture | None = None
+
+
+@dataclass(frozen=True)
+class ArrayCard:
+    """One array's card: the API's array view plus what the page derives from it."""
+
+    array: ArrayView
+    sync: Sync | None  # md's operation, running or queued; None when md runs nothing
+    running: bool  # an operation makes progress (a queued one does not)
+    degraded: bool
+    failed: bool
+    failure: str | None  # which members took a failed array down, in words
+    missing: int  # members missing from md's status
+    collapsed: bool  # quiet, whole and working: one "healthy" line
+    role_label: str
+    title: str  # "Storage pool (md2)" on a Synology box
+    synology: bool  # the box has DSM's layout
+    members: list[ArrayMember]
+    elapsed_s: float | None  # since its run started
+    kernel_eta: float | None  # unix seconds: the kernel's own finish= guess
+    eta: ArrayForecast | None  # mdboost's forecast and boost's estimate, while it runs
+    why: Diagnosis | None  # why it is slow, judged beside that estimate
+    chart: RunChart | None  # while it has a run
+
+
+@dataclass(frozen=True)
+class PastRun:
+    """A run in the list of past runs: the API's run and the presets applied during it (an
+    auto-tune's steps count as one) with their measured effect."""
+
+    run: Run
+    presets: list[str]
+    ratios: dict[str, float]  # preset -> speed after / before, measured from the untuned pace
+
+
+@dataclass(frozen=True)
+class PastRunPage:
+    """One run's page: the run and its chart."""
+
+    past: PastRun
+    chart: RunChart
+
+
+@dataclass(frozen=True)
+class BoostPanel:
+    """The boost panel: GET /api/tuning's answer and what the page adds to it, with a plan to
+    confirm, an error or the words for a change that worked when there is one."""
+
+    tuning: TuningStatus
+    autotune_said: str | None  # the auto-tune panel's one sentence
+    running: bool  # some array syncs: boost has something to speed up
+    readonly: str | None  # why this process may only watch
+    may_change: bool  # this visitor may tune
+    open_demo: bool
+    signed_in: bool
+    csrf: str | None  # the login session's, for the forms
+    schedule: Schedules
+    presets: list[str]  # the presets a schedule may name
+    boost_max_kb_s: float | None  # the max limit the boost preset writes
+    plan: PresetPlan | None = None  # boost's dry run, to confirm
+    error: str | None = None  # a tuning action that failed, in words
+    done: str | None = None  # a change that worked, in words
+    schedule_error: str | None = None  # a schedule refused, in words
 
 
 def database_status(
@@ -37,17 +154,17 @@ def database_status(
     sampler: Sampler,
     moved_aside: MovedAside | None,
     recovery: Recovery | None = None,
-) -> dict[str, Any]:
+) -> DatabaseStatus:
     """The footer's retention and database size, a damaged file moved aside at start and a
     session start-up found outside the database: all as the sampler's maintenance and the
     start-up found them (no file is opened here)."""
-    return {
-        "keep_days": settings.keep_days,
-        "size": sampler.size,
-        "moved_aside": moved_aside,
-        "recovery": recovery,
-        "disk_full": DISK_FULL if sampler.disk_full_since is not None else None,
-    }
+    return DatabaseStatus(
+        keep_days=settings.keep_days,
+        size=sampler.size,
+        moved_aside=moved_aside,
+        recovery=recovery,
+        disk_full=DISK_FULL if sampler.disk_full_since is not None else None,
+    )
 
 
 def card(
@@ -58,10 +175,11 @@ def card(
     summaries: dict[int, str],
     boost_max: float | None = None,
     synology: bool = False,
-) -> dict[str, Any]:
-    """One array's card: the API's array view plus what the page derives from it; `boost_max`
-    (KiB/s, the boost preset's sync_speed_max) for the estimate of a run held by its limit;
-    `synology`: the box has DSM's layout, so md2 is called "Storage pool (md2)"."""
+    picture: bool = False,
+) -> ArrayCard:
+    """One array's card: `boost_max` (KiB/s, the boost preset's sync_speed_max) for the estimate
+    of a run held by its limit; `synology`: the box has DSM's layout, so md2 is called "Storage
+    pool (md2)"; `picture`: a running array's chart carries its no-JS picture (whole pages)."""
     sync = view.sync
     running = sync is not None and sync.percent is not None
     run = view.run
@@ -76,40 +194,45 @@ def card(
         if eta is not None and state is not None and state.diagnosis is not None
         else None
     )
-    return {
-        "array": view,
-        "sync": sync or {},
-        "running": running,
-        "degraded": degraded,
-        "failed": view.failed,
-        "failure": _failure(view, missing) if view.failed else None,
-        "missing": missing,
+    chart = None
+    if run is not None:
+        drawn = progress_picture(conn, run) if picture and running else None
+        chart = RunChart(view.name, run, _markers(conn, run.id, summaries), drawn)
+    return ArrayCard(
+        array=view,
+        sync=sync,
+        running=running,
+        degraded=degraded,
+        failed=view.failed,
+        failure=_failure(view, missing) if view.failed else None,
+        missing=missing,
         # Only a quiet, whole, working array folds into one "healthy" line: a raid0 whose member
         # disk vanished is failed (array_state broken) with nothing degraded in mdstat.
-        "collapsed": not sync and not degraded and not view.failed and view.state == "active",
-        "role_label": ROLE_LABELS.get(view.role, view.role),
-        "title": array_title(view.name, view.role, synology),
-        "synology": synology,
-        "members": [_member(d, snapshot) for d in view.devices],
-        "elapsed_s": now - run.started if run else None,
-        "kernel_eta": now + finish_min * 60 if running and finish_min is not None else None,
-        "eta": eta,
-        "why": why,
-        "markers": _markers(conn, run.id, summaries) if run else [],
-    }
+        collapsed=not sync and not degraded and not view.failed and view.state == "active",
+        role_label=ROLE_LABELS.get(view.role, view.role),
+        title=array_title(view.name, view.role, synology),
+        synology=synology,
+        members=[_member(d, snapshot) for d in view.devices],
+        elapsed_s=now - run.started if run else None,
+        kernel_eta=now + finish_min * 60 if running and finish_min is not None else None,
+        eta=eta,
+        why=why,
+        chart=chart,
+    )
 
 
-def _member(device: Device, snapshot: Snapshot) -> dict[str, Any]:
+def _member(device: Device, snapshot: Snapshot) -> ArrayMember:
     """A member as the owner knows its disk: DSM's name where it has one, the model and the size
     the sampler read from sysfs, beside the kernel's name."""
     disk = snapshot.disks.get(device.name)
-    return {
-        **asdict(device),
-        "flag_labels": [FLAG_LABELS.get(f, f) for f in device.flags],
-        "drive": drive_name(disk.disk) if disk else None,
-        "model": disk.model if disk else None,
-        "size": tb(disk.size_kib) if disk and disk.size_kib else None,
-    }
+    return ArrayMember(
+        name=device.name,
+        flags=device.flags,
+        flag_labels=[FLAG_LABELS.get(f, f) for f in device.flags],
+        drive=drive_name(disk.disk) if disk else None,
+        model=disk.model if disk else None,
+        size=tb(disk.size_kib) if disk and disk.size_kib else None,
+    )
 
 
 def _failure(view: ArrayView, missing: int) -> str:
@@ -125,7 +248,7 @@ def _failure(view: ArrayView, missing: int) -> str:
     return "md reports it broken"
 
 
-def _markers(conn: db.Connection, run_id: int, summaries: dict[int, str]) -> list[dict[str, Any]]:
+def _markers(conn: db.Connection, run_id: int, summaries: dict[int, str]) -> list[Marker]:
     """Apply/revert events of a run with their measured effect, and steps of the wall clock
     (the line before one was moved onto the new time), for the chart and the list."""
     marks = []
@@ -141,7 +264,7 @@ def _markers(conn: db.Connection, run_id: int, summaries: dict[int, str]) -> lis
             label = f"the clock moved {_hours(detail.get('moved_s', 0.0))}"
         else:
             continue
-        marks.append({"ts": event["ts"], "kind": event["kind"], "label": label})
+        marks.append(Marker(ts=event["ts"], kind=event["kind"], label=label))
     return marks
 
 
@@ -158,55 +281,51 @@ def cards(
     now: float,
     summaries: dict[int, str],
     boost_max: float | None = None,
-) -> list[dict[str, Any]]:
+    pictures: bool = False,
+) -> list[ArrayCard]:
     """Failed first (md gave up on it: the owner sees that first), then running, then
-    degraded, then data before DSM's own arrays; file order otherwise."""
+    degraded, then data before DSM's own arrays; file order otherwise. `pictures`: the running
+    arrays' charts carry their no-JS pictures (only whole pages show the chart)."""
     views = [array_view.array_view(state) for state in snapshot.arrays]
     synology = any(v.role == "system" for v in views)
-    found = [card(v, snapshot, conn, now, summaries, boost_max, synology) for v in views]
+    found = [card(v, snapshot, conn, now, summaries, boost_max, synology, pictures) for v in views]
     return sorted(
         found,
-        key=lambda c: (
-            not c["failed"],
-            not c["running"],
-            not c["degraded"],
-            c["array"].role != "data",
-        ),
+        key=lambda c: (not c.failed, not c.running, not c.degraded, c.array.role != "data"),
     )
 
 
-def past_runs(conn: db.Connection) -> list[dict[str, Any]]:
+def past_runs(conn: db.Connection) -> list[PastRun]:
     """The newest runs, each with the presets applied during it and their measured effect."""
     return [_with_tuning(conn, run) for run in history.runs(conn, limit=PAST_RUNS)]
 
 
-def _with_tuning(conn: db.Connection, run: Run) -> dict[str, Any]:
-    """The run with the presets applied during it (an auto-tune's steps count as one): the
-    page's context, the API's run and two fields more."""
+def _with_tuning(conn: db.Connection, run: Run) -> PastRun:
+    """The run with the presets applied during it (an auto-tune's steps count as one)."""
     tuned = history.events(conn, run.id, ("apply", "autotune"))
     presets = [e["detail"].get("preset") for e in tuned]
     named = list(dict.fromkeys(p for p in presets if p))
-    return {**run.model_dump(), "presets": named, "ratios": history.measured_ratios(conn, run.id)}
+    return PastRun(run=run, presets=named, ratios=history.measured_ratios(conn, run.id))
 
 
-def past_run(conn: db.Connection, run_id: int, summaries: dict[int, str]) -> dict[str, Any] | None:
-    """One run's page: the run, its chart's card-shaped context, its markers."""
-    found = history.run(conn, run_id)
-    if found is None:
+def past_run(conn: db.Connection, run_id: int, summaries: dict[int, str]) -> PastRunPage | None:
+    """One run's page: the run, its chart with its markers and its no-JS picture."""
+    run = history.run(conn, run_id)
+    if run is None:
         return None
-    run = _with_tuning(conn, found)
-    return {
-        "run": run,
-        "card": {
-            "array": {"name": run["array"], "run": run},
-            "markers": _markers(conn, run_id, summaries),
-        },
-    }
+    chart = RunChart(run.array, run, _markers(conn, run_id, summaries), progress_picture(conn, run))
+    return PastRunPage(past=_with_tuning(conn, run), chart=chart)
 
 
 def boost_panel(
-    request: Request, tuner: Tuner, conn: db.Connection, snapshot: Snapshot, **extra: Any
-) -> dict[str, Any]:
+    request: Request,
+    tuner: Tuner,
+    conn: db.Connection,
+    snapshot: Snapshot,
+    plan: PresetPlan | None = None,
+    error: str | None = None,
+    schedule_error: str | None = None,
+) -> BoostPanel:
     """The boost panel's state: GET /api/tuning's shape, plus a plan or an error when given."""
     access = get_tuning_access(request)
     why = "; ".join(access.problems)
@@ -214,20 +333,22 @@ def boost_panel(
     session = security.login_session(request, conn)
     open_demo = get_settings(request).demo_open
     tuning = tuning_view.status(tuner, conn, snapshot)
-    return {
-        "tuning": tuning,
-        "autotune_said": autotune_said(tuning.autotune, tuning.state.kind == "auto-tuned"),
-        "running": any(state.array.syncing for state in snapshot.arrays),
-        "readonly": readonly,
-        "may_change": session is not None or open_demo,
-        "open_demo": open_demo,
-        "signed_in": session is not None,
-        "csrf": session.csrf if session else None,
-        "schedule": tuner.scheduler.view(conn, tuner.clock()),
-        "presets": [n for n, p in tuner.presets.items() if not p.restore_originals],
-        "boost_max_kb_s": _boost_max(tuner),
-        **extra,
-    }
+    return BoostPanel(
+        tuning=tuning,
+        autotune_said=autotune_said(tuning.autotune, tuning.state.kind == "auto-tuned"),
+        running=any(state.array.syncing for state in snapshot.arrays),
+        readonly=readonly,
+        may_change=session is not None or open_demo,
+        open_demo=open_demo,
+        signed_in=session is not None,
+        csrf=session.csrf if session else None,
+        schedule=tuner.scheduler.view(conn, tuner.clock()),
+        presets=[n for n, p in tuner.presets.items() if not p.restore_originals],
+        boost_max_kb_s=_boost_max(tuner),
+        plan=plan,
+        error=error,
+        schedule_error=schedule_error,
+    )
 
 
 def autotune_said(sweep: Sweep | None, holds: bool = True) -> str | None:
@@ -270,9 +391,9 @@ def _boost_max(tuner: Tuner) -> float | None:
     return float(value) if value is not None and value.isdigit() else None
 
 
-def summaries(boost: dict[str, Any]) -> dict[int, str]:
+def summaries(boost: BoostPanel) -> dict[int, str]:
     """Each apply's measured effect by its operation id, for the chart markers."""
-    return {e.op_id: e.summary for e in boost["tuning"].effects}
+    return {e.op_id: e.summary for e in boost.tuning.effects}
 
 
 def pool(snapshot: Snapshot, now: float) -> PoolForecastBody | None:
@@ -281,17 +402,12 @@ def pool(snapshot: Snapshot, now: float) -> PoolForecastBody | None:
     return found if len(found.arrays) > 1 else None
 
 
-PICTURE_W, PICTURE_H = 300.0, 100.0  # the no-JS picture's viewBox (templates/_chart.html)
-
-
-def progress_picture(
-    conn: db.Connection, array: str, started: float, finished: float | None
-) -> dict[str, Any] | None:
+def progress_picture(conn: db.Connection, run: Run) -> ProgressPicture | None:
     """A run's progress as an SVG path, for the page without JavaScript: the
     chart's progress line at 120 evenly spaced times, drawn by the server. Not the
     chart's 500 downsampled samples: "/" draws it on each load, and its work must not grow with
     the run (tests/web/test_polls.py)."""
-    points = history.progress_line(conn, array, started, finished, 120)
+    points = history.progress_line(conn, run.array, run.started, run.finished, 120)
     if len(points) < 2 or points[-1][0] <= points[0][0]:
         return None
     first, span = points[0][0], points[-1][0] - points[0][0]
@@ -300,4 +416,4 @@ def progress_picture(
         f"{(100.0 - min(max(pct, 0.0), 100.0)) / 100.0 * PICTURE_H:.1f}"
         for i, (ts, pct) in enumerate(points)
     )
-    return {"path": path, "first": points[0], "last": points[-1]}
+    return ProgressPicture(path=path, first=points[0], last=points[-1])

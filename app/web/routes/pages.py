@@ -1,11 +1,13 @@
 """The dashboard: one page of partials; each /ui/* route renders one swappable region."""
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from dataclasses import dataclass, fields, replace
+from typing import Annotated, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.live.forecasts import PoolForecastBody
 from app.live.snapshot import Snapshot
 from app.store import db
 from app.web import change_planning, plan_kept, security, views
@@ -22,7 +24,7 @@ from app.web.deps import (
     get_tuner,
 )
 from app.web.errors import call_tuning, message_of
-from app.web.headline import headline
+from app.web.headline import Headline, headline
 from app.web.templating import Static, render_page
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
@@ -39,12 +41,28 @@ DONE = {
 }
 
 
+@dataclass(frozen=True)
+class Regions:
+    """What an apply or revert changes on the page: the cards, the pool, past runs, the boost
+    panel and the sentence that sums them up."""
+
+    cards: list[views.ArrayCard]
+    pool: PoolForecastBody | None
+    runs: list[views.PastRun]
+    boost: views.BoostPanel
+    headline: Headline
+
+    def context(self) -> dict[str, object]:
+        """The regions as the templates name them."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 def _page(
     request: Request,
     snapshot: Snapshot,
     conn: db.Connection,
     now: float,
-    boost: dict[str, Any],
+    boost: views.BoostPanel,
 ) -> Response:
     context = {
         "now": now,
@@ -57,29 +75,27 @@ def _page(
             get_tuner(request).recovery,
         ),
     }
-    regions = _regions(snapshot, conn, now, boost)
-    for card in regions["cards"]:  # the no-JS picture: only whole pages carry the chart
-        if card["running"] and card["array"].run:
-            run = card["array"].run
-            card["picture"] = views.progress_picture(conn, run.array, run.started, run.finished)
-    return render_page(request, "index.html", {**context, **regions})
+    # The no-JS picture: only whole pages carry the chart.
+    regions = _regions(snapshot, conn, now, boost, pictures=True)
+    return render_page(request, "index.html", {**context, **regions.context()})
 
 
 def _regions(
     snapshot: Snapshot,
     conn: db.Connection,
     now: float,
-    boost: dict[str, Any],
+    boost: views.BoostPanel,
     all_runs: bool = True,
-) -> dict[str, Any]:
+    pictures: bool = False,
+) -> Regions:
     """The cards, the pool, past runs, the boost panel and the sentence that sums them up.
     Without `all_runs` (a card's poll), past runs are read only when nothing runs: then the
     sentence names the last one."""
-    cards = views.cards(snapshot, conn, now, views.summaries(boost), boost.get("boost_max_kb_s"))
-    idle = not any(c["running"] for c in cards)
+    summaries = views.summaries(boost)
+    cards = views.cards(snapshot, conn, now, summaries, boost.boost_max_kb_s, pictures)
+    idle = not any(c.running for c in cards)
     pool, runs = views.pool(snapshot, now), views.past_runs(conn) if all_runs or idle else []
-    found = {"cards": cards, "pool": pool, "runs": runs, "boost": boost}
-    return {**found, "headline": headline(cards, pool, boost, runs)}
+    return Regions(cards, pool, runs, boost, headline(cards, pool, boost, runs))
 
 
 def _boost_fragment(
@@ -87,13 +103,13 @@ def _boost_fragment(
     snapshot: Snapshot,
     conn: db.Connection,
     now: float,
-    boost: dict[str, Any],
+    boost: views.BoostPanel,
 ) -> Response:
     """The panel, plus out-of-band the chart markers, past runs and the sentence that an apply
     or revert changes."""
     regions = _regions(snapshot, conn, now, boost)
-    cards = [c for c in regions.pop("cards") if c["array"].run]
-    context = {**regions, "oob_cards": cards}
+    context = {name: value for name, value in regions.context().items() if name != "cards"}
+    context["oob_cards"] = [c for c in regions.cards if c.chart]
     return render_page(request, "_boost.html", context)
 
 
@@ -102,15 +118,15 @@ def _after_post(
     snapshot: Snapshot,
     conn: db.Connection,
     now: float,
-    boost: dict[str, Any],
+    boost: views.BoostPanel,
     done: str | None = None,
 ) -> Response:
     """htmx: the boost panel plus the chart markers out of band; without JS: the whole page.
     `done` (a DONE key) acknowledges a change that worked."""
-    if done is not None and not boost.get("error"):
-        boost["done"] = DONE[done]
+    if done is not None and not boost.error:
+        boost = replace(boost, done=DONE[done])
     if request.headers.get("hx-request") != "true":
-        if boost.get("plan") or boost.get("error"):
+        if boost.plan or boost.error:
             return _page(request, snapshot, conn, now, boost)
         return RedirectResponse(f"/?done={done}#boost" if done else "/#boost", status_code=303)
     return _boost_fragment(request, snapshot, conn, now, boost)
@@ -133,9 +149,9 @@ def index(
 ) -> Response:
     if security.first_visit_before_set_up(request, conn):
         return RedirectResponse("/setup", status_code=303)
-    boost = views.boost_panel(request, tuner, conn, snapshot)
     done = DONE.get(request.query_params.get("done") or "")
-    return _page(request, snapshot, conn, clock(), boost | ({"done": done} if done else {}))
+    boost = replace(views.boost_panel(request, tuner, conn, snapshot), done=done)
+    return _page(request, snapshot, conn, clock(), boost)
 
 
 @router.get("/ui/arrays/{name}", response_class=HTMLResponse)
@@ -152,11 +168,11 @@ def array_card(
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
     boost = views.boost_panel(request, tuner, conn, snapshot)
     regions = _regions(snapshot, conn, clock(), boost, all_runs=False)
-    card = next(c for c in regions["cards"] if c["array"].name == name)
+    card = next(c for c in regions.cards if c.array.name == name)
     context = {
         "card": card,
-        "headline": regions["headline"],
-        "pool": regions["pool"],
+        "headline": regions.headline,
+        "pool": regions.pool,
         "boost": boost,
     }
     return render_page(request, "_array.html", context)
@@ -171,12 +187,13 @@ def past_run(
     found = views.past_run(conn, run_id, summaries)
     if found is None:
         raise HTTPException(status_code=404, detail=f"no run {run_id}")
-    found["plan"] = plan_kept.beside(snapshot, conn, found["run"])
-    run = found["run"]
-    found["card"]["picture"] = views.progress_picture(
-        conn, run["array"], run["started"], run["finished"]
-    )
-    return render_page(request, "run.html", found)
+    context = {
+        "run": found.past.run,
+        "past": found.past,
+        "chart": found.chart,
+        "plan": plan_kept.beside(snapshot, conn, found.past.run),
+    }
+    return render_page(request, "run.html", context)
 
 
 @router.get("/ui/boost", response_class=HTMLResponse)
@@ -194,7 +211,7 @@ def boost_plan(
 ) -> Response:
     """What boost would change and its RAM cost, to confirm before anything is written."""
     plan, error = _attempt(lambda: tuner.plan("boost").shape())
-    boost = views.boost_panel(request, tuner, conn, snapshot, plan=plan, error=error)
+    boost = views.boost_panel(request, tuner, conn, snapshot, plan, error)
     return _after_post(request, snapshot, conn, clock(), boost)
 
 
