@@ -8,9 +8,28 @@ from app.forecast import boost, model, physics, pool
 from app.live.snapshot import Snapshot
 from app.shapes import Body
 from app.shapes.arrays import Run
+from app.shapes.tuning import Session
 from app.store import db, effects, history, journal, slower
+from app.store.slower import SlowerPreset
 
 BOOST_PRESET = "boost"
+
+
+@dataclasses.dataclass(frozen=True)
+class JournalNow:
+    """What the tuning journal holds now, read once by a request and handed to each view that
+    asks: the open session and the latest preset put back for making a sync slower, of each."""
+
+    session: Session | None  # the open session as recorded (None: nothing is tuned)
+    put_back: list[SlowerPreset]  # the latest finding of each preset, newest first
+
+    @classmethod
+    def read(cls, conn: db.Connection) -> "JournalNow":
+        return cls(journal.open_session(conn), slower.latest_each(conn))
+
+    def latest_put_back(self, preset: str | None = None) -> SlowerPreset | None:
+        """The latest finding of `preset` (None: of any preset)."""
+        return next((f for f in self.put_back if preset in (None, f.preset)), None)
 
 
 # The bodies of GET /api/arrays/{name}/forecast and /api/pool/forecast. They sit beside their
@@ -66,26 +85,32 @@ def array_eta(
     name: str,
     now: float,
     boost_max: float | None = None,
+    journal_now: JournalNow | None = None,
 ) -> ArrayForecast:
     """The forecast of the array's running operation as of the sampler's last tick, with "what
-    if I boost" while no preset is applied (the journal's open session says whether one is)."""
+    if I boost" while no preset is applied (the journal's open session says whether one is).
+    `journal_now`: the journal as the caller read it already; else it is read here."""
     state = snapshot.array(name)
     run = state.run if state is not None else None
     if state is None or run is None:
         idle = model.Forecast("insufficient", "no operation is running on this array")
         return _view(name, None, idle, None, now)
     fc = state.forecast or model.Forecast("insufficient", "no samples of this run yet")
-    session = journal.open_session(conn)
+    found = journal_now or JournalNow.read(conn)
+    session = found.session
     boosted = session is not None and session.preset == BOOST_PRESET
+    put_back = found.latest_put_back(BOOST_PRESET)
     estimate = None
     if session is None:
-        estimate = _boost_estimate(snapshot, conn, name, fc, None, boost_max)
+        estimate = _boost_estimate(snapshot, conn, name, fc, None, boost_max, put_back)
     elif not boosted:
         # Another preset holds the run (auto-tune, a schedule): boost's gains were measured
         # over the untuned pace, so they scale that pace, never the tuned one.
         untuned = effects.untuned_speed(conn, session.id, name)
         estimate = (
-            _boost_estimate(snapshot, conn, name, fc, untuned, boost_max) if untuned else None
+            _boost_estimate(snapshot, conn, name, fc, untuned, boost_max, put_back)
+            if untuned
+            else None
         )
     if fc.settling and fc.regime == "revert" and fc.reason != model.REVERT_REASON:
         # The pace before tuning is not known (tuned before it was measured): nothing to scale.
@@ -133,6 +158,7 @@ def _boost_estimate(
     fc: model.Forecast,
     untuned: float | None,
     boost_max: float | None,
+    put_back: SlowerPreset | None,
 ) -> boost.BoostEstimate | None:
     """From this box's own measurements once it has them: this array's measured boost; else
     another array's of the same SHR pool, which sits on the same disks (md2's x5 says more about
@@ -147,7 +173,6 @@ def _boost_estimate(
         if ratio is not None:
             on = f"{sibling}, on the same disks"
             return boost.boost_forecast(fc, ratio, measured_on=on, untuned_speed=untuned)
-    put_back = slower.latest(conn, BOOST_PRESET)
     if put_back is not None:
         on = f"{put_back.array} of this box, where mdboost put it back"
         return boost.boost_forecast(fc, put_back.ratio, measured_on=on, untuned_speed=untuned)

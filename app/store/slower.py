@@ -108,15 +108,23 @@ def judged(conn: sqlite3.Connection, op_id: int, array: str) -> bool:
 
 def latest(conn: sqlite3.Connection, preset: str | None = None) -> SlowerPreset | None:
     """The box's latest finding for `preset` (None: for any), on any array."""
-    row = conn.execute(
+    return next((f for f in latest_each(conn) if preset in (None, f.preset)), None)
+
+
+def latest_each(conn: sqlite3.Connection) -> list[SlowerPreset]:
+    """The box's latest finding of each preset, newest first: one read answers both "the latest
+    put back" and "the latest of boost"."""
+    rows = conn.execute(
         "SELECT found_at, op_id, array, run_id, action, preset, kernel_release, before_kb_s,"
-        " after_kb_s, noise_kb_s, other_io, md_thread, md_thread_cores, knobs"
-        " FROM slower_presets WHERE ? IS NULL OR preset = ?"
-        " ORDER BY found_at DESC, id DESC LIMIT 1",
-        (preset, preset),
-    ).fetchone()
-    if row is None:
-        return None
+        " after_kb_s, noise_kb_s, other_io, md_thread, md_thread_cores, knobs FROM"
+        " (SELECT *, ROW_NUMBER() OVER (PARTITION BY preset ORDER BY found_at DESC, id DESC)"
+        " AS newest FROM slower_presets)"
+        " WHERE newest = 1 ORDER BY found_at DESC, id DESC",
+    ).fetchall()
+    return [_finding(row) for row in rows]
+
+
+def _finding(row: sqlite3.Row) -> SlowerPreset:
     return SlowerPreset(
         found_at=float(row[0]),
         op_id=int(row[1]),

@@ -1,7 +1,8 @@
 """The read side of tuning (GET /api/tuning, the boost panel): session, knobs, effects, RAM."""
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
+from app.live.forecasts import JournalNow
 from app.live.knobs import journaled_knobs
 from app.live.snapshot import KnobNow, Snapshot
 from app.md.knobs import budget_from_available, stripe_cache_mib
@@ -21,7 +22,8 @@ from app.shapes.tuning import (
     TuningState,
     TuningStatus,
 )
-from app.store import db, effects, journal, slower
+from app.store import db, effects
+from app.store.slower import SlowerPreset
 from app.tuning.autotune.record import setting_label
 from app.tuning.autotune.writes import PRESET as AUTOTUNE_PRESET
 from app.tuning.planning.knob_plan import member_disks
@@ -30,10 +32,30 @@ from app.tuning.session.policy import slower_sentence
 from app.tuning.tuner import Tuner
 
 
-def status(tuner: Tuner, conn: db.Connection, snapshot: Snapshot) -> TuningStatus:
+@dataclass(frozen=True)
+class TuningFacts:
+    """What is tuned, read once per request: the journal (its open session, the presets put
+    back), the schedules and the latest sweep; the tuning status and the page's views share it."""
+
+    journal: JournalNow
+    schedules: Schedules
+    sweep: Sweep | None
+
+
+def facts(tuner: Tuner, conn: db.Connection) -> TuningFacts:
+    return TuningFacts(
+        JournalNow.read(conn), tuner.scheduler.view(conn, tuner.clock()), tuner.autotuner.view(conn)
+    )
+
+
+def status(
+    tuner: Tuner, conn: db.Connection, snapshot: Snapshot, known: TuningFacts | None = None
+) -> TuningStatus:
     """Whether a preset is on comes from the journal's open session (its one source); what the
-    kernel holds, the RAM and each knob's access from the sampler's last tick (`snapshot`)."""
-    session = journal.open_session(conn)
+    kernel holds, the RAM and each knob's access from the sampler's last tick (`snapshot`).
+    `known`: the facts as the caller read them already; else they are read here."""
+    found = known or facts(tuner, conn)
+    session = found.journal.session
     unrecorded = session is not None and tuner.applier.awaiting_record(session.id)
     if unrecorded:
         session = None  # the kernel has the originals; only the journal's record waits
@@ -56,9 +78,9 @@ def status(tuner: Tuner, conn: db.Connection, snapshot: Snapshot) -> TuningStatu
         for state in snapshot.arrays
         if state.sysfs is not None and state.sysfs.stripe_cache_size is not None
     )
-    sweep = tuner.autotuner.view(conn)
+    sweep = found.sweep
     return TuningStatus(
-        state=tuning_state(session, sweep, tuner.scheduler.view(conn, tuner.clock())),
+        state=tuning_state(session, sweep, found.schedules),
         active=session is not None,
         preset=session.preset if session else None,
         session=session,
@@ -75,7 +97,7 @@ def status(tuner: Tuner, conn: db.Connection, snapshot: Snapshot) -> TuningStatu
         ],
         preset_errors=[preset_error(e) for e in tuner.preset_errors],
         autotune=sweep,
-        slower=_slower(conn, snapshot),
+        slower=_slower(found.journal.latest_put_back(), snapshot),
         restarted=tuner.restarted_note(session),
         measuring_without=_measuring_without(tuner),
     )
@@ -94,9 +116,8 @@ def _measuring_without(tuner: Tuner) -> MeasuringWithout | None:
     )
 
 
-def _slower(conn: db.Connection, snapshot: Snapshot) -> SlowerFinding | None:
+def _slower(found: SlowerPreset | None, snapshot: Snapshot) -> SlowerFinding | None:
     """The latest preset put back for making a sync slower, while that sync's run is open."""
-    found = slower.latest(conn)
     state = snapshot.array(found.array) if found is not None else None
     if found is None or state is None or state.run is None or state.run.id != found.run_id:
         return None

@@ -238,7 +238,21 @@ def first_visit_before_set_up(request: Request, conn: DbDep) -> bool:
     )
 
 
+LOGIN_SESSION_STATE = "login_session"  # request.state's name for the request's login session
+
+
 def login_session(request: Request, conn: DbDep) -> auth.LoginSession | None:
+    """The login session behind the request's cookie, looked up once per request: the load
+    limit's owner lane, the route's dependency and the page ask the same question, and the
+    answer is kept in the request's ASGI state (scope["state"], which only the app writes)."""
+    state = request.state
+    if not hasattr(state, LOGIN_SESSION_STATE):
+        setattr(state, LOGIN_SESSION_STATE, _find_login_session(request, conn))
+    found: auth.LoginSession | None = getattr(state, LOGIN_SESSION_STATE)
+    return found
+
+
+def _find_login_session(request: Request, conn: db.Connection) -> auth.LoginSession | None:
     cookie = request.cookies.get(auth.SESSION_COOKIE)
     if not cookie or len(cookie) > 200 or not sessions_accepted(request):
         return None

@@ -10,13 +10,20 @@ from app.diagnosis.verdicts import Diagnosis
 from app.forecast.boost import NO_GAIN
 from app.formats import FLAG_LABELS, ROLE_LABELS, array_title, drive_name, mb_s, ratio
 from app.live import array_view
-from app.live.forecasts import ArrayForecast, PoolForecastBody, array_eta, offered_gain, pool_eta
+from app.live.forecasts import (
+    ArrayForecast,
+    JournalNow,
+    PoolForecastBody,
+    array_eta,
+    offered_gain,
+    pool_eta,
+)
 from app.live.sampler import DISK_FULL, Sampler
 from app.live.snapshot import Snapshot
 from app.md.access import HOW_TO_TUNE
 from app.md.mdstat import Device, Sync
 from app.planner.change import tb
-from app.shapes.arrays import ArrayView, Run
+from app.shapes.arrays import ArrayView, EventBody, Run
 from app.shapes.tuning import PresetPlan, Schedules, Sweep, TuningStatus
 from app.store import db, history
 from app.store.opening import MovedAside
@@ -64,6 +71,7 @@ class Marker:
     ts: float  # unix seconds
     kind: str  # apply | revert | autotune | clock_step
     label: str
+    preset: str | None  # the preset an apply or an auto-tune step wrote
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,7 @@ class BoostPanel:
     schedule: Schedules
     presets: list[str]  # the presets a schedule may name
     boost_max_kb_s: float | None  # the max limit the boost preset writes
+    journal: JournalNow  # as the panel read it: the cards' estimates read the same
     plan: PresetPlan | None = None  # boost's dry run, to confirm
     error: str | None = None  # a tuning action that failed, in words
     done: str | None = None  # a change that worked, in words
@@ -172,21 +181,26 @@ def card(
     snapshot: Snapshot,
     conn: db.Connection,
     now: float,
-    summaries: dict[int, str],
-    boost_max: float | None = None,
+    boost: BoostPanel,
     synology: bool = False,
     picture: bool = False,
 ) -> ArrayCard:
-    """One array's card: `boost_max` (KiB/s, the boost preset's sync_speed_max) for the estimate
-    of a run held by its limit; `synology`: the box has DSM's layout, so md2 is called "Storage
-    pool (md2)"; `picture`: a running array's chart carries its no-JS picture (whole pages)."""
+    """One array's card, beside the boost panel it is shown with: its measured effects label
+    the chart's markers, its max limit (the boost preset's sync_speed_max) makes the estimate
+    of a run held by its limit, its journal says what is tuned; `synology`: the box has DSM's
+    layout, so md2 is called "Storage pool (md2)"; `picture`: a running array's chart carries
+    its no-JS picture (whole pages)."""
     sync = view.sync
     running = sync is not None and sync.percent is not None
     run = view.run
     finish_min = sync.finish_min if sync is not None else None
     degraded = bool(view.degraded or (view.sysfs.degraded if view.sysfs else None))
     missing = (view.status or "").count("_")
-    eta = array_eta(snapshot, conn, view.name, now, boost_max) if running and run else None
+    eta = (
+        array_eta(snapshot, conn, view.name, now, boost.boost_max_kb_s, boost.journal)
+        if running and run
+        else None
+    )
     state = snapshot.array(view.name)
     # Why it is slow, its advice beside the boost estimate the same card offers.
     why = (
@@ -197,7 +211,8 @@ def card(
     chart = None
     if run is not None:
         drawn = progress_picture(conn, run) if picture and running else None
-        chart = RunChart(view.name, run, _markers(conn, run.id, summaries), drawn)
+        events = [EventBody(**e) for e in history.events(conn, run.id, MARKER_EVENTS)]
+        chart = RunChart(view.name, run, _markers(events, summaries(boost)), drawn)
     return ArrayCard(
         array=view,
         sync=sync,
@@ -248,23 +263,25 @@ def _failure(view: ArrayView, missing: int) -> str:
     return "md reports it broken"
 
 
-def _markers(conn: db.Connection, run_id: int, summaries: dict[int, str]) -> list[Marker]:
+def _markers(events: list[EventBody], summaries: dict[int, str]) -> list[Marker]:
     """Apply/revert events of a run with their measured effect, and steps of the wall clock
-    (the line before one was moved onto the new time), for the chart and the list."""
+    (the line before one was moved onto the new time), for the chart and the list; a run's
+    other events are not marked."""
     marks = []
-    for event in history.events(conn, run_id, MARKER_EVENTS):
-        detail = event["detail"]
-        if event["kind"] == "apply":
-            label = summaries.get(detail.get("op_id"), f"{detail.get('preset')} applied")
-        elif event["kind"] == "revert":
+    for event in events:
+        detail = event.detail
+        if event.kind == "apply":
+            op_id = detail.get("op_id")
+            label = summaries[op_id] if op_id in summaries else f"{detail.get('preset')} applied"
+        elif event.kind == "revert":
             label = f"reverted ({detail.get('reason', 'requested')})"
-        elif event["kind"] == "autotune":
+        elif event.kind == "autotune":
             label = detail.get("label", "auto-tune")
-        elif event["kind"] == "clock_step":
+        elif event.kind == "clock_step":
             label = f"the clock moved {_hours(detail.get('moved_s', 0.0))}"
         else:
             continue
-        marks.append(Marker(ts=event["ts"], kind=event["kind"], label=label))
+        marks.append(Marker(event.ts, event.kind, label, detail.get("preset")))
     return marks
 
 
@@ -279,8 +296,7 @@ def cards(
     snapshot: Snapshot,
     conn: db.Connection,
     now: float,
-    summaries: dict[int, str],
-    boost_max: float | None = None,
+    boost: BoostPanel,
     pictures: bool = False,
 ) -> list[ArrayCard]:
     """Failed first (md gave up on it: the owner sees that first), then running, then
@@ -288,33 +304,45 @@ def cards(
     arrays' charts carry their no-JS pictures (only whole pages show the chart)."""
     views = [array_view.array_view(state) for state in snapshot.arrays]
     synology = any(v.role == "system" for v in views)
-    found = [card(v, snapshot, conn, now, summaries, boost_max, synology, pictures) for v in views]
+    found = [card(v, snapshot, conn, now, boost, synology, pictures) for v in views]
     return sorted(
         found,
         key=lambda c: (not c.failed, not c.running, not c.degraded, c.array.role != "data"),
     )
 
 
-def past_runs(conn: db.Connection) -> list[PastRun]:
-    """The newest runs, each with the presets applied during it and their measured effect."""
-    return [_with_tuning(conn, run) for run in history.runs(conn, limit=PAST_RUNS)]
+def past_runs(conn: db.Connection, charted: list[ArrayCard]) -> list[PastRun]:
+    """The newest runs, each with the presets applied during it and their measured effect; a
+    run charted on a card brings its markers (its events are read once)."""
+    marked = {c.chart.run.id: c.chart.markers for c in charted if c.chart is not None}
+    return [
+        _with_tuning(conn, run, marked[run.id] if run.id in marked else _tunings(conn, run.id))
+        for run in history.runs(conn, limit=PAST_RUNS)
+    ]
 
 
-def _with_tuning(conn: db.Connection, run: Run) -> PastRun:
+def _tunings(conn: db.Connection, run_id: int) -> list[Marker]:
+    """A run's applies and auto-tune steps, for the presets of a run no card charts."""
+    events = [EventBody(**e) for e in history.events(conn, run_id, ("apply", "autotune"))]
+    return _markers(events, {})
+
+
+def _with_tuning(conn: db.Connection, run: Run, markers: list[Marker]) -> PastRun:
     """The run with the presets applied during it (an auto-tune's steps count as one)."""
-    tuned = history.events(conn, run.id, ("apply", "autotune"))
-    presets = [e["detail"].get("preset") for e in tuned]
+    presets = [m.preset for m in markers if m.kind in ("apply", "autotune")]
     named = list(dict.fromkeys(p for p in presets if p))
     return PastRun(run=run, presets=named, ratios=history.measured_ratios(conn, run.id))
 
 
 def past_run(conn: db.Connection, run_id: int, summaries: dict[int, str]) -> PastRunPage | None:
-    """One run's page: the run, its chart with its markers and its no-JS picture."""
+    """One run's page: the run, its chart with its markers (from the run's own events) and its
+    no-JS picture."""
     run = history.run(conn, run_id)
     if run is None:
         return None
-    chart = RunChart(run.array, run, _markers(conn, run_id, summaries), progress_picture(conn, run))
-    return PastRunPage(past=_with_tuning(conn, run), chart=chart)
+    markers = _markers(run.events, summaries)
+    chart = RunChart(run.array, run, markers, progress_picture(conn, run))
+    return PastRunPage(past=_with_tuning(conn, run, markers), chart=chart)
 
 
 def boost_panel(
@@ -332,7 +360,8 @@ def boost_panel(
     readonly = None if access.writable else f"Watching only ({why}): {HOW_TO_TUNE}."
     session = security.login_session(request, conn)
     open_demo = get_settings(request).demo_open
-    tuning = tuning_view.status(tuner, conn, snapshot)
+    known = tuning_view.facts(tuner, conn)
+    tuning = tuning_view.status(tuner, conn, snapshot, known)
     return BoostPanel(
         tuning=tuning,
         autotune_said=autotune_said(tuning.autotune, tuning.state.kind == "auto-tuned"),
@@ -342,9 +371,10 @@ def boost_panel(
         open_demo=open_demo,
         signed_in=session is not None,
         csrf=session.csrf if session else None,
-        schedule=tuner.scheduler.view(conn, tuner.clock()),
+        schedule=known.schedules,
         presets=[n for n, p in tuner.presets.items() if not p.restore_originals],
         boost_max_kb_s=_boost_max(tuner),
+        journal=known.journal,
         plan=plan,
         error=error,
         schedule_error=schedule_error,

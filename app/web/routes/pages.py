@@ -91,10 +91,9 @@ def _regions(
     """The cards, the pool, past runs, the boost panel and the sentence that sums them up.
     Without `all_runs` (a card's poll), past runs are read only when nothing runs: then the
     sentence names the last one."""
-    summaries = views.summaries(boost)
-    cards = views.cards(snapshot, conn, now, summaries, boost.boost_max_kb_s, pictures)
+    cards = views.cards(snapshot, conn, now, boost, pictures)
     idle = not any(c.running for c in cards)
-    pool, runs = views.pool(snapshot, now), views.past_runs(conn) if all_runs or idle else []
+    pool, runs = views.pool(snapshot, now), views.past_runs(conn, cards) if all_runs or idle else []
     return Regions(cards, pool, runs, boost, headline(cards, pool, boost, runs))
 
 
