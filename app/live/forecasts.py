@@ -2,6 +2,7 @@
 the answer for the API from the sampler's present: one array, or the whole SHR pool."""
 
 import dataclasses
+from collections.abc import Callable
 
 from app.diagnosis.verdicts import Diagnosis
 from app.forecast import boost, model, physics, pool
@@ -96,10 +97,14 @@ def array_eta(
         idle = model.Forecast("insufficient", "no operation is running on this array")
         return _view(name, None, idle, None, now)
     fc = state.forecast or model.Forecast("insufficient", "no samples of this run yet")
-    found = journal_now or JournalNow.read(conn)
-    session = found.session
+    session = journal_now.session if journal_now else journal.open_session(conn)
     boosted = session is not None and session.preset == BOOST_PRESET
-    put_back = found.latest_put_back(BOOST_PRESET)
+
+    def put_back() -> SlowerPreset | None:  # read only when the estimate comes to it
+        if journal_now is not None:
+            return journal_now.latest_put_back(BOOST_PRESET)
+        return slower.latest(conn, BOOST_PRESET)
+
     estimate = None
     if session is None:
         estimate = _boost_estimate(snapshot, conn, name, fc, None, boost_max, put_back)
@@ -158,7 +163,7 @@ def _boost_estimate(
     fc: model.Forecast,
     untuned: float | None,
     boost_max: float | None,
-    put_back: SlowerPreset | None,
+    put_back: Callable[[], SlowerPreset | None],
 ) -> boost.BoostEstimate | None:
     """From this box's own measurements once it has them: this array's measured boost; else
     another array's of the same SHR pool, which sits on the same disks (md2's x5 says more about
@@ -173,9 +178,10 @@ def _boost_estimate(
         if ratio is not None:
             on = f"{sibling}, on the same disks"
             return boost.boost_forecast(fc, ratio, measured_on=on, untuned_speed=untuned)
-    if put_back is not None:
-        on = f"{put_back.array} of this box, where mdboost put it back"
-        return boost.boost_forecast(fc, put_back.ratio, measured_on=on, untuned_speed=untuned)
+    slower_here = put_back()
+    if slower_here is not None:
+        on = f"{slower_here.array} of this box, where mdboost put it back"
+        return boost.boost_forecast(fc, slower_here.ratio, measured_on=on, untuned_speed=untuned)
     elsewhere = effects.latest_measured(conn, BOOST_PRESET)
     if elsewhere is not None and elsewhere["untuned"]:
         on = f"{elsewhere['array']} of this box"

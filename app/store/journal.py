@@ -136,23 +136,23 @@ def finish_apply(
     changes: Sequence[JournaledChange],
     now: float,
     step: str | None = None,
-) -> None:
-    """Mark an apply done; `step` labels one step of an auto-tune sweep: its event is kind
-    'autotune' with that label, and it gets no before/after effect of its own."""
+) -> Session:
+    """Mark an apply done and return its session as the apply leaves it; `step` labels one step
+    of an auto-tune sweep: its event is kind 'autotune' with that label, and it gets no
+    before/after effect of its own."""
     with db.write_transaction(conn):
         for change in changes:
             conn.execute(
                 "UPDATE tuning_knobs SET desired = ? WHERE session_id = ? AND key = ?",
                 (change.to_value, session_id, change.key),
             )
-        session = conn.execute(
-            "SELECT arrays FROM tuning_sessions WHERE id = ?", (session_id,)
-        ).fetchone()
-        all_arrays = sorted(set(json.loads(session["arrays"])) | set(arrays))
+        row = conn.execute("SELECT * FROM tuning_sessions WHERE id = ?", (session_id,)).fetchone()
+        all_arrays = sorted(set(json.loads(row["arrays"])) | set(arrays))
         conn.execute(
             "UPDATE tuning_sessions SET preset = ?, arrays = ? WHERE id = ?",
             (preset, json.dumps(all_arrays), session_id),
         )
+        session = _session(row).model_copy(update={"preset": preset, "arrays": all_arrays})
         conn.execute(
             "UPDATE tuning_ops SET state = 'done', finished = ? WHERE id = ?", (now, op_id)
         )
@@ -175,6 +175,7 @@ def finish_apply(
                 " VALUES (?, ?, ?, ?, ?)",
                 (op_id, array, run.id if run else None, preset, now),
             )
+    return session
 
 
 def abandon_apply(

@@ -206,7 +206,7 @@ class Applier:
             log.error("apply %s failed and was rolled back: %s", name, failure.message)
             raise
         try:
-            journal.finish_apply(
+            session = journal.finish_apply(
                 self.conn, session_id, op_id, name, list(plan.arrays), changes, self.clock(), step
             )
         except db.Error as error:
@@ -220,7 +220,7 @@ class Applier:
                 f"{name} was taken back out of the kernel: {unjournaled.message}"
             ) from None
         log.info("applied %s to %s: %d knobs", name, ", ".join(plan.arrays), len(changes))
-        self._written(read_back)
+        self._written(session, read_back)
         return TuningDone(ok=True, op_id=op_id, plan=plan.shape(), applied=[c.key for c in changes])
 
     def _abandon(self, session_id: int, op_id: int, message: str) -> None:
@@ -273,11 +273,11 @@ class Applier:
             )
         return value
 
-    def _written(self, read_back: dict[str, str]) -> None:
-        """Tell the listener what the journal holds now and what the kernel read back."""
+    def _written(self, session: Session | None, read_back: dict[str, str]) -> None:
+        """Tell the listener what the journal holds now (`session`: its open session, as the
+        write left it) and what the kernel read back."""
         if self.on_write is None:
             return
-        session = journal.open_session(self.conn)
         knobs = (
             journaled_knobs(self.conn, session, lambda key, knob, target: read_back.get(key))
             if session is not None
@@ -365,7 +365,8 @@ class Applier:
                 raise JournalUnavailable(unrecorded_message(self.unrecorded, str(error))) from None
         if not errors:
             self._forget_originals()
-        self._written(read_back)
+        # An incomplete revert leaves the session open.
+        self._written(journal.open_session(self.conn) if errors else None, read_back)
         if errors:
             log.error(
                 "revert (%s) incomplete; the session stays open: %s", reason, "; ".join(errors)
@@ -397,7 +398,7 @@ class Applier:
             raise JournalUnavailable(f"the tuning journal cannot be written ({error})") from None
         self._forget_originals()
         log.info("closed tuning session %d without a kernel write: %s", session.id, reason)
-        self._written({})
+        self._written(None, {})
 
     def _crash_point(self, where: str) -> None:
         """Tests kill the real server here (MDBOOST_TEST_CRASH_AT) to prove crash safety."""
