@@ -31,6 +31,7 @@ from app.web.auth import note_env_password
 from app.web.hosts import HostAllowList, HostGuard
 from app.web.load import LoadLimit
 from app.web.proxy import ForwardedMiddleware, TrustedProxies
+from app.web.request_db import RequestConnections
 from app.web.routes import (
     arrays,
     auth,
@@ -163,6 +164,8 @@ def create_app(
         max_waiting=settings.max_queued_requests,
         owner=carries_credentials,
     )
+    # Outside the load limit: its owner check and the route share one connection.
+    app.add_middleware(RequestConnections, path=settings.db)
     app.add_middleware(HostGuard, allowed=HostAllowList(settings.allowed_hosts))
     app.add_middleware(
         GuardMiddleware,

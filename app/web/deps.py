@@ -3,7 +3,7 @@ database connection, tuner, clock, the present as the sampler's last tick left i
 same getters for helpers that hold a request but are no route (templates, the boost panel).
 No route is handed the host: no GET reads /proc or /sys."""
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
@@ -16,6 +16,7 @@ from app.md.access import TuningAccess
 from app.store import db
 from app.store.opening import MovedAside
 from app.tuning.tuner import Tuner
+from app.web import request_db
 from app.web.throttle import Throttle
 from app.web.tick_cache import TickCache
 
@@ -25,12 +26,9 @@ def get_settings(request: Request) -> Settings:
     return settings
 
 
-def get_db(request: Request) -> Iterator[db.Connection]:
-    conn = db.connect_for_request(get_settings(request).db)
-    try:
-        yield conn
-    finally:
-        conn.close()
+def get_db(request: Request) -> db.Connection:
+    """The request's own connection (app/web/request_db.py closes it once the answer is sent)."""
+    return request_db.of(request.scope).get()
 
 
 def get_tuner(request: Request) -> Tuner:

@@ -4,7 +4,6 @@ No CORS middleware on purpose: browsers then refuse cross-origin reads of the AP
 """
 
 import asyncio
-import contextlib
 import json
 import math
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pydantic import SecretStr
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.store import db
-from app.web import auth
+from app.web import auth, request_db
 from app.web.deps import (
     DbDep,
     get_bearer_throttle,
@@ -331,10 +330,16 @@ def _holds_credentials(request: Request) -> bool:
         token = header[7:].strip()
         if _env_token(settings.api_token, token) or _env_token(settings.read_token, token):
             return True
-        with contextlib.closing(db.connect_for_request(settings.db)) as conn:
-            return auth.api_token(conn, token) is not None
-    with contextlib.closing(db.connect_for_request(settings.db)) as conn:
-        return login_session(request, conn) is not None
+        return _or_close(request, auth.api_token(request_db.of(request.scope).get(), token))
+    return _or_close(request, login_session(request, request_db.of(request.scope).get()))
+
+
+def _or_close(request: Request, found: object | None) -> bool:
+    """Whether the owner check `found` credentials; when not, the connection it opened is closed
+    at once: a request with a made-up cookie or token waits in the queue holding none."""
+    if found is None:
+        request_db.of(request.scope).close()
+    return found is not None
 
 
 async def carries_credentials(scope: Scope) -> bool:

@@ -8,7 +8,6 @@ import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from app.config import Settings
 from app.main import create_app
 from app.store import db
 from app.web import deps, routes
+from app.web.request_db import RequestConnection
 from tests.kernel_tree import RESHAPE_TOTAL, KernelTree, syncing_box
 
 # The page's polls and the JSON a phone or a dashboard reads again and again.
@@ -202,15 +202,17 @@ def test_a_request_s_own_connection_caches_less_and_never_creates_the_file(
     """It lives for one request: 128 KiB of pages, not the long-lived connections' 512 (512 KiB
     filled and freed by each page load stayed in the server's heap). It opens the file start-up
     made, in WAL, and a missing file is an error rather than a new, empty database."""
-    settings = SimpleNamespace(db=tmp_path / "m.db")
-    request = SimpleNamespace(app=SimpleNamespace(state=SimpleNamespace(settings=settings)))
+    path = tmp_path / "m.db"
     with pytest.raises(sqlite3.OperationalError):
-        next(deps.get_db(request))  # type: ignore[arg-type]
-    assert not settings.db.exists()
-    db.connect(settings.db).close()  # start-up
-    connections = deps.get_db(request)  # type: ignore[arg-type]
-    conn = next(connections)
+        RequestConnection(path).get()
+    assert not path.exists()
+    db.connect(path).close()  # start-up
+    connection = RequestConnection(path)
+    conn = connection.get()
+    assert connection.get() is conn  # one per request
     assert conn.execute("PRAGMA cache_size").fetchone()[0] == -db.REQUEST_CACHE_KIB == -128
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
-    connections.close()
+    connection.close()
+    with pytest.raises(sqlite3.ProgrammingError):  # closed
+        conn.execute("SELECT 1")
