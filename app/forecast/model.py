@@ -26,9 +26,9 @@ sampler keeps one of these per open run and a poll costs the same on day 9 as on
 import collections
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from app.forecast.physics import (
     FREED_RANGE,
@@ -50,10 +50,33 @@ from app.forecast.trend import falling_trend
 
 ProgressSample = tuple[float, int, int]  # (unix seconds, done blocks, total blocks)
 RunEvent = tuple[float, str]  # (unix seconds, kind: "apply", "revert", "limits", ...)
+StoredSample = TypeVar("StoredSample", bound=tuple[Any, ...])  # a sample, its unix seconds first
 # Events that report rather than change anything: app/diagnosis's verdict changes, a step of the
 # wall clock (the samples before it were shifted: the series goes on). They never begin a regime,
 # and never hide a knob change stored in the same tick.
 REPORT_EVENTS = frozenset({"diagnosis", "clock_step"})
+
+
+def sample_event(kinds: Iterable[str]) -> str | None:
+    """The knob change a sample carries, of the events stored since the sample before it
+    (`kinds`, oldest first): the last one that changes something."""
+    changes = [kind for kind in kinds if kind not in REPORT_EVENTS]
+    return changes[-1] if changes else None
+
+
+def with_events(
+    samples: Iterable[StoredSample], events: Iterable[RunEvent]
+) -> Iterator[tuple[StoredSample, str | None]]:
+    """Each of a run's samples (its unix seconds first) with the knob change it carries, from
+    the run's events (both oldest first): how a stored run's events meet its samples."""
+    pending = collections.deque(events)
+    for sample in samples:
+        since = []
+        while pending and pending[0][0] <= sample[0]:
+            since.append(pending.popleft()[1])
+        yield sample, sample_event(since)
+
+
 Status = Literal["ok", "done", "stalled", "settling", "insufficient"]
 
 # A restart: progress falls back by more than this fraction of the total.
@@ -210,11 +233,7 @@ def forecast(
 ) -> Forecast:
     """Forecast the finish of one run from its samples (oldest first) and its tuning events."""
     run = RunProgress(knee, kernel)
-    pending = sorted(events)
-    for ts, done, total in samples:
-        kind = None
-        while pending and pending[0][0] <= ts:
-            kind = pending.pop(0)[1]
+    for (ts, done, total), kind in with_events(samples, sorted(events)):
         run.add(ts, done, total, event=kind)
     return run.forecast()
 

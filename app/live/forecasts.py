@@ -66,17 +66,10 @@ def rebuild(
     """A run's RunProgress from its stored samples and events: once, when mdboost (re)starts.
     `kernel_release` is the running kernel's (its generation's knee speed-up)."""
     progress = model.RunProgress(knee, kernel_release)
-    pending = [
-        (e["ts"], e["kind"])
-        for e in history.events(conn, run_id)
-        if e["kind"] not in model.REPORT_EVENTS
-    ]
-    for ts, done, total, speed_min, speed_max, stripe_cache in history.run_samples(conn, run_id):
-        kind = None
-        while pending and pending[0][0] <= ts:
-            kind = pending.pop(0)[1]
-        limits = physics.Limits(speed_min, speed_max, stripe_cache)
-        progress.add(ts, done, total, limits, kind)
+    events = [(e["ts"], e["kind"]) for e in history.events(conn, run_id)]
+    for sample, kind in model.with_events(history.run_samples(conn, run_id), events):
+        ts, done, total, speed_min, speed_max, stripe_cache = sample
+        progress.add(ts, done, total, physics.Limits(speed_min, speed_max, stripe_cache), kind)
     return progress
 
 

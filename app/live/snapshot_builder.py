@@ -197,13 +197,9 @@ class SnapshotBuilder:
         if sync is None or tick.ts is None:
             return
         since = progress.last.ts if progress.last is not None else 0.0
-        kinds = [
-            e["kind"]
-            for e in history.events_between(self.conn, run_id, since, tick.ts)
-            if e["kind"] not in model.REPORT_EVENTS
-        ]
+        stored = history.events_between(self.conn, run_id, since, tick.ts)
+        event = model.sample_event(e["kind"] for e in stored)
         limits = tick.forecast_limits(array.name)
-        event = kinds[-1] if kinds else None
         progress.add(tick.ts, sync.done_blocks, sync.total_blocks, limits, event)
 
 
