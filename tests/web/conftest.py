@@ -1,20 +1,66 @@
 """The web suites' fixtures: Debian's chromium (never one Playwright downloads), a demo box per
-browser module, and a TestClient over a temporary kernel tree."""
+browser module, a TestClient over a temporary kernel tree, and templates that fail a test where
+they read an attribute their object lacks."""
 
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import jinja2
 import pytest
+from fastapi.templating import Jinja2Templates
 from fastapi.testclient import TestClient
+from jinja2.utils import missing
 from playwright.sync_api import Browser, sync_playwright
 
 from app.config import Settings
 from app.main import create_app
+from app.web import templating
 from tests import apt
 from tests.kernel_tree import KernelTree
 from tests.server import Server
 from tests.web.browsing import CHROMIUM, CHROMIUM_ARGS
+
+
+class MissingAttribute(jinja2.Undefined):
+    """What a template gets for an attribute its object lacks (a field a view no longer has):
+    the test fails there, where Jinja would render it as empty, silently. A name a partial may
+    or may not be given (`oob`, `oob_card`) stays undefined as usual."""
+
+    def _fail_on_an_attribute(self) -> None:
+        if self._undefined_obj is not missing:
+            self._fail_with_undefined_error()
+
+    def __str__(self) -> str:
+        self._fail_on_an_attribute()
+        return ""
+
+    def __bool__(self) -> bool:
+        self._fail_on_an_attribute()
+        return False
+
+    def __iter__(self) -> Iterator[Any]:
+        self._fail_on_an_attribute()
+        return iter(())
+
+    __hash__ = jinja2.Undefined.__hash__
+
+
+class StrictTemplates(Jinja2Templates):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.env.undefined = MissingAttribute
+
+
+@pytest.fixture(scope="session", autouse=True)
+def templates_fail_on_a_missing_attribute() -> Iterator[None]:
+    """The pages these tests render (in this process; a browser test's server is its own)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(templating, "Jinja2Templates", StrictTemplates)
+        templating._templates.cache_clear()
+        yield
+    templating._templates.cache_clear()
 
 
 @pytest.fixture(scope="session")
