@@ -7,6 +7,7 @@ from app.live.knobs import journaled_knobs
 from app.live.snapshot import KnobNow, Snapshot
 from app.md.knobs import budget_from_available, stripe_cache_mib
 from app.shapes.tuning import (
+    Effect,
     KnobAccessBody,
     MeasuringWithout,
     PresetBody,
@@ -89,7 +90,7 @@ def status(
         unrecorded_revert=unrecorded,
         knobs=_knobs(conn, session, snapshot) if session else [],
         # Effect rows as app/store/effects.py measures them (validated into Effect here).
-        effects=effects.recent(conn, tuner.settings.effect_minutes * 60, tuner.clock()),
+        effects=recent_effects(tuner, conn),
         ram=Ram(budget_mib=round(budget, 1), cost_mib=round(cost, 1)),
         capabilities=[
             KnobAccessBody(knob=c.knob, target=c.target, supported=c.supported, writable=c.writable)
@@ -101,6 +102,11 @@ def status(
         restarted=tuner.restarted_note(session),
         measuring_without=_measuring_without(tuner),
     )
+
+
+def recent_effects(tuner: Tuner, conn: db.Connection) -> list[Effect]:
+    """The latest applies' effects, measured as far as their window allows."""
+    return effects.recent(conn, tuner.settings.effect_minutes * 60, tuner.clock())
 
 
 def _measuring_without(tuner: Tuner) -> MeasuringWithout | None:

@@ -24,7 +24,7 @@ from app.md.access import HOW_TO_TUNE
 from app.md.mdstat import Device, Sync
 from app.planner.change import tb
 from app.shapes.arrays import ArrayView, EventBody, Run
-from app.shapes.tuning import PresetPlan, Schedules, Sweep, TuningStatus
+from app.shapes.tuning import Effect, PresetPlan, Schedules, Sweep, TuningStatus
 from app.store import db, history
 from app.store.opening import MovedAside
 from app.tuning import view as tuning_view
@@ -212,7 +212,7 @@ def card(
     if run is not None:
         drawn = progress_picture(conn, run) if picture and running else None
         events = [EventBody(**e) for e in history.events(conn, run.id, MARKER_EVENTS)]
-        chart = RunChart(view.name, run, _markers(events, summaries(boost)), drawn)
+        chart = RunChart(view.name, run, _markers(events, summaries(boost.tuning.effects)), drawn)
     return ArrayCard(
         array=view,
         sync=sync,
@@ -334,13 +334,13 @@ def _with_tuning(conn: db.Connection, run: Run, markers: list[Marker]) -> PastRu
     return PastRun(run=run, presets=named, ratios=history.measured_ratios(conn, run.id))
 
 
-def past_run(conn: db.Connection, run_id: int, summaries: dict[int, str]) -> PastRunPage | None:
-    """One run's page: the run, its chart with its markers (from the run's own events) and its
-    no-JS picture."""
+def past_run(tuner: Tuner, conn: db.Connection, run_id: int) -> PastRunPage | None:
+    """One run's page: the run, its chart with its markers (from the run's own events, labelled
+    with the effects measured) and its no-JS picture."""
     run = history.run(conn, run_id)
     if run is None:
         return None
-    markers = _markers(run.events, summaries)
+    markers = _markers(run.events, summaries(tuning_view.recent_effects(tuner, conn)))
     chart = RunChart(run.array, run, markers, progress_picture(conn, run))
     return PastRunPage(past=_with_tuning(conn, run, markers), chart=chart)
 
@@ -421,9 +421,9 @@ def _boost_max(tuner: Tuner) -> float | None:
     return float(value) if value is not None and value.isdigit() else None
 
 
-def summaries(boost: BoostPanel) -> dict[int, str]:
+def summaries(effects: list[Effect]) -> dict[int, str]:
     """Each apply's measured effect by its operation id, for the chart markers."""
-    return {e.op_id: e.summary for e in boost.tuning.effects}
+    return {e.op_id: e.summary for e in effects}
 
 
 def pool(snapshot: Snapshot, now: float) -> PoolForecastBody | None:

@@ -135,7 +135,7 @@ def test_steps_of_the_wall_clock_leave_the_forecast_the_boost_and_the_chart_alon
         (run.id,),
     ).fetchall()
     assert [json.loads(e["detail"])["moved_s"] for e in steps] == [-HOUR, DAY, HOUR - DAY]
-    page = views.past_run(nas.conn, run.id, {})
+    page = views.past_run(nas.tuner, nas.conn, run.id)
     assert page is not None
     assert [m.label for m in page.chart.markers if m.kind == "clock_step"] == [
         "the clock moved -1 h",

@@ -182,8 +182,7 @@ def past_run(
     run_id: RowId, request: Request, snapshot: SnapshotDep, conn: DbDep, tuner: TunerDep
 ) -> HTMLResponse:
     """One run: how it ended, its chart and its tuning changes."""
-    summaries = views.summaries(views.boost_panel(request, tuner, conn, snapshot))
-    found = views.past_run(conn, run_id, summaries)
+    found = views.past_run(tuner, conn, run_id)
     if found is None:
         raise HTTPException(status_code=404, detail=f"no run {run_id}")
     context = {
