@@ -7,7 +7,8 @@ and disks open (the finish in words, the kernel's finish=, each disk's model), t
 confirmation, the second after Apply (the panel shows the values read back), boosted
 with its measured effect, auto-tuned (the switch and the sentence name that state) and its one
 sentence, boost turned off (said so), notifications ("Tell my phone") after a test message, a
-finished run's own page (its outcome, chart and changes), the sign-in page, an SHR expansion
+finished run's own page (its outcome, chart and changes), the sign-in page (the demo's, which
+says where its password is, and a NAS's), an SHR expansion
 (md2 done, md3 reshaping: the sentence speaks for the pool). Each runs `mdboost demo` and
 Debian's chromium; viewport-sized PNGs (what an owner sees first), so they stay small.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.notify.receivers import HttpReceiver
+from tests.notify.receivers import ALLOW_LOCAL, HttpReceiver
 from tests.server import Server, forecast_ok, runs_of, wait_for
 
 OUT = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
@@ -129,6 +130,8 @@ def main() -> None:
             wait_for(forecast_ok(box, "md2"), 60, "md2's forecast")
             # The first screen: the sentence, then boost.
             shoot(browser, "first-visit", box.base + "/", chart)
+            # The demo's sign-in page says where its made-up password is.
+            shoot(browser, "demo-sign-in", box.base + "/login", lambda page: None)
             shoot(browser, "card-details", box.base + "/", card_in_words)
             shoot(browser, "boost-confirm", box.base + "/", confirm)
             shoot(browser, "boost-applied", box.base + "/", just_applied(box))
@@ -171,7 +174,8 @@ def main() -> None:
             shoot(browser, "finished-run", f"{box.base}/runs/{runs_of(box)['md2']['id']}", chart)
         locked = ["demo", "--state-dir", str(state / "c")]
         receiver = HttpReceiver().start()
-        with Server(locked, env={"MDBOOST_PASSWORD": "sofa-and-phone"}) as box:
+        # The receiver listens on this machine: a destination there needs ALLOW_LOCAL.
+        with Server(locked, env={"MDBOOST_PASSWORD": "sofa-and-phone", **ALLOW_LOCAL}) as box:
             shoot(browser, "sign-in", box.base + "/login?next=/%23boost", lambda page: None)
             phone = f"ntfy+http://{receiver.base}/your_secret_topic"
             shoot(browser, "tell-my-phone", box.base + "/", tell_my_phone(phone))
