@@ -68,3 +68,12 @@ def test_with_nothing_running_boost_is_explained_not_offered(tree: KernelTree, c
     assert "boost has nothing to speed up" in html
     assert 'role="switch"' not in html
     assert client.get("/ui/boost").text.count('role="switch"') == 0
+
+
+def test_a_boost_still_being_measured_ends_its_line_once(tree, client):
+    boxes(tree, raid5("md2", RESHAPE))
+    wait_for(lambda: client.get("/api/runs").json()["runs"], 10, "the sampler to open a run")
+    assert client.post("/api/boost", json={"on": True}).status_code == 200
+    said = headline(client.get("/").text)
+    assert "Boosted : measuring…" in said
+    assert "…." not in said
