@@ -46,6 +46,19 @@ def _ticker(
     return tick
 
 
+def _boost_until_md2_ends(
+    tuner: Tuner, tick: Callable[[], None], sim: Simulator, tree: Path
+) -> str:
+    """Press boost, then tick until md2's reshape ends; the stripe cache boost wrote on md2."""
+    assert tuner.apply("boost").ok
+    boosted = (tree / CACHE.format("md2")).read_text().strip()
+    for _ in range(200):
+        tick()
+        if sim.finished:
+            break
+    return boosted
+
+
 def test_boost_pressed_in_md2_is_on_md3_when_its_phase_starts(tmp_path: Path) -> None:
     wall = Clock()
     sim = Simulator(tmp_path / "tree", speedup=300, seed=1, start_percent=97.0, wall=wall)
@@ -100,12 +113,7 @@ def test_boost_holds_through_the_idle_gap_between_two_phases(tmp_path: Path) -> 
 
     tick()
     assert builder.snapshot.job.to_come == ("md3",)
-    assert tuner.apply("boost").ok
-    boosted = (tree / CACHE.format("md2")).read_text().strip()
-    for _ in range(200):
-        tick()
-        if sim.finished:
-            break
+    boosted = _boost_until_md2_ends(tuner, tick, sim, tree)
     gap_ticks = 0
     while sim.finished and sim.next_phase_coming:
         tick()
@@ -152,12 +160,7 @@ def test_boost_left_on_when_the_nas_restarts_between_two_phases_goes_on_the_next
     tick = _ticker(wall, sampler, builder, tuner)
 
     tick()
-    assert tuner.apply("boost").ok
-    boosted = (tree / CACHE.format("md2")).read_text().strip()
-    for _ in range(200):
-        tick()
-        if sim.finished:
-            break
+    boosted = _boost_until_md2_ends(tuner, tick, sim, tree)
     tick()
     assert sim.finished and sim.next_phase_coming, "the restart is meant to fall in the gap"
 
