@@ -96,6 +96,16 @@ class MeasuredBoost:
 
 
 @dataclass(frozen=True)
+class MeasuredEffect:
+    """A preset's latest fully measured effect on any array of the box: its speed after over
+    before, and whether before was the untuned pace or another preset's."""
+
+    array: str
+    ratio: float  # after / before
+    untuned: bool  # its apply opened the session: measured over the kernel's own settings
+
+
+@dataclass(frozen=True)
 class PlannerRun:
     """A past sync or grow as the change planner reads it: its span, its work and the highest
     max limit it ran under."""

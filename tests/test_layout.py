@@ -258,11 +258,64 @@ ROW_NAMES = re.compile(r"^(r|row|rows|\w+_row)$")
 NOT_YET_MOVED: set[str] = set()
 
 
+def store_names(tree: ast.AST) -> set[str]:
+    """The names `tree` binds to app/store: its modules (history in `from app.store import
+    history`) and the functions imported from them."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("app.store"):
+            names.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(
+                alias.asname
+                for alias in node.names
+                if alias.name.startswith("app.store.") and alias.asname
+            )
+    return names
+
+
+def from_the_store(tree: ast.AST) -> set[str]:
+    """The names `tree` binds to what the store returns: `run = history.run(...)`,
+    `for e in history.events(...)` (a comprehension's too), and on through names bound to those."""
+    store = store_names(tree)
+
+    def returned(value: ast.AST, held: set[str]) -> bool:
+        if isinstance(value, ast.Name):
+            return value.id in held
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            return func.value.id in store
+        return isinstance(func, ast.Name) and func.id in store
+
+    held: set[str] = set()
+    while True:
+        bound = set(held)
+        for node in ast.walk(tree):
+            pairs: list[tuple[ast.AST, ast.AST]] = []
+            if isinstance(node, ast.Assign):
+                pairs = [(target, node.value) for target in node.targets]
+            elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+                pairs = [(node.target, node.value)]
+            elif isinstance(node, ast.For | ast.comprehension):
+                pairs = [(node.target, node.iter)]
+            for target, value in pairs:
+                if isinstance(target, ast.Name) and returned(value, held):
+                    bound.add(target.id)
+        if bound == held:
+            return held
+        held = bound
+
+
 def sql_and_rows(source: str) -> list[str]:
     """What in `source` speaks SQL: an import of sqlite3, a SQL string, a cursor call, a
-    lookup in a row by column name (row["id"], session_row["preset"])."""
+    lookup in a row by column name (row["id"], session_row["preset"]), or by a key in anything
+    the store returned (e["ts"] of `for e in history.events(...)`: the store returns records)."""
     found: list[str] = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    stored = from_the_store(tree)
+    for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
@@ -276,7 +329,8 @@ def sql_and_rows(source: str) -> list[str]:
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
             value = node.value
             name = value.id if isinstance(value, ast.Name) else getattr(value, "attr", "")
-            if isinstance(node.slice.value, str) and ROW_NAMES.match(name):
+            looked_up = ROW_NAMES.match(name) or (isinstance(value, ast.Name) and name in stored)
+            if isinstance(node.slice.value, str) and looked_up:
                 found.append(f"{line}: {name}[{node.slice.value!r}]")
     return found
 
@@ -301,11 +355,21 @@ query = f"UPDATE schedules SET removed = {now}"
 """DELETE FROM auth_sessions"""
 cursor.fetchone()
 print(row["preset"], session_row["id"], rows["x"])
+from app.store import effects, history
+from app.store.history import events
+elsewhere = effects.latest_measured(conn, "boost")
+print(elsewhere["ratio"], [e["ts"] for e in history.events(conn, 1)])
+for e in events(conn, 1):
+    first = e
+print(first["kind"])
 '''
     found = sql_and_rows(source)
     lines = " ".join(sorted(f.split(": ", 1)[0] for f in found))
-    assert lines == "2 3 4 4 5 6 7 8 8 8", found
-    plain = 'card["sync"]\nlabel = "Select the time; update it later"\nmatch["name"]\n'
+    assert lines == "12 12 15 2 3 4 4 5 6 7 8 8 8", found
+    plain = (
+        'card["sync"]\nlabel = "Select the time; update it later"\nmatch["name"]\n'
+        "from app.store import history\nrun = history.run(conn, 1)\nprint(run.id, totals['x'])\n"
+    )
     assert sql_and_rows(plain) == []
 
 

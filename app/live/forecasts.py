@@ -66,7 +66,7 @@ def rebuild(
     """A run's RunProgress from its stored samples and events: once, when mdboost (re)starts.
     `kernel_release` is the running kernel's (its generation's knee speed-up)."""
     progress = model.RunProgress(knee, kernel_release)
-    events = [(e["ts"], e["kind"]) for e in history.events(conn, run_id)]
+    events = [(e.ts, e.kind) for e in history.events(conn, run_id)]
     for sample, kind in model.with_events(history.run_samples(conn, run_id), events):
         ts, done, total, speed_min, speed_max, stripe_cache = sample
         progress.add(ts, done, total, physics.Limits(speed_min, speed_max, stripe_cache), kind)
@@ -176,9 +176,9 @@ def _boost_estimate(
         on = f"{slower_here.array} of this box, where mdboost put it back"
         return boost.boost_forecast(fc, slower_here.ratio, measured_on=on, untuned_speed=untuned)
     elsewhere = effects.latest_measured(conn, BOOST_PRESET)
-    if elsewhere is not None and elsewhere["untuned"]:
-        on = f"{elsewhere['array']} of this box"
-        return boost.boost_forecast(fc, elsewhere["ratio"], measured_on=on, untuned_speed=untuned)
+    if elsewhere is not None and elsewhere.untuned:
+        on = f"{elsewhere.array} of this box"
+        return boost.boost_forecast(fc, elsewhere.ratio, measured_on=on, untuned_speed=untuned)
     disks = history.last_sync_pace(conn, name)
     found = boost.boost_forecast(
         fc,
@@ -193,7 +193,7 @@ def _boost_estimate(
         return found
     # Boost was measured on this box, but only over settings already tuned, which says nothing
     # of its gain over the untuned pace: say so, never "boost has not been measured".
-    measured = f"×{elsewhere['ratio']:.1f} on {elsewhere['array']}"
+    measured = f"×{elsewhere.ratio:.1f} on {elsewhere.array}"
     note = f"boost measured {measured} over settings already tuned, not over the untuned pace"
     return dataclasses.replace(found, why=f"{found.why}; {note}")
 

@@ -198,7 +198,7 @@ class SnapshotBuilder:
             return
         since = progress.last.ts if progress.last is not None else 0.0
         stored = history.events_between(self.conn, run_id, since, tick.ts)
-        event = model.sample_event(e["kind"] for e in stored)
+        event = model.sample_event(e.kind for e in stored)
         limits = tick.forecast_limits(array.name)
         progress.add(tick.ts, sync.done_blocks, sync.total_blocks, limits, event)
 

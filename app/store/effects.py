@@ -6,8 +6,8 @@ apply or revert on that array, so each figure describes one regime.
 """
 
 import sqlite3
-from typing import Any
 
+from app.records import MeasuredEffect
 from app.shapes.tuning import Effect
 from app.store import db
 from app.store.history import FROM_UNTUNED
@@ -152,15 +152,15 @@ def latest_ratio(conn: sqlite3.Connection, preset: str, array: str) -> float | N
     return float(row[0]) if row else None
 
 
-def latest_measured(conn: sqlite3.Connection, preset: str) -> dict[str, Any] | None:
+def latest_measured(conn: sqlite3.Connection, preset: str) -> MeasuredEffect | None:
     """The box's latest fully measured effect of a preset on any array, whatever it was applied
-    over: {"array", "ratio", "untuned"} (untuned: measured over the untuned pace)."""
+    over."""
     row = conn.execute(
         f"SELECT array, ratio, {FROM_UNTUNED} FROM tuning_effects WHERE preset = ? "
         "AND measured_at IS NOT NULL AND ratio > 0 ORDER BY applied_at DESC LIMIT 1",
         (preset,),
     ).fetchone()
-    return {"array": row[0], "ratio": float(row[1]), "untuned": bool(row[2])} if row else None
+    return MeasuredEffect(str(row[0]), float(row[1]), bool(row[2])) if row else None
 
 
 def untuned_speed(conn: sqlite3.Connection, session_id: int, array: str) -> float | None:

@@ -220,7 +220,7 @@ def run(conn: sqlite3.Connection, run_id: int) -> RunDetail | None:
     ).fetchone()
     return RunDetail(
         **run_row(row),
-        events=[EventBody(**e) for e in events(conn, run_id)],
+        events=events(conn, run_id),
         latest_sample=Sample(**dict(latest)) if latest else None,
     )
 
@@ -306,6 +306,10 @@ def last_sample(conn: sqlite3.Connection, array: str) -> LastSample | None:
     return LastSample(**dict(row)) if row else None
 
 
+def _event(row: sqlite3.Row) -> EventBody:
+    return EventBody(**{**dict(row), "detail": json.loads(row["detail"])})
+
+
 def events_since(conn: sqlite3.Connection, kind: str, after_id: int) -> list[EventBody]:
     """Every event of `kind` with an id above `after_id`, oldest first."""
     rows = conn.execute(
@@ -313,7 +317,7 @@ def events_since(conn: sqlite3.Connection, kind: str, after_id: int) -> list[Eve
         " ORDER BY id",
         (kind, after_id),
     )
-    return [EventBody(**{**dict(r), "detail": json.loads(r["detail"])}) for r in rows]
+    return [_event(r) for r in rows]
 
 
 def last_event_id(conn: sqlite3.Connection) -> int:
@@ -322,7 +326,7 @@ def last_event_id(conn: sqlite3.Connection) -> int:
 
 def events(
     conn: sqlite3.Connection, run_id: int, kinds: tuple[str, ...] | None = None
-) -> list[dict[str, Any]]:
+) -> list[EventBody]:
     """A run's events, oldest first; only those of `kinds` when given."""
     if kinds is None:
         rows = conn.execute(
@@ -336,19 +340,19 @@ def events(
             f"WHERE run_id = ? AND kind IN ({', '.join('?' * len(kinds))}) ORDER BY ts",
             (run_id, *kinds),
         ).fetchall()
-    return [{**dict(r), "detail": json.loads(r["detail"])} for r in rows]
+    return [_event(r) for r in rows]
 
 
 def events_between(
     conn: sqlite3.Connection, run_id: int, since: float, until: float
-) -> list[dict[str, Any]]:
+) -> list[EventBody]:
     """A run's events with since < ts <= until: what one tick adds, not the whole run's."""
     rows = conn.execute(
         "SELECT id, ts, array, run_id, kind, detail FROM events "
         "WHERE run_id = ? AND ts > ? AND ts <= ? ORDER BY ts",
         (run_id, since, until),
     ).fetchall()
-    return [{**dict(r), "detail": json.loads(r["detail"])} for r in rows]
+    return [_event(r) for r in rows]
 
 
 def run_samples(conn: sqlite3.Connection, run_id: int) -> Iterator[tuple[Any, ...]]:

@@ -211,7 +211,7 @@ def card(
     chart = None
     if run is not None:
         drawn = progress_picture(conn, run) if picture and running else None
-        events = [EventBody(**e) for e in history.events(conn, run.id, MARKER_EVENTS)]
+        events = history.events(conn, run.id, MARKER_EVENTS)
         chart = RunChart(view.name, run, _markers(events, summaries(boost.tuning.effects)), drawn)
     return ArrayCard(
         array=view,
@@ -323,7 +323,7 @@ def past_runs(conn: db.Connection, charted: list[ArrayCard]) -> list[PastRun]:
 
 def _tunings(conn: db.Connection, run_id: int) -> list[Marker]:
     """A run's applies and auto-tune steps, for the presets of a run no card charts."""
-    events = [EventBody(**e) for e in history.events(conn, run_id, ("apply", "autotune"))]
+    events = history.events(conn, run_id, ("apply", "autotune"))
     return _markers(events, {})
 
 
