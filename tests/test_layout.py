@@ -373,6 +373,40 @@ print(first["kind"])
     assert sql_and_rows(plain) == []
 
 
+# What a function of the store may not return: a row, a cursor or a mapping keyed by column.
+UNTYPED = re.compile(r"\b(Any|Row|Cursor|Mapping)\b|\bdict\[str, object\]")
+
+
+def untyped_returns(source: str) -> list[str]:
+    """Each public function of `source` whose return is not a record (or a plain value)."""
+    found = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            returns = ast.unparse(node.returns) if node.returns else "unannotated"
+            if UNTYPED.search(returns) or node.returns is None:
+                found.append(f"{node.name} -> {returns}")
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(STORE.glob("*.py")), ids=relative)
+def test_the_store_returns_records(module: Path) -> None:
+    assert untyped_returns(module.read_text()) == []
+
+
+def test_the_return_check_finds_rows_and_mappings() -> None:
+    source = """
+def runs(conn) -> list[dict[str, Any]]: ...
+def run(conn) -> sqlite3.Row | None: ...
+def cursor(conn) -> Iterator[tuple[Any, ...]]: ...
+def anything(conn): ...
+def _row(row: sqlite3.Row) -> dict[str, Any]: ...
+def run_record(conn) -> Run | None: ...
+def ratios(conn) -> dict[str, float]: ...
+"""
+    found = [f.split(" -> ")[0] for f in untyped_returns(source)]
+    assert found == ["runs", "run", "cursor", "anything"]
+
+
 def test_nothing_still_waits_to_move() -> None:
     """Each module the list above names still speaks SQL: one that no longer does leaves it."""
     moved = [m for m in sorted(NOT_YET_MOVED) if not sql_and_rows((PROJECT_ROOT / m).read_text())]

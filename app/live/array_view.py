@@ -149,7 +149,7 @@ def array_view(state: "ArrayNow") -> shapes.ArrayView:
         failed=failed,
         sysfs=_sysfs(sysfs) if sysfs is not None else None,
         severity=severity(array, failed, array.degraded or sysfs_degraded),
-        # The open run as the tick keeps it (history.run_row): the columns of the API's Run.
+        # The open run as the tick keeps it (history.open_run).
         run=state.run,
     )
 

@@ -3,26 +3,44 @@
 import json
 import sqlite3
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.records import LastSample
 from app.shapes.arrays import EventBody, Run, RunDetail, Sample
 
-SAMPLE_FIELDS = (
-    "ts",
-    "run_id",
-    "action",
-    "percent",
-    "done_blocks",
-    "total_blocks",
-    "speed_kb_s",
-    "finish_min",
-    "sync_speed_kb_s",
-    "degraded",
-    "stripe_cache_size",
-    "speed_min_kb_s",
-    "speed_max_kb_s",
-)
+
+class SamplePoint(NamedTuple):
+    """A sample as GET /api/arrays/{name}/samples answers it, and a point of its chart. A tuple in
+    memory, whose _asdict() is the JSON object as cheaply as a dict of the row was: 500 of them
+    are dumped at each poll."""
+
+    ts: float
+    run_id: int | None
+    action: str | None
+    percent: float | None
+    done_blocks: int | None
+    total_blocks: int | None
+    speed_kb_s: float | None
+    finish_min: float | None
+    sync_speed_kb_s: int | None
+    degraded: int | None
+    stripe_cache_size: int | None
+    speed_min_kb_s: int | None
+    speed_max_kb_s: int | None
+
+
+class ForecastSample(NamedTuple):
+    """A run's sample as the forecast reads it (its limits the effective ones)."""
+
+    ts: float
+    done_blocks: int
+    total_blocks: int | None
+    speed_min_kb_s: int | None
+    speed_max_kb_s: int | None
+    stripe_cache_size: int | None
+
+
+SAMPLE_FIELDS = SamplePoint._fields
 _COLUMNS = ", ".join(SAMPLE_FIELDS)
 
 
@@ -37,7 +55,7 @@ def samples(
     since: float | None = None,
     until: float | None = None,
     points: int = 500,
-) -> list[dict[str, Any]]:
+) -> list[SamplePoint]:
     """Samples of one array in [since, until], at most `points` of them.
 
     Downsampling keeps the shape: the range is cut into points/2 buckets and each bucket keeps
@@ -55,7 +73,7 @@ def samples(
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM samples WHERE {where} ORDER BY ts", params
         ).fetchall()
-        return [dict(r) for r in rows]
+        return [SamplePoint(*r) for r in rows]
     # Two single-aggregate queries: each is one index seek (lang_select.html, min/max optimization).
     first = conn.execute(f"SELECT MIN(ts) FROM samples WHERE {where}", params).fetchone()[0]
     last = conn.execute(f"SELECT MAX(ts) FROM samples WHERE {where}", params).fetchone()[0]
@@ -82,11 +100,11 @@ def samples(
                     "last_edge_start": last_period * period_s - 1,
                 },
             ).fetchall()
-            return [dict(r) for r in rows]
+            return [SamplePoint(*r) for r in rows]
     params.update(first=first, points=points, buckets=buckets)
     params["width"] = max((last - first) / buckets, 1e-9)
     rows = conn.execute(_PICK_EXTREMES, params).fetchall()
-    return [dict(r) for r in rows]
+    return [SamplePoint(*r) for r in rows]
 
 
 # The sample at or after each of :n evenly spaced times in [first, last]: one index seek each,
@@ -114,12 +132,12 @@ def progress_line(
     return [(row[0], row[1]) for row in rows if row[1] is not None]
 
 
-def carried_to(rows: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
+def carried_to(points: list[SamplePoint], now: float) -> list[SamplePoint]:
     """The sampler stores an idle array's sample only when it changes (app/live/idle.py): the
     last one still holds at `now`, the present tick, so the line goes on to it unbroken."""
-    if rows and rows[-1]["run_id"] is None and rows[-1]["ts"] < now:
-        return [*rows, {**rows[-1], "ts": now}]
-    return rows
+    if points and points[-1].run_id is None and points[-1].ts < now:
+        return [*points, points[-1]._replace(ts=now)]
+    return points
 
 
 # Coarsest first: the first level with at least one period per bucket is used.
@@ -192,9 +210,8 @@ RUN_COLUMNS = (
 )
 
 
-def run_row(row: sqlite3.Row) -> dict[str, Any]:
-    """A run as the tick and the forecasts keep it (a dict of its columns, RUN_COLUMNS), and
-    the fields of the API's Run."""
+def _run_fields(row: sqlite3.Row) -> dict[str, Any]:
+    """The fields of the API's Run from a row of RUN_COLUMNS, with its duration."""
     run = dict(row)
     end = run["finished"]
     run["duration_s"] = (end - run["started"]) if end is not None else None
@@ -207,7 +224,7 @@ def runs(conn: sqlite3.Connection, array: str | None = None, limit: int = 100) -
         SELECT {RUN_COLUMNS} FROM runs
         WHERE (:array IS NULL OR array = :array) ORDER BY started DESC LIMIT :limit
     """
-    return [Run(**run_row(r)) for r in conn.execute(query, {"array": array, "limit": limit})]
+    return [Run(**_run_fields(r)) for r in conn.execute(query, {"array": array, "limit": limit})]
 
 
 def run(conn: sqlite3.Connection, run_id: int) -> RunDetail | None:
@@ -219,7 +236,7 @@ def run(conn: sqlite3.Connection, run_id: int) -> RunDetail | None:
         f"SELECT {_COLUMNS} FROM samples WHERE run_id = ? ORDER BY ts DESC LIMIT 1", (run_id,)
     ).fetchone()
     return RunDetail(
-        **run_row(row),
+        **_run_fields(row),
         events=events(conn, run_id),
         latest_sample=Sample(**dict(latest)) if latest else None,
     )
@@ -270,7 +287,7 @@ def open_run(conn: sqlite3.Connection, array: str) -> Run | None:
     row = conn.execute(
         f"SELECT {RUN_COLUMNS} FROM runs WHERE array = ? AND finished IS NULL", (array,)
     ).fetchone()
-    return Run(**run_row(row)) if row else None
+    return Run(**_run_fields(row)) if row else None
 
 
 def open_run_started(conn: sqlite3.Connection, array: str) -> float | None:
@@ -286,7 +303,7 @@ def last_run(conn: sqlite3.Connection, array: str) -> Run | None:
     row = conn.execute(
         f"SELECT {RUN_COLUMNS} FROM runs WHERE array = ? ORDER BY started DESC LIMIT 1", (array,)
     ).fetchone()
-    return Run(**run_row(row)) if row else None
+    return Run(**_run_fields(row)) if row else None
 
 
 def finished_run(conn: sqlite3.Connection, run_id: int) -> Run | None:
@@ -294,7 +311,7 @@ def finished_run(conn: sqlite3.Connection, run_id: int) -> Run | None:
     row = conn.execute(
         f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ? AND finished IS NOT NULL", (run_id,)
     ).fetchone()
-    return Run(**run_row(row)) if row else None
+    return Run(**_run_fields(row)) if row else None
 
 
 def last_sample(conn: sqlite3.Connection, array: str) -> LastSample | None:
@@ -355,9 +372,8 @@ def events_between(
     return [_event(r) for r in rows]
 
 
-def run_samples(conn: sqlite3.Connection, run_id: int) -> Iterator[tuple[Any, ...]]:
-    """(ts, done_blocks, total_blocks, speed_min_kb_s, speed_max_kb_s, stripe_cache_size) of
-    one run, oldest first: the forecast's input (the limits are the effective ones).
+def run_samples(conn: sqlite3.Connection, run_id: int) -> Iterator[ForecastSample]:
+    """One run's samples, oldest first: the forecast's input.
 
     One row at a time: a list of a 3-day run's 17,000+ rows cost the server 4.5 MiB of RSS that
     it never gave back (Python keeps a partly used arena of small objects)."""
@@ -367,7 +383,7 @@ def run_samples(conn: sqlite3.Connection, run_id: int) -> Iterator[tuple[Any, ..
         (run_id,),
     )
     cursor.row_factory = None  # plain tuples, not sqlite3.Row
-    yield from cursor
+    yield from map(ForecastSample._make, cursor)
 
 
 def add_event(

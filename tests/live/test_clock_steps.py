@@ -151,9 +151,7 @@ def test_steps_of_the_wall_clock_leave_the_forecast_the_boost_and_the_chart_alon
     gaps = {round(b["ts"] - a["ts"], 6) for a, b in itertools.pairwise(rows)}
     assert gaps == {TICK_S}
     assert rows[-1]["ts"] == nas.clocks.wall
-    assert [r["ts"] for r in history.samples(nas.conn, "md2", points=5000)] == [
-        r["ts"] for r in rows
-    ]
+    assert [s.ts for s in history.samples(nas.conn, "md2", points=5000)] == [r["ts"] for r in rows]
 
 
 def test_the_boost_timer_counts_monotonic_time_across_a_day_forward(nas: Nas):

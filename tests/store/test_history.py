@@ -24,12 +24,12 @@ def test_downsampling_keeps_at_most_n_points_and_the_extremes(conn):
         )
     picked = history.samples(conn, "md2", points=200)
     assert 150 <= len(picked) <= 200
-    speeds = [s["speed_kb_s"] for s in picked]
+    speeds = [s.speed_kb_s for s in picked]
     assert 1 in speeds and 99999 in speeds
-    assert [s["ts"] for s in picked] == sorted(s["ts"] for s in picked)
-    assert picked[0]["ts"] == 0.0
+    assert [s.ts for s in picked] == sorted(s.ts for s in picked)
+    assert picked[0].ts == 0.0
     window = history.samples(conn, "md2", since=1000, until=1100, points=500)
-    assert [s["ts"] for s in window] == [1000 + 5 * k for k in range(21)]
+    assert [s.ts for s in window] == [1000 + 5 * k for k in range(21)]
 
 
 def test_the_run_summary_migration_fills_runs_recorded_before_it(tmp_path):
@@ -146,9 +146,8 @@ def test_rollup_picks_equal_the_raw_computation(conn, since_s, until_s, points):
     start = generated_history(conn)
     since, until = start + since_s, start + until_s
     picked = history.samples(conn, "md2", since, until, points)
-    assert [s["ts"] for s in picked] == picks_from_raw(conn, "md2", since, until, points)
+    assert [s.ts for s in picked] == picks_from_raw(conn, "md2", since, until, points)
     assert len(picked) <= points
-    assert set(picked[0]) == set(history.SAMPLE_FIELDS)
 
 
 def test_downsampling_rebuilds_the_rollup_it_touches(conn):
@@ -158,7 +157,7 @@ def test_downsampling_rebuilds_the_rollup_it_touches(conn):
     assert stored_rollup(conn) == rollup_from_samples(conn)
     for points in (12, 200, 500):
         picked = history.samples(conn, "md2", points=points)
-        assert [s["ts"] for s in picked] == picks_from_raw(conn, "md2", 0, 1e18, points)
+        assert [s.ts for s in picked] == picks_from_raw(conn, "md2", 0, 1e18, points)
 
 
 def test_keep_days_deletes_older_samples_and_keeps_runs_and_the_rollup_right(conn):
