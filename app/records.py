@@ -120,6 +120,17 @@ class PlannerRun:
     speed_max_kb_s: float | None  # the highest effective max limit of its samples (KiB/s)
 
 
+# ---- who may change things
+@dataclass(frozen=True)
+class LiveSession:
+    """A login session that has not expired, beside the admin password in force now: it holds
+    while the password it was opened under is that one (app/web/auth.py fingerprints it)."""
+
+    csrf: str
+    password_fp: str  # the fingerprint of the password it was opened under
+    password_hash: str | None  # the salted hash of the password in force now; None: none set
+
+
 # ---- notifications
 @dataclass(frozen=True)
 class DestinationStatus:

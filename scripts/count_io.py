@@ -1,12 +1,13 @@
 """Count the SQL statements and the kernel-file reads of one boost press, one dashboard load and one
 sampler tick, over the tests' syncing box.
 
-    PYTHONPATH=. python scripts/count_io.py [--statements]
+    PYTHONPATH=. python scripts/count_io.py [--statements] [--callers]
 
 SQLite's trace callback sees every statement each connection runs; the host's open() is wrapped,
 so every /proc or /sys file the kernel layer opens is counted. The app runs in this process on the
 clock of scripts/api_answers.py (ticks only when this script takes one), so each figure is one
-action's own work and nothing a background tick did. --statements prints each statement.
+action's own work and nothing a background tick did. --statements prints each statement and each
+file read; --callers also prints, under each, the app's functions it was run or read from.
 """
 
 import argparse
@@ -15,6 +16,7 @@ import re
 import sqlite3
 import sys
 import tempfile
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,22 +36,37 @@ from app.notify import delivery
 from scripts.api_answers import PASSWORD, SAME_SITE, Clock, Ticks, no_delivery, reshape_at
 from tests.kernel_tree import KernelTree, act_like_md, syncing_box
 
+APP = str(Path(__file__).resolve().parent.parent / "app")
+
+
+def callers() -> str:
+    """The app's frames on the stack, innermost last: where a statement or a read came from."""
+    frames = [f for f in traceback.extract_stack() if f.filename.startswith(APP)]
+    return " < ".join(
+        f"{Path(f.filename).relative_to(APP).as_posix()}:{f.lineno} {f.name}"
+        for f in reversed(frames[-5:])
+    )
+
 
 class Counts:
     def __init__(self) -> None:
-        self.statements: list[str] = []
-        self.reads: list[str] = []
+        self.statements: list[tuple[str, str]] = []
+        self.reads: list[tuple[str, str]] = []
+        self.trace = False
 
     def connect(self, real: Callable[..., sqlite3.Connection]) -> Callable[..., Any]:
         def counted(*args: Any, **kwargs: Any) -> sqlite3.Connection:
             conn = real(*args, **kwargs)
-            conn.set_trace_callback(self.statements.append)
+            conn.set_trace_callback(self.statement)
             return conn
 
         return counted
 
+    def statement(self, text: str) -> None:
+        self.statements.append((text, callers() if self.trace else ""))
+
     def open(self, file: Any, *args: Any, **kwargs: Any) -> Any:
-        self.reads.append(str(file))
+        self.reads.append((str(file), callers() if self.trace else ""))
         return open(file, *args, **kwargs)
 
     @contextmanager
@@ -60,18 +77,30 @@ class Counts:
         statements, reads = list(self.statements), list(self.reads)
         print(f"{what}: {len(statements)} SQL statements, {len(reads)} kernel-file reads")
         if show:
-            kinds = Counter(re.sub(r"\s+", " ", s).strip()[:110] for s in statements)
-            for statement, count in kinds.most_common():
-                print(f"    {count:3d} x {statement}")
-            for path, count in Counter(reads).most_common():
-                print(f"    {count:3d} x read {path}")
+            shown = [(re.sub(r"\s+", " ", s).strip()[:110], c) for s, c in statements]
+            self.show(shown, "")
+            self.show(reads, "read ")
+
+    def show(self, done: list[tuple[str, str]], prefix: str) -> None:
+        """Each statement or path with its count, most repeated first, and where it came from."""
+        by_what: dict[str, list[str]] = {}
+        for what, where in done:
+            by_what.setdefault(what, []).append(where)
+        for what, wheres in sorted(by_what.items(), key=lambda item: -len(item[1])):
+            print(f"    {len(wheres):3d} x {prefix}{what}")
+            if self.trace:
+                for where, count in Counter(wheres).most_common():
+                    print(f"            {count} from {where}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--statements", action="store_true", help="print each statement")
-    show = parser.parse_args().statements
+    parser.add_argument("--callers", action="store_true", help="and where each comes from")
+    args = parser.parse_args()
+    show = args.statements or args.callers
     counts = Counts()
+    counts.trace = args.callers
     sqlite3.connect = counts.connect(sqlite3.connect)  # type: ignore[assignment]
     host.open = counts.open  # type: ignore[attr-defined]  # the module's open(): the kernel's
     work = Path(tempfile.mkdtemp(prefix="mdboost-count-io-"))

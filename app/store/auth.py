@@ -3,6 +3,7 @@ Hashing and checking live in app/web/auth.py; here only their rows."""
 
 import sqlite3
 
+from app.records import LiveSession
 from app.shapes.tuning import Token
 from app.store import db
 
@@ -59,15 +60,19 @@ def add_session(
         )
 
 
-def session_csrf(
-    conn: sqlite3.Connection, token_hash: str, now: float, password_fp: str
-) -> str | None:
-    """The CSRF token of a session that has not expired and was opened under `password_fp`."""
+def live_session(
+    conn: sqlite3.Connection, token_hash: str, now: float, env_password: bool
+) -> LiveSession | None:
+    """A login session that has not expired, with the hash of the admin password in force now
+    (MDBOOST_PASSWORD's when `env_password`, else the set-up one's), in one statement: every
+    signed-in request asks."""
+    password = "auth_env_password" if env_password else "auth_password"
     row = conn.execute(
-        "SELECT csrf FROM auth_sessions WHERE token_hash = ? AND expires >= ? AND password_fp = ?",
-        (token_hash, now, password_fp),
+        f"SELECT csrf, password_fp, (SELECT hash FROM {password} WHERE id = 1)"
+        " FROM auth_sessions WHERE token_hash = ? AND expires >= ?",
+        (token_hash, now),
     ).fetchone()
-    return str(row[0]) if row else None
+    return LiveSession(str(row[0]), str(row[1]), row[2]) if row else None
 
 
 def delete_session(conn: sqlite3.Connection, token_hash: str) -> None:

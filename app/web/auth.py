@@ -85,9 +85,12 @@ def note_env_password(conn: db.Connection, password: str | None, now: float) -> 
 def password_fingerprint(conn: db.Connection, env_password_set: bool) -> str:
     """Which admin password is in force, revealing nothing: a hash of its salted hash. Each
     session carries the one it was opened under; a new password (or a reset) changes it."""
-    if env_password_set:
-        return token_hash("env:" + (stored.env_password_hash(conn) or ""))
-    return token_hash("setup:" + (stored.setup_password_hash(conn) or ""))
+    in_force = stored.env_password_hash if env_password_set else stored.setup_password_hash
+    return _fingerprint(env_password_set, in_force(conn))
+
+
+def _fingerprint(env_password_set: bool, password_hash: str | None) -> str:
+    return token_hash(("env:" if env_password_set else "setup:") + (password_hash or ""))
 
 
 # ---- login sessions
@@ -105,11 +108,13 @@ def create_session(conn: db.Connection, now: float, password_fp: str) -> LoginSe
 
 
 def find_session(
-    conn: db.Connection, token: str, now: float, password_fp: str
+    conn: db.Connection, token: str, now: float, env_password_set: bool
 ) -> LoginSession | None:
     """The session behind a cookie, if it has not expired and its password is still in force."""
-    csrf = stored.session_csrf(conn, token_hash(token), now, password_fp)
-    return LoginSession(token, csrf) if csrf is not None else None
+    found = stored.live_session(conn, token_hash(token), now, env_password_set)
+    if found is None or found.password_fp != _fingerprint(env_password_set, found.password_hash):
+        return None
+    return LoginSession(token, found.csrf)
 
 
 def end_session(conn: db.Connection, token: str) -> None:

@@ -255,9 +255,9 @@ def _find_login_session(request: Request, conn: db.Connection) -> auth.LoginSess
     cookie = request.cookies.get(auth.SESSION_COOKIE)
     if not cookie or len(cookie) > 200 or not sessions_accepted(request):
         return None
-    fingerprint = auth.password_fingerprint(conn, get_settings(request).password is not None)
+    env_password_set = get_settings(request).password is not None
     session: auth.LoginSession | None = auth.find_session(
-        conn, cookie, get_clock(request)(), fingerprint
+        conn, cookie, get_clock(request)(), env_password_set
     )
     return session
 
