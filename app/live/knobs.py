@@ -1,11 +1,12 @@
 """The open tuning session as the kernel shows it now: each knob's original, desired and current."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from app.kernel.host import Host
 from app.kernel.knobs import read_knob
 from app.live.snapshot import KnobNow
 from app.md.knobs import CATALOGUE, Knob
+from app.records import JournaledKnob
 from app.shapes.tuning import Session
 from app.store import db, journal
 
@@ -25,8 +26,17 @@ def journaled_knobs(
     current_of: Callable[[str, Knob | None, str | None], str | None],
 ) -> list[KnobNow]:
     """The session's knobs with what `current_of(key, knob, target)` says the kernel holds."""
+    return knobs_now(journal.session_knobs(conn, session.id), current_of)
+
+
+def knobs_now(
+    journal_holds: Iterable[JournaledKnob],
+    current_of: Callable[[str, Knob | None, str | None], str | None],
+) -> list[KnobNow]:
+    """Journaled knobs, as the caller has them already, with what `current_of` says the kernel
+    holds."""
     states = []
-    for journaled in journal.session_knobs(conn, session.id):
+    for journaled in journal_holds:
         knob = CATALOGUE.get(journaled.knob)  # None: journaled by a version that knew another knob
         current = current_of(journaled.key, knob, journaled.target)
         states.append(

@@ -285,16 +285,25 @@ def _change_json(change: JournaledChange) -> dict[str, Any]:
 
 
 def session_originals(conn: sqlite3.Connection, session_id: int) -> Originals:
-    """A session and its knobs as the originals file keeps them."""
-    session = conn.execute(
-        "SELECT id, started, preset, arrays FROM tuning_sessions WHERE id = ?", (session_id,)
-    ).fetchone()
+    """A session and its knobs as the originals file keeps them, in one statement (each apply
+    asks): the session's columns ride on each of its knobs' rows, or on one row of no knob."""
+    rows = conn.execute(
+        "SELECT s.id, s.started, s.preset, s.arrays, k.key, k.knob, k.target, k.original,"
+        " k.desired FROM tuning_sessions s LEFT JOIN tuning_knobs k ON k.session_id = s.id"
+        " WHERE s.id = ? ORDER BY k.rowid",
+        (session_id,),
+    ).fetchall()
+    session = rows[0]
     return Originals(
         session_id=session["id"],
         started=session["started"],
         preset=session["preset"],
         arrays=tuple(json.loads(session["arrays"])),
-        knobs=tuple(session_knobs(conn, session_id)),
+        knobs=tuple(
+            JournaledKnob(r["key"], r["knob"], r["target"], r["original"], r["desired"])
+            for r in rows
+            if r["key"] is not None
+        ),
     )
 
 

@@ -135,20 +135,24 @@ class Scheduler:
         """Close windows that ended, then start the current one; the caller holds the lock.
         `clock_stepped`: the wall clock stepped since the last tick (see Schedule.carried)."""
         conn, now = self.applier.conn, self.applier.clock()
-        for schedule in in_play(conn):
+        found = in_play(conn)
+        changed = False  # a window carried or closed: the second pass reads them again
+        for schedule in found:
             window = self._window(schedule, now)
             current = window[0] if window else None
             if clock_stepped and schedule.carried(now, current):
                 if current is not None:
                     with db.write_transaction(conn):
                         schedules.carry_window(conn, schedule.id, current)
+                    changed = True
                 continue
             if schedule.waiting_for(now):
                 continue  # the clock stepped back before the held window: not an end
             ended = schedule.window_start is not None and schedule.window_start != current
             if ended and not self._end(schedule):
                 return  # the revert failed: try again next tick, start nothing meanwhile
-        for schedule in in_play(conn):
+            changed = changed or ended
+        for schedule in in_play(conn) if changed else found:
             window = self._window(schedule, now)
             if window is None or window[0] == schedule.closed_window:
                 continue  # no window now, or one closed already (the clock stepped back into it)
@@ -161,9 +165,9 @@ class Scheduler:
     def note_manual(self) -> None:
         """A person applied, reverted or auto-tuned: the open window leaves things as they are
         until it ends. The caller holds the lock."""
-        conn, now = self.applier.conn, self.applier.clock()
-        with db.write_transaction(conn):
-            schedules.override_open_windows(conn, now)
+        # One UPDATE: autocommit makes it a transaction of its own, as atomic and durable as
+        # BEGIN IMMEDIATE around it, two statements fewer on every press.
+        schedules.override_open_windows(self.applier.conn, self.applier.clock())
 
     def _window(self, schedule: Schedule, now: float) -> tuple[float, float] | None:
         if schedule.removed is not None:

@@ -16,9 +16,10 @@ from typing import Any
 from app.config import Settings
 from app.kernel.host import Host
 from app.kernel.knobs import read_knob
-from app.live.knobs import journaled_knobs
+from app.live.knobs import journaled_knobs, knobs_now
 from app.live.snapshot import KnobNow
-from app.md.knobs import CATALOGUE, SYSTEM
+from app.md.knobs import CATALOGUE, SYSTEM, Knob
+from app.records import JournaledKnob
 from app.shapes.tuning import Restored, Session, TuningDone
 from app.store import db, journal, originals
 from app.tuning.errors import TuningError
@@ -147,14 +148,18 @@ class Applier:
             "journaled the revert of session %d, which waited for disk space", pending.session_id
         )
 
-    def keep_originals(self, session_id: int, writing: list[KnobChange] | None = None) -> None:
+    def keep_originals(
+        self, session_id: int, writing: list[KnobChange] | None = None
+    ) -> tuple[JournaledKnob, ...]:
         """Copy the session's originals to their own file, flushed to disk, with the values
-        `writing` is about to put in the kernel as the desired ones, during this boot."""
+        `writing` is about to put in the kernel as the desired ones, during this boot; returns
+        the knobs as kept, which the journal holds too once the apply is finished."""
         found = journal.session_originals(self.conn, session_id)
         desired = {change.key: change.to_value for change in writing or []}
         knobs = tuple(replace(k, desired=desired.get(k.key, k.desired)) for k in found.knobs)
         kept = replace(found, knobs=knobs, boot_id=self.host.boot_id)
         originals.write(self.originals_path, kept)
+        return knobs
 
     def _forget_originals(self) -> None:
         """The session's revert is journaled: its originals file goes (or, if that fails, the
@@ -182,7 +187,7 @@ class Applier:
                 f"journal cannot be written ({error})"
             ) from None
         try:
-            self.keep_originals(session_id, changes)
+            kept = self.keep_originals(session_id, changes)
         except (OSError, db.Error) as error:
             reason = getattr(error, "strerror", None) or str(error)
             self._abandon(session_id, op_id, f"the originals file cannot be written: {reason}")
@@ -220,7 +225,7 @@ class Applier:
                 f"{name} was taken back out of the kernel: {unjournaled.message}"
             ) from None
         log.info("applied %s to %s: %d knobs", name, ", ".join(plan.arrays), len(changes))
-        self._written(session, read_back)
+        self._written(session, read_back, kept)
         return TuningDone(ok=True, op_id=op_id, plan=plan.shape(), applied=[c.key for c in changes])
 
     def _abandon(self, session_id: int, op_id: int, message: str) -> None:
@@ -273,16 +278,27 @@ class Applier:
             )
         return value
 
-    def _written(self, session: Session | None, read_back: dict[str, str]) -> None:
+    def _written(
+        self,
+        session: Session | None,
+        read_back: dict[str, str],
+        journal_holds: tuple[JournaledKnob, ...] | None = None,
+    ) -> None:
         """Tell the listener what the journal holds now (`session`: its open session, as the
-        write left it) and what the kernel read back."""
+        write left it; `journal_holds`: its knobs, when the caller knows them) and what the
+        kernel read back."""
         if self.on_write is None:
             return
-        knobs = (
-            journaled_knobs(self.conn, session, lambda key, knob, target: read_back.get(key))
-            if session is not None
-            else []
-        )
+
+        def read(key: str, knob: Knob | None, target: str | None) -> str | None:
+            return read_back.get(key)
+
+        if session is None:
+            knobs = []
+        elif journal_holds is not None:
+            knobs = knobs_now(journal_holds, read)
+        else:
+            knobs = journaled_knobs(self.conn, session, read)
         self.on_write(session, knobs)
 
     def _roll_back(self, written: list[KnobChange], failure: TuningFailed) -> None:
