@@ -2,11 +2,14 @@
 
 import sqlite3
 import threading
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from app.kernel import host as host_module
 from app.md.knobs import CATALOGUE
+from app.store import journal
 from app.tuning.session.apply import Busy, TuningFailed, write_order
 from tests.kernel_tree import act_like_md, idle_box, mdstat_text, raid1
 from tests.server import wait_for
@@ -31,6 +34,50 @@ def test_boost_then_revert_restores_every_file_byte_for_byte(box, tmp_path):
     assert box.read("sys/block/md2/md/sync_speed_min") == "system\n"
     act_like_md(box, before)
     assert box.snapshot() == before
+
+
+def test_a_press_reads_each_kernel_file_once_and_asks_the_journal_each_question_once(
+    box, tmp_path, monkeypatch
+):
+    """Planning reads what it checks once (the other arrays' stripe caches by their one file,
+    the global limits once for both checks); only a written knob is read again, to verify it.
+    The journal's connection asks no question twice: the originals' session and knobs are read
+    once, and the knobs the page shows after the write are those just kept."""
+    box.write("proc/sys/kernel/random/boot_id", "one-boot\n")
+    tuner = make_tuner(box, tmp_path)
+    assert tuner.host.boot_id == "one-boot"  # read once per process, before: not the press's
+    read: list[str] = []
+
+    def counted(file, *args, **kwargs):
+        read.append(str(file))
+        return open(file, *args, **kwargs)
+
+    monkeypatch.setattr(host_module, "open", counted, raising=False)
+    shown = []  # what the page is told the session's knobs are, right after the write
+    tuner.applier.on_write = lambda session, knobs: shown.append(knobs)
+    statements: list[str] = []
+    tuner.conn.set_trace_callback(statements.append)
+    result = tuner.apply("boost")
+    tuner.conn.set_trace_callback(None)
+    session = journal.open_session(tuner.conn)
+    assert session is not None
+    held = [
+        (k.key, k.original, k.desired, k.desired)
+        for k in journal.session_knobs(tuner.conn, session.id)
+    ]
+    assert [[(k.key, k.original, k.desired, k.current) for k in knobs] for knobs in shown] == [held]
+    knobs = (
+        "md/stripe_cache_size",
+        "md/sync_speed_min",
+        "md/sync_speed_max",
+        "queue/read_ahead_kb",
+    )
+    written = {str(box.sys / f"block/md2/{path}") for path in knobs}
+    assert len(result.applied) == len(written)
+    assert {p: n for p, n in Counter(read).items() if n > 1} == dict.fromkeys(written, 2)
+    assert not any(p.endswith("md0/md/sync_action") for p in read)  # not md0's every attribute
+    asked = Counter(s for s in statements if s.startswith("SELECT"))
+    assert [s for s, n in asked.items() if n > 1] == []
 
 
 def test_a_failure_on_the_third_of_five_writes_rolls_back_the_first_two(box, tmp_path):

@@ -199,20 +199,25 @@ def stripe_cache_total_mib(
     for array in md.arrays:
         if array.name in (skip or set()) or not ARRAY_NAME.fullmatch(array.name):
             continue
-        size = host.read_array_sysfs(array.name).stripe_cache_size
-        if size is not None:
-            total += stripe_cache_mib(size, member_disks(array))
+        # Its one file, not the array's dozen attributes: a press plans with it.
+        size = read_knob(host, CATALOGUE["stripe_cache_size"], array.name)
+        if size is not None and size.isdigit():
+            total += stripe_cache_mib(int(size), member_disks(array))
     return total
 
 
 def _check_limits(wanted: Wanted, host: Host) -> None:
     """Refuse a plan that leaves any minimum above its maximum."""
 
+    read: dict[str, str | None] = {}  # each file once, though two checks may ask for it
+
     def value(name: str, target: str | None) -> str | None:
         key = knob_key(name, target)
         if key in wanted:
             return wanted[key][3]
-        return read_knob(host, CATALOGUE[name], target)
+        if key not in read:
+            read[key] = read_knob(host, CATALOGUE[name], target)
+        return read[key]
 
     global_min, global_max = value("speed_limit_min", None), value("speed_limit_max", None)
     targets = {v[1] for v in wanted.values() if v[0].name in ("sync_speed_min", "sync_speed_max")}
