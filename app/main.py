@@ -91,7 +91,7 @@ def create_app(
             tuner.reconcile, moved_now.path if moved_now else None
         )
         snapshot_builder = app.state.snapshot_builder = SnapshotBuilder(
-            app.state.host, conn, tuner.lock
+            app.state.host, conn, tuner.lock, tuner.boost_max_kb_s
         )
         tuner.applier.on_write = snapshot_builder.after_write
         # Backoffs run on the app's clock, unless the demo's clock runs faster than real time.

@@ -2,11 +2,12 @@
 the answer for the API from the sampler's present: one array, or the whole SHR pool."""
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Iterable
 
 from app.diagnosis.verdicts import Diagnosis
 from app.forecast import boost, model, physics, pool
 from app.live.snapshot import Snapshot
+from app.records import MeasuredEffect
 from app.shapes import Body
 from app.shapes.arrays import Run
 from app.shapes.tuning import Session
@@ -18,8 +19,8 @@ BOOST_PRESET = "boost"
 
 @dataclasses.dataclass(frozen=True)
 class JournalNow:
-    """What the tuning journal holds now, read once by a request and handed to each view that
-    asks: the open session and the latest preset put back for making a sync slower, of each."""
+    """What the tuning journal holds now, read once by a request for the boost panel: the open
+    session and the latest preset put back for making a sync slower, of each."""
 
     session: Session | None  # the open session as recorded (None: nothing is tuned)
     put_back: list[SlowerPreset]  # the latest finding of each preset, newest first
@@ -28,9 +29,9 @@ class JournalNow:
     def read(cls, conn: db.Connection) -> "JournalNow":
         return cls(journal.open_session(conn), slower.latest_each(conn))
 
-    def latest_put_back(self, preset: str | None = None) -> SlowerPreset | None:
-        """The latest finding of `preset` (None: of any preset)."""
-        return next((f for f in self.put_back if preset in (None, f.preset)), None)
+    def latest_put_back(self) -> SlowerPreset | None:
+        """The latest finding of any preset."""
+        return self.put_back[0] if self.put_back else None
 
 
 # The bodies of GET /api/arrays/{name}/forecast and /api/pool/forecast. They sit beside their
@@ -73,50 +74,107 @@ def rebuild(
     return progress
 
 
-def array_eta(
-    snapshot: Snapshot,
-    conn: db.Connection,
-    name: str,
-    now: float,
-    boost_max: float | None = None,
-    journal_now: JournalNow | None = None,
-) -> ArrayForecast:
-    """The forecast of the array's running operation as of the sampler's last tick, with "what
-    if I boost" while no preset is applied (the journal's open session says whether one is).
-    `journal_now`: the journal as the caller read it already; else it is read here."""
+def array_eta(snapshot: Snapshot, name: str, now: float) -> ArrayForecast:
+    """The forecast of the array's running operation with "what if I boost", both as the
+    sampler's last tick (or a write since) left them: nothing is derived again per request."""
     state = snapshot.array(name)
     run = state.run if state is not None else None
     if state is None or run is None:
         idle = model.Forecast("insufficient", "no operation is running on this array")
         return _view(name, None, idle, None, now)
     fc = state.forecast or model.Forecast("insufficient", "no samples of this run yet")
-    session = journal_now.session if journal_now else journal.open_session(conn)
-    boosted = session is not None and session.preset == BOOST_PRESET
+    view = _view(name, run, fc, state.boost, now)
+    # Set only here (the route leaves unset fields out): an idle array's answer has no such key.
+    view.boost_active = snapshot.session_id is not None
+    return view
 
-    def put_back() -> SlowerPreset | None:  # read only when the estimate comes to it
-        if journal_now is not None:
-            return journal_now.latest_put_back(BOOST_PRESET)
-        return slower.latest(conn, BOOST_PRESET)
 
-    estimate = None
-    if session is None:
-        estimate = _boost_estimate(snapshot, conn, name, fc, None, boost_max, put_back)
-    elif not boosted:
-        # Another preset holds the run (auto-tune, a schedule): boost's gains were measured
-        # over the untuned pace, so they scale that pace, never the tuned one.
-        untuned = effects.untuned_speed(conn, session.id, name)
-        estimate = (
-            _boost_estimate(snapshot, conn, name, fc, untuned, boost_max, put_back)
-            if untuned
-            else None
-        )
+def diagnosis(snapshot: Snapshot, name: str) -> Diagnosis | None:
+    """The array's verdicts as of the last tick, their advice already judged beside the boost
+    estimate offered with them: what the page, the API and a push say of why a sync is slow."""
+    state = snapshot.array(name)
+    return state.diagnosis if state is not None else None
+
+
+@dataclasses.dataclass(frozen=True)
+class BoostEvidence:
+    """What this box knows of boost's gain for one syncing array, as a tick read it: a measured
+    ratio and where it was measured, or else the physics' inputs. The estimate is made from it
+    without SQL, so a revert between two ticks offers it at once."""
+
+    ratio: float | None = None  # speed with boost / without, measured on this box
+    measured_on: str = "this array"  # where `ratio` was measured, in words
+    disks: tuple[str, float] | None = None  # the array's last check or resync: action, KiB/s
+    cpu_bound: tuple[str, float] | None = None  # md's thread near a full core, and its cores
+    tuned_only: MeasuredEffect | None = None  # boost measured here only over settings tuned
+
+
+def boost_evidence(
+    conn: db.Connection, name: str, siblings: Iterable[str], found: Diagnosis | None
+) -> BoostEvidence:
+    """From this box's own measurements once it has them: this array's measured boost; else
+    another array's of the same SHR pool (`siblings`), which sits on the same disks (md2's x5
+    says more about md3 than any model); else a boost mdboost put back here for making a sync
+    slower; else boost measured over the untuned pace of any array of this box. Without any,
+    the physics: the limits, md's thread near a full core (the tick's diagnosis, `found`), or
+    the clean bench of this kernel (boost.py). Read once a tick, whatever is tuned: a revert
+    offers the estimate again before the next tick."""
+    ratio = effects.latest_ratio(conn, BOOST_PRESET, name)
+    if ratio is not None:
+        return BoostEvidence(ratio)
+    for sibling in siblings:
+        ratio = effects.latest_ratio(conn, BOOST_PRESET, sibling)
+        if ratio is not None:
+            return BoostEvidence(ratio, f"{sibling}, on the same disks")
+    slower_here = slower.latest(conn, BOOST_PRESET)
+    if slower_here is not None:
+        on = f"{slower_here.array} of this box, where mdboost put it back"
+        return BoostEvidence(slower_here.ratio, on)
+    elsewhere = effects.latest_measured(conn, BOOST_PRESET)
+    if elsewhere is not None and elsewhere.untuned:
+        return BoostEvidence(elsewhere.ratio, f"{elsewhere.array} of this box")
+    return BoostEvidence(
+        disks=history.last_sync_pace(conn, name), cpu_bound=_cpu_bound(found), tuned_only=elsewhere
+    )
+
+
+def boost_estimate(
+    fc: model.Forecast,
+    evidence: BoostEvidence,
+    preset: str | None,
+    untuned: float | None,
+    boost_max: float | None,
+    kernel_release: str | None,
+) -> boost.BoostEstimate | None:
+    """The finish if boost were applied now, while no preset is applied (`preset` None) or
+    another preset holds the run; None while boost is on. Boost's gains were measured over the
+    untuned pace, so under another preset they scale that pace (`untuned`, KiB/s before it),
+    never the tuned one; without it there is nothing to scale. `boost_max`: the max limit the
+    boost preset writes (KiB/s)."""
+    if preset == BOOST_PRESET or (preset is not None and not untuned):
+        return None
     if fc.settling and fc.regime == "revert" and fc.reason != model.REVERT_REASON:
         # The pace before tuning is not known (tuned before it was measured): nothing to scale.
-        estimate = None
-    view = _view(name, run, fc, estimate, now)
-    # Set only here (the route leaves unset fields out): an idle array's answer has no such key.
-    view.boost_active = session is not None
-    return view
+        return None
+    if evidence.ratio is not None:
+        on = evidence.measured_on
+        return boost.boost_forecast(fc, evidence.ratio, measured_on=on, untuned_speed=untuned)
+    found = boost.boost_forecast(
+        fc,
+        None,
+        boost_max,
+        untuned_speed=untuned,
+        disks=evidence.disks,
+        kernel_release=kernel_release,
+        cpu_bound=evidence.cpu_bound,
+    )
+    if found is None or evidence.tuned_only is None:
+        return found
+    # Boost was measured on this box, but only over settings already tuned, which says nothing
+    # of its gain over the untuned pace: say so, never "boost has not been measured".
+    measured = f"×{evidence.tuned_only.ratio:.1f} on {evidence.tuned_only.array}"
+    note = f"boost measured {measured} over settings already tuned, not over the untuned pace"
+    return dataclasses.replace(found, why=f"{found.why}; {note}")
 
 
 def offered_gain(estimate: boost.BoostEstimate | None) -> float | None:
@@ -127,75 +185,12 @@ def offered_gain(estimate: boost.BoostEstimate | None) -> float | None:
     return estimate.ratio if estimate.helps else 1.0
 
 
-def diagnosis(
-    snapshot: Snapshot, conn: db.Connection, name: str, now: float, boost_max: float | None = None
-) -> Diagnosis | None:
-    """The array's verdicts as of the last tick, their advice judged beside the boost estimate
-    offered with them: what the page, the API and a push say of why a sync is slow."""
-    state = snapshot.array(name)
-    if state is None or state.diagnosis is None:
-        return None
-    estimate = array_eta(snapshot, conn, name, now, boost_max).boost
-    return state.diagnosis.beside_boost(offered_gain(estimate))
-
-
-def _cpu_bound(snapshot: Snapshot, name: str) -> tuple[str, float] | None:
-    """The md thread near a full core, with its cores, when the last tick's diagnosis shows it."""
-    state = snapshot.array(name)
-    diagnosis = state.diagnosis if state is not None else None
-    for verdict in diagnosis.verdicts if diagnosis is not None else ():
+def _cpu_bound(found: Diagnosis | None) -> tuple[str, float] | None:
+    """The md thread near a full core, with its cores, when the tick's diagnosis shows it."""
+    for verdict in found.verdicts if found is not None else ():
         if verdict.verdict == "cpu_bound" and not verdict.fading:
             return str(verdict.numbers["thread"]), float(verdict.numbers["cores"])
     return None
-
-
-def _boost_estimate(
-    snapshot: Snapshot,
-    conn: db.Connection,
-    name: str,
-    fc: model.Forecast,
-    untuned: float | None,
-    boost_max: float | None,
-    put_back: Callable[[], SlowerPreset | None],
-) -> boost.BoostEstimate | None:
-    """From this box's own measurements once it has them: this array's measured boost; else
-    another array's of the same SHR pool, which sits on the same disks (md2's x5 says more about
-    md3 than any model); else a boost mdboost put back here for making a sync slower; else
-    boost measured over the untuned pace of any array of this box. Without any, the physics:
-    the limits, md's thread near a full core, or the clean bench of this kernel (boost.py)."""
-    ratio = effects.latest_ratio(conn, BOOST_PRESET, name)
-    if ratio is not None:
-        return boost.boost_forecast(fc, ratio, untuned_speed=untuned)
-    for sibling in (m.name for m in snapshot.job.phases if m.name != name):
-        ratio = effects.latest_ratio(conn, BOOST_PRESET, sibling)
-        if ratio is not None:
-            on = f"{sibling}, on the same disks"
-            return boost.boost_forecast(fc, ratio, measured_on=on, untuned_speed=untuned)
-    slower_here = put_back()
-    if slower_here is not None:
-        on = f"{slower_here.array} of this box, where mdboost put it back"
-        return boost.boost_forecast(fc, slower_here.ratio, measured_on=on, untuned_speed=untuned)
-    elsewhere = effects.latest_measured(conn, BOOST_PRESET)
-    if elsewhere is not None and elsewhere.untuned:
-        on = f"{elsewhere.array} of this box"
-        return boost.boost_forecast(fc, elsewhere.ratio, measured_on=on, untuned_speed=untuned)
-    disks = history.last_sync_pace(conn, name)
-    found = boost.boost_forecast(
-        fc,
-        None,
-        boost_max,
-        untuned_speed=untuned,
-        disks=disks,
-        kernel_release=snapshot.kernel_release,
-        cpu_bound=_cpu_bound(snapshot, name),
-    )
-    if found is None or elsewhere is None:
-        return found
-    # Boost was measured on this box, but only over settings already tuned, which says nothing
-    # of its gain over the untuned pace: say so, never "boost has not been measured".
-    measured = f"×{elsewhere.ratio:.1f} on {elsewhere.array}"
-    note = f"boost measured {measured} over settings already tuned, not over the untuned pace"
-    return dataclasses.replace(found, why=f"{found.why}; {note}")
 
 
 def pool_eta(snapshot: Snapshot, now: float) -> PoolForecastBody:

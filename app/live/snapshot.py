@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.diagnosis.verdicts import Diagnosis
+from app.forecast.boost import BoostEstimate
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast, PoolMember
 from app.md.access import KnobAccess
@@ -33,7 +34,8 @@ class MemberIO:
 @dataclass(frozen=True)
 class ArrayNow:
     """One array: its mdstat entry, its sysfs attributes, its effective limits, its open run with
-    that run's forecast (kept up incrementally), and why it is slow."""
+    that run's forecast (kept up incrementally), what boost would make of it, and why it is
+    slow, judged beside that estimate."""
 
     array: Array
     sysfs: ArraySysfs | None  # None where host.py reads no sysfs (names other than mdN)
@@ -42,7 +44,12 @@ class ArrayNow:
     run: Run | None = None  # the open run, None when idle
     speed_min: SpeedLimit | None = None  # effective sync_speed_min, KiB/s, with its source
     speed_max: SpeedLimit | None = None  # effective sync_speed_max, KiB/s, with its source
-    diagnosis: Diagnosis | None = None  # while it syncs: the verdict of the last tick
+    # While it syncs: the verdicts of the last tick, their advice judged beside `boost`; None
+    # from a tuning write until the next tick judges the new knobs.
+    diagnosis: Diagnosis | None = None
+    # The finish if boost were applied now, while it is not; None while boost is on (or the
+    # run has no estimate to scale).
+    boost: BoostEstimate | None = None
 
     @property
     def name(self) -> str:

@@ -1,9 +1,9 @@
-"""SnapshotBuilder: the sampler owns the present. After each tick it
-builds one Snapshot from what the tick read (mdstat, sysfs, the limits, the diagnosis), each open
-run's forecast kept up incrementally (rebuilt once from SQLite, then one sample per tick), the
-pool, the tuning session's knobs as the kernel holds them, the stripe cache's RAM budget and
-which knobs this kernel has; then it replaces `snapshot` in one assignment. Requests read
-`snapshot`, never the kernel.
+"""SnapshotBuilder: the sampler owns the present. After each tick it builds one Snapshot from
+what the tick read (mdstat, sysfs, the limits, the diagnosis), each open run's forecast kept up
+incrementally (rebuilt once from SQLite, then one sample per tick) with boost's estimate and the
+why-slow verdicts judged beside it, the job, the tuning session's knobs as the kernel holds them,
+the stripe cache's RAM budget and which knobs this kernel has; then it replaces `snapshot` in one
+assignment. Requests read `snapshot`, never the kernel nor the tuning journal's measurements.
 """
 
 import threading
@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.forecast import model, physics
+from app.forecast.boost import BoostEstimate
 from app.kernel.access import knob_access
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import forecasts
@@ -22,17 +23,22 @@ from app.md.access import KnobAccess
 from app.md.attributes import ArraySysfs
 from app.md.mdstat import Array, MdStat
 from app.shapes.tuning import Session
-from app.store import db, history, journal
+from app.store import db, effects, history, journal
 
 
 class SnapshotBuilder:
     """Holds the latest Snapshot: update() runs in the sampler's thread, requests read it."""
 
     def __init__(
-        self, host: Host, conn: db.Connection, writes: "threading.Lock | None" = None
+        self,
+        host: Host,
+        conn: db.Connection,
+        writes: "threading.Lock | None" = None,
+        boost_max: float | None = None,
     ) -> None:
         self.host = host
         self.conn = conn
+        self.boost_max = boost_max  # the max limit the boost preset writes, KiB/s
         # The tuning writer's lock: a tick reads the session's knobs and publishes them under it,
         # so a tick that read the kernel before a write never publishes after that write's
         # read-back (after_write) and shows mdboost's own value as "changed outside mdboost".
@@ -45,6 +51,9 @@ class SnapshotBuilder:
         self.written_since_publish = False
         # Which knobs the kernel has changes when arrays come or go: checked then, not each tick.
         self._access_cache: tuple[tuple[Any, ...], tuple[KnobAccess, ...]] = ((), ())
+        # What the last tick read of boost's gain, per syncing array: a revert between two ticks
+        # makes the estimate from it, with no SQL on this connection from the writer's thread.
+        self.boost_evidence: dict[str, forecasts.BoostEvidence] = {}
 
     def update(self, tick: Tick) -> None:
         if tick.parsed is None or tick.ts is None:
@@ -99,15 +108,59 @@ class SnapshotBuilder:
             self.snapshot.job,
             tick.ts,
         )
+        evidence = {
+            a.name: forecasts.boost_evidence(
+                self.conn, a.name, (p.name for p in job.phases if p.name != a.name), a.diagnosis
+            )
+            for a in arrays
+            if a.run is not None and a.forecast is not None
+        }
         available_kib = tick.mem_available_kib
         access = self._knob_access(tick.parsed)
         with self.writes:
             open_session = journal.open_session(self.conn)
             knobs = knob_states(self.host, self.conn, open_session) if open_session else []
-            if self.written_since_publish:
-                arrays = [replace(a, diagnosis=None) for a in arrays]
-                self.written_since_publish = False
+            judged = not self.written_since_publish
+            arrays = [self._judged(a, evidence.get(a.name), open_session, judged) for a in arrays]
+            self.written_since_publish = False
+            self.boost_evidence = evidence
             self._publish(tick, arrays, job, open_session, knobs, available_kib, access)
+
+    def _judged(
+        self,
+        state: ArrayNow,
+        evidence: forecasts.BoostEvidence | None,
+        session: Session | None,
+        judged: bool,
+    ) -> ArrayNow:
+        """The array with boost's estimate beside its forecast, for the session the journal
+        holds now, and its verdicts' advice judged beside that estimate: the one verdict the
+        page, the API, /metrics and a push show. `judged` False: a write came after this tick
+        read the kernel, so its verdicts were judged on the knobs before it: none until the
+        next tick."""
+        estimate = None
+        if evidence is not None and state.forecast is not None:
+            tuned_by = session.preset if session is not None else None
+            untuned = (
+                effects.untuned_speed(self.conn, session.id, state.name)
+                if session is not None and tuned_by != forecasts.BOOST_PRESET
+                else None
+            )
+            estimate = self._estimate(state.forecast, evidence, tuned_by, untuned)
+        found = state.diagnosis if judged else None
+        verdicts = found.beside_boost(forecasts.offered_gain(estimate)) if found else None
+        return replace(state, boost=estimate, diagnosis=verdicts)
+
+    def _estimate(
+        self,
+        fc: model.Forecast,
+        evidence: forecasts.BoostEvidence,
+        preset: str | None,
+        untuned: float | None,
+    ) -> BoostEstimate | None:
+        return forecasts.boost_estimate(
+            fc, evidence, preset, untuned, self.boost_max, self.kernel_release
+        )
 
     def _publish(
         self,
@@ -157,6 +210,13 @@ class SnapshotBuilder:
             arrays = tuple(self._reverted(state) for state in arrays)
             by_name = {a.name: a.forecast for a in arrays}
             job = jobs.refreshed(job, by_name, self.kernel_release)
+        elif open_session is not None and (
+            open_session.preset == forecasts.BOOST_PRESET or not same
+        ):
+            # Boost is on, or a preset opened a session whose pace before it (what boost's gain
+            # would scale) is not measured yet: no estimate until the next tick says otherwise.
+            # A step within the same session leaves the forecast, and so the estimate, as is.
+            arrays = tuple(replace(a, boost=None) for a in arrays)
         self.snapshot = replace(
             snapshot,
             arrays=arrays,
@@ -169,12 +229,16 @@ class SnapshotBuilder:
 
     def _reverted(self, state: ArrayNow) -> ArrayNow:
         """Right after a revert: the forecast at the pace before tuning, not the tuned pace the
-        last tick measured; the next tick's revert regime takes over from there."""
+        last tick measured, and boost's estimate over it again, from what the last tick read of
+        boost's gain; the next tick's revert regime takes over from there."""
         progress = self.progress.get(state.run.id) if state.run else None
         untuned = progress.untuned if progress is not None else None
-        if state.forecast is None or untuned is None:
-            return state
-        return replace(state, forecast=model.reverted(state.forecast, untuned))
+        if state.forecast is not None and untuned is not None:
+            state = replace(state, forecast=model.reverted(state.forecast, untuned))
+        evidence = self.boost_evidence.get(state.name)
+        if state.forecast is None or evidence is None:
+            return replace(state, boost=None)
+        return replace(state, boost=self._estimate(state.forecast, evidence, None, None))
 
     def _knob_access(self, md: MdStat) -> tuple[KnobAccess, ...]:
         key = tuple((a.name, a.level) for a in md.arrays if ARRAY_NAME.fullmatch(a.name))

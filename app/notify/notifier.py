@@ -218,7 +218,7 @@ class Notifier:
 
     def _eta(self, now: float) -> messages.EtaLookup:
         def lookup(name: str) -> forecasts.ArrayForecast | None:
-            view = forecasts.array_eta(self.snapshot_builder.snapshot, self.conn, name, now)
+            view = forecasts.array_eta(self.snapshot_builder.snapshot, name, now)
             return view if view.run_id is not None else None
 
         return lookup
@@ -247,7 +247,7 @@ def _array_now(
         percent=sample.percent,
         mismatch_cnt=sample.mismatch_cnt,
         queued=array.queued,
-        verdict=_verdict(conn, snapshot, array.name, tick.ts),
+        verdict=_verdict(snapshot, array.name),
         failed=array_view.is_failed(
             array,
             sysfs.array_state if (sysfs := tick.sysfs.get(array.name)) else None,
@@ -256,10 +256,8 @@ def _array_now(
     )
 
 
-def _verdict(
-    conn: db.Connection, snapshot: Snapshot, array: str, now: float | None
-) -> tuple[str, float, str] | None:
+def _verdict(snapshot: Snapshot, array: str) -> tuple[str, float, str] | None:
     """The array's primary verdict as the page says it (its advice beside boost's estimate)."""
-    diagnosis = forecasts.diagnosis(snapshot, conn, array, now) if now is not None else None
+    diagnosis = forecasts.diagnosis(snapshot, array)
     primary = diagnosis.primary if diagnosis is not None else None
     return (primary.verdict, primary.since, primary.sentence) if primary is not None else None

@@ -77,6 +77,15 @@ class Tuner:
             raise UnknownPreset(f"no preset named {name[:40]!r} (known: {', '.join(self.presets)})")
         return preset
 
+    @property
+    def boost_max_kb_s(self) -> float | None:
+        """The max limit the boost preset writes (KiB/s), when it names one: boost's estimate of
+        a run held by its max limit goes up to it."""
+        preset = self.presets.get("boost")
+        settings = preset.settings if preset is not None else ()
+        value = next((s.value for s in settings if s.knob == "sync_speed_max"), None)
+        return float(value) if value is not None and value.isdigit() else None
+
     def plan(self, name: str, array_names: list[str] | None = None) -> KnobPlan:
         preset = self.preset(name)
         if preset.restore_originals:

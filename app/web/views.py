@@ -10,14 +10,7 @@ from app.diagnosis.verdicts import Diagnosis
 from app.forecast.boost import NO_GAIN
 from app.formats import FLAG_LABELS, ROLE_LABELS, array_title, drive_name, mb_s, ratio
 from app.live import array_view
-from app.live.forecasts import (
-    ArrayForecast,
-    JournalNow,
-    PoolForecastBody,
-    array_eta,
-    offered_gain,
-    pool_eta,
-)
+from app.live.forecasts import ArrayForecast, PoolForecastBody, array_eta, pool_eta
 from app.live.sampler import DISK_FULL, Sampler
 from app.live.snapshot import Snapshot
 from app.md.access import HOW_TO_TUNE
@@ -150,8 +143,6 @@ class BoostPanel:
     csrf: str | None  # the login session's, for the forms
     schedule: Schedules
     presets: list[str]  # the presets a schedule may name
-    boost_max_kb_s: float | None  # the max limit the boost preset writes
-    journal: JournalNow  # as the panel read it: the cards' estimates read the same
     plan: PresetPlan | None = None  # boost's dry run, to confirm
     error: str | None = None  # a tuning action that failed, in words
     done: str | None = None  # a change that worked, in words
@@ -186,28 +177,18 @@ def card(
     picture: bool = False,
 ) -> ArrayCard:
     """One array's card, beside the boost panel it is shown with: its measured effects label
-    the chart's markers, its max limit (the boost preset's sync_speed_max) makes the estimate
-    of a run held by its limit, its journal says what is tuned; `synology`: the box has DSM's
-    layout, so md2 is called "Storage pool (md2)"; `picture`: a running array's chart carries
-    its no-JS picture (whole pages)."""
+    the chart's markers; `synology`: the box has DSM's layout, so md2 is called "Storage pool
+    (md2)"; `picture`: a running array's chart carries its no-JS picture (whole pages)."""
     sync = view.sync
     running = sync is not None and sync.percent is not None
     run = view.run
     finish_min = sync.finish_min if sync is not None else None
     degraded = bool(view.degraded or (view.sysfs.degraded if view.sysfs else None))
     missing = (view.status or "").count("_")
-    eta = (
-        array_eta(snapshot, conn, view.name, now, boost.boost_max_kb_s, boost.journal)
-        if running and run
-        else None
-    )
+    eta = array_eta(snapshot, view.name, now) if running and run else None
     state = snapshot.array(view.name)
-    # Why it is slow, its advice beside the boost estimate the same card offers.
-    why = (
-        state.diagnosis.beside_boost(offered_gain(eta.boost))
-        if eta is not None and state is not None and state.diagnosis is not None
-        else None
-    )
+    # Why it is slow, its advice judged by the tick beside the boost estimate the card offers.
+    why = state.diagnosis if eta is not None and state is not None else None
     chart = None
     if run is not None:
         drawn = progress_picture(conn, run) if picture and running else None
@@ -373,8 +354,6 @@ def boost_panel(
         csrf=session.csrf if session else None,
         schedule=known.schedules,
         presets=[n for n, p in tuner.presets.items() if not p.restore_originals],
-        boost_max_kb_s=_boost_max(tuner),
-        journal=known.journal,
         plan=plan,
         error=error,
         schedule_error=schedule_error,
@@ -411,14 +390,6 @@ def autotune_said(sweep: Sweep | None, holds: bool = True) -> str | None:
         f"Auto-tune made the job ×{ratio(best)} faster ({mb_s(before)} → {mb_s(after)}) "
         f"and kept {what}."
     )
-
-
-def _boost_max(tuner: Tuner) -> float | None:
-    """The max limit the boost preset writes (KiB/s), when it names one."""
-    preset = tuner.presets.get("boost")
-    settings = preset.settings if preset is not None else ()
-    value = next((s.value for s in settings if s.knob == "sync_speed_max"), None)
-    return float(value) if value is not None and value.isdigit() else None
 
 
 def summaries(effects: list[Effect]) -> dict[int, str]:

@@ -95,9 +95,7 @@ class Nas:
         return tick
 
     def time_left(self) -> float:
-        view = forecasts.array_eta(
-            self.snapshot_builder.snapshot, self.conn, "md2", self.timeline()
-        )
+        view = forecasts.array_eta(self.snapshot_builder.snapshot, "md2", self.timeline())
         assert view.forecast.status == "ok", view.forecast
         assert view.eta_in_s is not None
         return view.eta_in_s

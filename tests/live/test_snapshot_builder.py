@@ -1,13 +1,16 @@
 """SnapshotBuilder: the Snapshot /metrics shows, rebuilt after each sampler tick from what the tick read."""
 
-import dataclasses
+from typing import Any
 
 import pytest
 
+from app.diagnosis import text
 from app.diagnosis.rules import Observation
 from app.diagnosis.verdicts import Diagnosis, Verdict
+from app.formats import ratio
 from app.kernel.host import Host
 from app.live import forecasts, sampler
+from app.live.snapshot import ArrayNow
 from app.live.snapshot_builder import SnapshotBuilder
 from app.store import history
 from tests.kernel_tree import (
@@ -150,7 +153,7 @@ def test_the_kernel_release_is_read_once_and_names_the_boost_figure(tree, conn):
     assert (
         snapshot_builder.snapshot.kernel_release == "5.10.0-32-amd64"
     )  # read at start, not per tick
-    view = forecasts.array_eta(snapshot_builder.snapshot, conn, "md2", clock.now)
+    view = forecasts.array_eta(snapshot_builder.snapshot, "md2", clock.now)
     assert view.boost is not None, view
     assert "Linux 5.10" in view.boost.why, view.boost
 
@@ -175,23 +178,21 @@ def test_the_forecast_uses_the_running_kernels_knee_figure(tree, conn):
 
 
 def test_a_grow_the_diagnosis_finds_cpu_bound_gets_no_boost_promise(tree, conn):
-    """Where the last tick's diagnosis shows md's raid5 thread near a full core, the
-    estimate says a larger cache would not help, whatever the kernel's disk-bound figure."""
+    """Where the tick's diagnosis shows md's raid5 thread near a full core, the estimate says a
+    larger cache would not help, whatever the kernel's disk-bound figure."""
     clock = Clock()
     snapshot_builder = SnapshotBuilder(Host(tree.proc, tree.sys), conn)
-    run_reshape(tree, conn, clock, snapshot_builder, 6)
-    snapshot = snapshot_builder.snapshot
-    before = forecasts.array_eta(snapshot, conn, "md2", clock.now)
+    s = run_reshape(tree, conn, clock, snapshot_builder, 6)
+    before = forecasts.array_eta(snapshot_builder.snapshot, "md2", clock.now)
     assert before.boost is not None and before.boost.helps, before.boost
     numbers = {"thread": "md2_raid5", "cores": 0.96, "group_thread_cnt": 0, "parity": True}
     verdict = Verdict("cpu_bound", "Limited by the CPU", "", "", clock.now, numbers, False)
     observation = Observation(clock.now, "md2", "raid5", "reshape", 6000, 10000, 200000)
-    diagnosis = Diagnosis("md2", clock.now, (verdict,), {}, observation)
-    arrays = tuple(
-        dataclasses.replace(a, diagnosis=diagnosis) if a.name == "md2" else a
-        for a in snapshot.arrays
-    )
-    held = forecasts.array_eta(dataclasses.replace(snapshot, arrays=arrays), conn, "md2", clock.now)
+    reshaping(tree, 100_000_000 + int((clock.now - START) * SPEED_KB_S))
+    tick = s.sample_once()
+    tick.diagnoses["md2"] = Diagnosis("md2", clock.now, (verdict,), {}, observation)
+    snapshot_builder.update(tick)
+    held = forecasts.array_eta(snapshot_builder.snapshot, "md2", clock.now)
     assert held.boost is not None and not held.boost.helps, held.boost
     assert held.boost.why.startswith("md2_raid5 uses 96% of a CPU core: the CPU sets the pace")
 
@@ -239,3 +240,87 @@ def test_the_instant_after_a_revert_the_finish_is_the_untuned_paces(tree, tmp_pa
     tick(30_000, 3)  # md's average still at the boosted pace
     after = md2_forecast()
     assert after.status == "settling" and after.speed_blocks_s == pytest.approx(6_000, rel=0.1)
+
+
+def at_the_disks_limit(now: float) -> Diagnosis:
+    """md2's members all 97 % busy: the verdict whose advice depends on boost's estimate."""
+    numbers = {"busy_min": 0.97, "busy_max": 0.97, "kib_s": 6000.0}
+    said = text.sentence("disks_limit", numbers)
+    verdict = Verdict("disks_limit", text.TITLES["disks_limit"], said, said, now, numbers, False)
+    observation = Observation(now, "md2", "raid5", "reshape", 6000, 10000, 200000)
+    return Diagnosis("md2", now, (verdict,), {}, observation)
+
+
+def test_the_verdict_is_judged_beside_the_estimate_the_tick_made_and_after_a_revert(tree, tmp_path):
+    """The disks at their limit while boost's estimate offers more than x1.1: the tick judges
+    the verdict beside that estimate, never "Nothing to tune", and every reader gets both as
+    they are. Boost on: no estimate, a write's verdicts go until the next tick judges the new
+    knobs. The instant after the revert (before any tick) the estimate is offered again over
+    the untuned pace, from what the last tick read, with no SQL from the writer's thread."""
+    syncing_box(tree)
+    clock = Clock()
+    tuner = make_tuner(tree, tmp_path, clock)
+    snapshot_builder = SnapshotBuilder(tuner.host, tuner.conn, tuner.lock)
+    tuner.applier.on_write = snapshot_builder.after_write
+    s = make_sampler(tree, tuner.conn, clock)
+    done = 100_000_000
+
+    def tick(speed: int, ticks: int) -> None:
+        nonlocal done
+        for _ in range(ticks):
+            done += int(speed * TICK_S)
+            tree.mdstat(
+                mdstat_text(raid5(progress=progress("reshape", done, RESHAPE_TOTAL)), raid1())
+            )
+            found = s.sample_once()
+            found.diagnoses["md2"] = at_the_disks_limit(clock.now)
+            snapshot_builder.update(found)
+            clock.now += TICK_S
+
+    def md2() -> ArrayNow:
+        found = snapshot_builder.snapshot.array("md2")
+        assert found is not None
+        return found
+
+    tick(6_000, 20)
+    offered = md2().boost
+    assert offered is not None and offered.helps and offered.ratio > 1.1, offered
+    said = md2().diagnosis
+    assert said is not None and said.primary is not None
+    assert "Nothing to tune" not in said.primary.sentence
+    assert f"about ×{ratio(offered.ratio)} faster" in said.primary.sentence
+    assert forecasts.diagnosis(snapshot_builder.snapshot, "md2") is said
+    assert forecasts.array_eta(snapshot_builder.snapshot, "md2", clock.now).boost is offered
+
+    tuner.apply("boost")
+    assert md2().boost is None and md2().diagnosis is None  # judged on the knobs before it
+    tick(30_000, 20)
+    boosted = md2().diagnosis
+    assert md2().boost is None and boosted is not None and boosted.primary is not None
+    assert "Nothing to tune" in boosted.primary.sentence  # boost is on: nothing more to offer
+
+    statements: list[str] = []
+    tuner.conn.set_trace_callback(statements.append)
+    reads = len(statements)
+    after_write = snapshot_builder.after_write
+
+    def counted(*args: Any) -> None:
+        nonlocal reads
+        reads = len(statements)
+        after_write(*args)
+        reads = len(statements) - reads
+
+    tuner.applier.on_write = counted
+    tuner.revert("requested")
+    tuner.conn.set_trace_callback(None)
+    assert reads == 0  # the estimate came from what the last tick read
+    at_once = md2()
+    assert at_once.diagnosis is None and at_once.forecast is not None
+    assert at_once.boost is not None and at_once.boost.ratio == offered.ratio, at_once.boost
+    assert at_once.forecast.eta is not None and at_once.boost.eta < at_once.forecast.eta
+    tick(30_000, 1)
+    assert md2().diagnosis is None  # that tick may have read the kernel before the revert
+    tick(30_000, 1)
+    again = md2().diagnosis
+    assert again is not None and again.primary is not None and md2().boost is not None
+    assert "Nothing to tune" not in again.primary.sentence

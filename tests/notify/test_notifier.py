@@ -7,12 +7,13 @@ from pathlib import Path
 from app.config import Settings
 from app.kernel.host import Host
 from app.live.sampler import Sampler
+from app.live.snapshot_builder import SnapshotBuilder
 from app.notify import destinations
 from app.notify.delivery import Deliverer, DeliveryRules
 from app.notify.notifier import Notifier
 from app.simulator import Simulator
 from app.store import db
-from tests.kernel_tree import mdstat_text
+from tests.kernel_tree import RESHAPE_TOTAL, mdstat_text, progress, raid1, raid5, syncing_box
 from tests.notify.receivers import HttpReceiver
 
 
@@ -180,3 +181,31 @@ def test_a_tick_that_changes_nothing_writes_nothing(tree, conn, tmp_path: Path):
     now[0] += 60
     assert notifier.on_tick(sampler.sample_once())
     assert state_row() != first
+
+
+def test_a_message_says_the_finish_and_the_verdict_the_tick_made(tree, conn, tmp_path: Path):
+    """The ETA in a message and the verdict a push says come from the present the sampler's
+    tick built, boost's estimate already judged in it: the notifier's own connection asks
+    nothing of boost's measurements (it asked them for each array, each tick)."""
+    syncing_box(tree)
+    settings = Settings(proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "mdboost.db")
+    now = [1000.0]
+    sampler = Sampler(Host(tree.proc, tree.sys), conn, lambda: now[0])
+    present = SnapshotBuilder(sampler.host, conn)
+    own = db.connect(settings.db)
+    notifier = Notifier(own, sampler.host, lambda: now[0], settings, snapshot_builder=present)
+    asked: list[str] = []
+    own.set_trace_callback(asked.append)
+    keys: list[str] = []
+    for step in range(12):
+        done = 1_000 + step * 30_000
+        tree.mdstat(mdstat_text(raid5(progress=progress("reshape", done, RESHAPE_TOTAL)), raid1()))
+        tick = sampler.sample_once()
+        present.update(tick)
+        keys += [m.key for m in notifier.on_tick(tick)]
+        now[0] += 5.0
+    assert [k for k in keys if k.endswith(":started")], keys
+    estimate = ("SELECT ratio FROM", "SELECT array, ratio", "before_kb_s FROM", "action, speed_sum")
+    assert [s for s in asked if any(ask in s for ask in estimate)] == []
+    md2 = present.snapshot.array("md2")
+    assert md2 is not None and md2.boost is not None  # an estimate stood beside the messages

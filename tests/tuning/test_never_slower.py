@@ -60,7 +60,7 @@ def test_a_boost_that_slows_the_reshape_is_put_back_said_and_remembered(
     # The estimate shown before the next press comes from this measurement, and promises nothing.
     present = SnapshotBuilder(nas.tuner.host, nas.tuner.conn)
     present.update(nas.tick())
-    view = forecasts.array_eta(present.snapshot, nas.tuner.conn, "md2", nas.clock.now)
+    view = forecasts.array_eta(present.snapshot, "md2", nas.clock.now)
     assert view.boost is not None and view.boost.source == "measured"
     assert not view.boost.helps and view.boost.ratio < 0.9
     # Judged once: the ticks after the revert find nothing more to put back.

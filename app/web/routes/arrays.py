@@ -10,7 +10,7 @@ from app.live import array_view, forecasts
 from app.shapes import documents
 from app.shapes.arrays import ArrayList, DiagnosisBody, Samples
 from app.store import history
-from app.web.deps import ClockDep, DbDep, SamplesCacheDep, SnapshotDep
+from app.web.deps import DbDep, SamplesCacheDep, SnapshotDep
 
 router = APIRouter(prefix="/api/arrays", tags=["arrays"])
 
@@ -71,14 +71,12 @@ def array_samples(
 
 # An array that runs nothing answers only DiagnosisBody's first five fields, as the code sets them.
 @router.get("/{name}/diagnosis", response_model_exclude_unset=True)
-def array_diagnosis(
-    name: str, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep
-) -> DiagnosisBody:
+def array_diagnosis(name: str, snapshot: SnapshotDep) -> DiagnosisBody:
     """What holds the array's sync back, with the evidence, as of the sampler's last tick; its
     advice judged beside the boost estimate GET /api/arrays/{name}/forecast offers."""
     if snapshot.array(name) is None:
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
-    found = forecasts.diagnosis(snapshot, conn, name, clock())
+    found = forecasts.diagnosis(snapshot, name)
     if found is not None:
         return found.shape()
     return DiagnosisBody(array=name, ts=snapshot.ts, running=False, verdict=None, sentence=None)

@@ -15,7 +15,7 @@ router = APIRouter(prefix="/api", tags=["forecast"])
 def array_forecast(name: str, snapshot: SnapshotDep, conn: DbDep, clock: ClockDep) -> ArrayForecast:
     if snapshot.array(name) is None and not history.array_known(conn, name):
         raise HTTPException(status_code=404, detail=f"no array named {name[:40]!r}")
-    return forecasts.array_eta(snapshot, conn, name, clock())
+    return forecasts.array_eta(snapshot, name, clock())
 
 
 @router.get("/pool/forecast")
