@@ -178,6 +178,14 @@ class Notifier:
         session = journal.open_session(conn)
         boost = (session.id, tuple(session.arrays)) if session else None
         drift_seen = (self.state or {}).get("drift_seen", 0)
+        # The newest event first, and then only the events up to it: most ticks add none, and
+        # one added meanwhile waits for the next tick rather than falling behind drift_seen.
+        last_event = history.last_event_id(conn)
+        new = (
+            history.events_between_ids(conn, ("drift", "slower"), drift_seen, last_event)
+            if last_event > drift_seen
+            else []
+        )
         drift = tuple(
             observation.Drift(
                 e.id,
@@ -186,15 +194,16 @@ class Notifier:
                 e.detail.get("desired"),
                 e.detail.get("current"),
             )
-            for e in history.events_since(conn, "drift", drift_seen)
+            for e in new
+            if e.kind == "drift"
         )
         slower = tuple(
             observation.Slower(
                 e.id, e.array, e.detail.get("preset", "?"), e.detail.get("sentence", "")
             )
-            for e in history.events_since(conn, "slower", drift_seen)
+            for e in new
+            if e.kind == "slower"
         )
-        last_event = history.last_event_id(conn)
         return observation.TickFacts(
             now, tuple(seen), None, ended, boost, drift, slower, last_event
         )

@@ -327,12 +327,14 @@ def _event(row: sqlite3.Row) -> EventBody:
     return EventBody(**{**dict(row), "detail": json.loads(row["detail"])})
 
 
-def events_since(conn: sqlite3.Connection, kind: str, after_id: int) -> list[EventBody]:
-    """Every event of `kind` with an id above `after_id`, oldest first."""
+def events_between_ids(
+    conn: sqlite3.Connection, kinds: tuple[str, ...], after_id: int, up_to_id: int
+) -> list[EventBody]:
+    """Every event of `kinds` with after_id < id <= up_to_id, oldest first."""
     rows = conn.execute(
-        "SELECT id, ts, array, run_id, kind, detail FROM events WHERE kind = ? AND id > ?"
-        " ORDER BY id",
-        (kind, after_id),
+        "SELECT id, ts, array, run_id, kind, detail FROM events"
+        f" WHERE kind IN ({', '.join('?' * len(kinds))}) AND id > ? AND id <= ? ORDER BY id",
+        (*kinds, after_id, up_to_id),
     )
     return [_event(r) for r in rows]
 

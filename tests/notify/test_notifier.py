@@ -12,7 +12,7 @@ from app.notify import destinations
 from app.notify.delivery import Deliverer, DeliveryRules
 from app.notify.notifier import Notifier
 from app.simulator import Simulator
-from app.store import db
+from app.store import db, history
 from tests.kernel_tree import RESHAPE_TOTAL, mdstat_text, progress, raid1, raid5, syncing_box
 from tests.notify.receivers import HttpReceiver
 
@@ -209,3 +209,26 @@ def test_a_message_says_the_finish_and_the_verdict_the_tick_made(tree, conn, tmp
     assert [s for s in asked if any(ask in s for ask in estimate)] == []
     md2 = present.snapshot.array("md2")
     assert md2 is not None and md2.boost is not None  # an estimate stood beside the messages
+
+
+def test_the_notifier_sees_each_drift_and_slower_event_once(box, tmp_path: Path):
+    """A tick asks for the events after the last it saw, up to the newest: a drift and a put-back
+    preset are observed once, another kind of event never, and a tick that adds none sees none."""
+    settings = Settings(proc_root=box.proc, sys_root=box.sys, db=tmp_path / "mdboost.db")
+    conn = db.connect(settings.db)
+    db.migrate(conn, settings.migrations_dir)
+    clock = lambda: 1_700_000_000.0  # noqa: E731
+    sampler = Sampler(Host(settings.proc_root, settings.sys_root), conn, clock)
+    notifier = Notifier(db.connect(settings.db), sampler.host, clock, settings)
+    history.add_event(conn, 1.0, "md2", None, "drift", {"key": "old@md2"})
+    notifier.on_tick(sampler.sample_once())  # the first tick: what was there is the baseline
+    history.add_event(conn, 2.0, "md2", None, "drift", {"key": "stripe_cache_size@md2"})
+    history.add_event(conn, 3.0, "md2", None, "apply", {"preset": "boost"})
+    history.add_event(conn, 4.0, "md2", None, "slower", {"preset": "boost", "sentence": "s"})
+    seen = notifier.observe(sampler.sample_once())
+    assert [(d.event_id, d.key) for d in seen.drift] == [(2, "stripe_cache_size@md2")]
+    assert [(s.event_id, s.preset) for s in seen.slower] == [(4, "boost")]
+    assert seen.last_event_id == 4
+    notifier.on_tick(sampler.sample_once())
+    again = notifier.observe(sampler.sample_once())
+    assert (again.drift, again.slower, again.last_event_id) == ((), (), 4)
