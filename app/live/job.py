@@ -22,6 +22,7 @@ from app.md.mdstat import PARITY_DISKS, Array, MdStat
 from app.planner import layout, paces
 from app.planner.change import SAME_SIZE, BadChange, Change, ChangePlan, plan_change
 from app.planner.timing import data_disks
+from app.shapes.arrays import Run
 from app.store import history
 from app.store.db import Connection
 
@@ -54,11 +55,13 @@ def build(
     disk_kib: Mapping[str, int],
     forecast_of: Callable[[Array], model.Forecast],
     kernel_release: str | None,
+    open_runs: Mapping[str, Run],
     previous: Job | None = None,
     now: float | None = None,
 ) -> Job:
     """The job now: the data arrays done (recently, in this job), running, queued and to come,
-    and its finish. `forecast_of(array)` gives a running array's forecast (the tick's); a phase
+    and its finish. `forecast_of(array)` gives a running array's forecast (the tick's), and
+    `open_runs` each array's open run as the tick read them; a phase
     that has just begun keeps the turn the `previous` tick's job gave it until its own pace is
     measured, so the job's finish never blanks out between two phases."""
     data = [a for a in md.arrays if role_of(a) == "data"]
@@ -66,7 +69,7 @@ def build(
     if not running:
         return _between_phases(previous, now)
     queued = [a for a in data if a.queued]
-    starts = [s for a in running if (s := history.open_run_started(conn, a.name)) is not None]
+    starts = [run.started for a in running if (run := open_runs.get(a.name)) is not None]
     done = []
     for array in data:
         if array in running or array in queued:

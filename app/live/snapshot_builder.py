@@ -63,9 +63,10 @@ class SnapshotBuilder:
             self.progress = {}
         arrays: list[ArrayNow] = []
         progress: dict[int, model.RunProgress] = {}
+        open_runs = history.open_runs_by_array(self.conn)
         for array in tick.parsed.arrays:
             sysfs = tick.sysfs.get(array.name)
-            run = history.open_run(self.conn, array.name)
+            run = open_runs.get(array.name)
             forecast = None
             if run is not None and array.syncing:
                 knee = (
@@ -105,6 +106,7 @@ class SnapshotBuilder:
             tick.disk_kib,
             forecast_of,
             self.kernel_release,
+            open_runs,
             self.snapshot.job,
             tick.ts,
         )

@@ -290,12 +290,11 @@ def open_run(conn: sqlite3.Connection, array: str) -> Run | None:
     return Run(**_run_fields(row)) if row else None
 
 
-def open_run_started(conn: sqlite3.Connection, array: str) -> float | None:
-    """When the array's open run started; None when none is open."""
-    row = conn.execute(
-        "SELECT started FROM runs WHERE array = ? AND finished IS NULL", (array,)
-    ).fetchone()
-    return float(row[0]) if row else None
+def open_runs_by_array(conn: sqlite3.Connection) -> dict[str, Run]:
+    """Each array's run that has not ended yet (one at most: one_open_run_per_array), by array:
+    one statement for every array."""
+    rows = conn.execute(f"SELECT {RUN_COLUMNS} FROM runs WHERE finished IS NULL")
+    return {row["array"]: Run(**_run_fields(row)) for row in rows}
 
 
 def last_run(conn: sqlite3.Connection, array: str) -> Run | None:
