@@ -20,22 +20,26 @@ def mean_speed_kb_s(
     conn: sqlite3.Connection, run_id: int, start: float, end: float
 ) -> float | None:
     """Mean KiB/s of a run between two times, from its first and last sample in that span."""
-    rows = conn.execute(
-        "SELECT MIN(ts), MAX(ts) FROM samples WHERE run_id = ? AND ts >= ? AND ts <= ? "
-        "AND done_blocks IS NOT NULL",
-        (run_id, start, end),
-    ).fetchone()
-    first_ts, last_ts = rows
+    if end <= start:
+        return None  # the after-window of an apply still settling: nothing to ask
+    first_ts, last_ts, first, last = conn.execute(_SPAN, (run_id, start, end)).fetchone()
     # An empty span (an apply at the same second as the change before it) measures nothing.
     if first_ts is None or last_ts <= first_ts or last_ts - first_ts < MIN_COVERAGE * (end - start):
         return None
-    first = conn.execute(
-        "SELECT done_blocks FROM samples WHERE run_id = ? AND ts = ?", (run_id, first_ts)
-    ).fetchone()[0]
-    last = conn.execute(
-        "SELECT done_blocks FROM samples WHERE run_id = ? AND ts = ?", (run_id, last_ts)
-    ).fetchone()[0]
     return float(max(last - first, 0) / (last_ts - first_ts))
+
+
+# The span's first and last sample with progress, and the progress of each, in one statement.
+_SPAN = """
+    WITH span(first_ts, last_ts) AS (
+        SELECT MIN(ts), MAX(ts) FROM samples
+        WHERE run_id = ?1 AND ts >= ?2 AND ts <= ?3 AND done_blocks IS NOT NULL
+    )
+    SELECT first_ts, last_ts,
+        (SELECT done_blocks FROM samples WHERE run_id = ?1 AND ts = first_ts),
+        (SELECT done_blocks FROM samples WHERE run_id = ?1 AND ts = last_ts)
+    FROM span
+"""
 
 
 def _neighbour_event(conn: sqlite3.Connection, array: str, ts: float, after: bool) -> float | None:
