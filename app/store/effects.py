@@ -53,12 +53,13 @@ def _neighbour_event(conn: sqlite3.Connection, array: str, ts: float, after: boo
     return float(row[0]) if row else None
 
 
-def measure(conn: sqlite3.Connection, effect: sqlite3.Row, window_s: float, now: float) -> Effect:
-    """The effect as far as it can be measured now; `complete` once the after-window is over."""
+def _measure(conn: sqlite3.Connection, effect: sqlite3.Row, window_s: float, now: float) -> Effect:
+    """The effect (a row of _EFFECTS) as far as it can be measured now; `complete` once the
+    after-window is over."""
     applied = effect["applied_at"]
     before, after = effect["before_kb_s"], effect["after_kb_s"]
     complete = effect["measured_at"] is not None
-    over = tuned_before(conn, effect["op_id"])
+    over = effect["over"]
     if not complete and effect["run_id"] is not None:
         previous = _neighbour_event(conn, effect["array"], applied, after=False)
         following = _neighbour_event(conn, effect["array"], applied, after=True)
@@ -85,17 +86,17 @@ def measure(conn: sqlite3.Connection, effect: sqlite3.Row, window_s: float, now:
     )
 
 
-def tuned_before(conn: sqlite3.Connection, op_id: int) -> str | None:
-    """The preset the session held when this apply came (None: it opened the session), so an
-    effect of boost over auto-tune is read as that, not as boost's own."""
-    row = conn.execute(
-        "SELECT earlier.preset FROM tuning_ops this JOIN tuning_ops earlier"
-        " ON earlier.session_id = this.session_id AND earlier.id < this.id"
-        " WHERE this.id = ? AND earlier.kind = 'apply' AND earlier.state = 'done'"
-        " ORDER BY earlier.id DESC LIMIT 1",
-        (op_id,),
-    ).fetchone()
-    return str(row[0]) if row else None
+# Each effect with the preset its session held when its apply came (`over`; NULL: the apply
+# opened the session), so an effect of boost over auto-tune is read as that, not as boost's own:
+# read with the effect, not asked once more for each of the page's twenty.
+_EFFECTS = """
+    SELECT tuning_effects.*, (
+        SELECT earlier.preset FROM tuning_ops this JOIN tuning_ops earlier
+            ON earlier.session_id = this.session_id AND earlier.id < this.id
+        WHERE this.id = tuning_effects.op_id AND earlier.kind = 'apply' AND earlier.state = 'done'
+        ORDER BY earlier.id DESC LIMIT 1
+    ) AS over FROM tuning_effects
+"""
 
 
 def summary(
@@ -114,10 +115,10 @@ def summary(
 
 def settle(conn: sqlite3.Connection, window_s: float, now: float) -> list[Effect]:
     """Store every effect whose after-window is over; returns them."""
-    pending = conn.execute("SELECT * FROM tuning_effects WHERE measured_at IS NULL").fetchall()
+    pending = conn.execute(f"{_EFFECTS} WHERE measured_at IS NULL").fetchall()
     stored = []
     for effect in pending:
-        measured = measure(conn, effect, window_s, now)
+        measured = _measure(conn, effect, window_s, now)
         if not measured.complete:
             continue
         with db.write_transaction(conn):
@@ -138,10 +139,8 @@ def settle(conn: sqlite3.Connection, window_s: float, now: float) -> list[Effect
 
 
 def recent(conn: sqlite3.Connection, window_s: float, now: float, limit: int = 20) -> list[Effect]:
-    rows = conn.execute(
-        "SELECT * FROM tuning_effects ORDER BY applied_at DESC LIMIT ?", (limit,)
-    ).fetchall()
-    return [measure(conn, row, window_s, now) for row in rows]
+    rows = conn.execute(f"{_EFFECTS} ORDER BY applied_at DESC LIMIT ?", (limit,)).fetchall()
+    return [_measure(conn, row, window_s, now) for row in rows]
 
 
 def latest_ratio(conn: sqlite3.Connection, preset: str, array: str) -> float | None:
