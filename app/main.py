@@ -106,6 +106,7 @@ def create_app(
         def after_tick(tick: Tick) -> None:
             snapshot_builder.update(tick)  # first: the tuner and the notifier read the present
             tuner.on_tick(tick, snapshot_builder.snapshot)
+            snapshot_builder.after_tuning()  # what a write of the tuner's changed, at once
             notifier.on_tick(tick)  # only queues: the delivery task sends
             notifier.note_disk(app.state.sampler.disk_full_since is not None)
 

@@ -7,9 +7,11 @@ assignment. Requests read `snapshot`, never the kernel nor the tuning journal's 
 """
 
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from app.diagnosis.verdicts import Diagnosis
 from app.forecast import model, physics
 from app.forecast.boost import BoostEstimate
 from app.kernel.access import knob_access
@@ -54,6 +56,7 @@ class SnapshotBuilder:
         # What the last tick read of boost's gain, per syncing array: a revert between two ticks
         # makes the estimate from it, with no SQL on this connection from the writer's thread.
         self.boost_evidence: dict[str, forecasts.BoostEvidence] = {}
+        self.diagnoses: dict[str, Diagnosis] = {}  # the last tick's, as judged on its knobs
 
     def update(self, tick: Tick) -> None:
         if tick.parsed is None or tick.ts is None:
@@ -110,13 +113,8 @@ class SnapshotBuilder:
             self.snapshot.job,
             tick.ts,
         )
-        evidence = {
-            a.name: forecasts.boost_evidence(
-                self.conn, a.name, (p.name for p in job.phases if p.name != a.name), a.diagnosis
-            )
-            for a in arrays
-            if a.run is not None and a.forecast is not None
-        }
+        self.diagnoses = dict(tick.diagnoses)
+        evidence = self._evidence(arrays, job)
         available_kib = tick.mem_available_kib
         access = self._knob_access(tick.parsed)
         with self.writes:
@@ -128,6 +126,37 @@ class SnapshotBuilder:
             self.boost_evidence = evidence
             self._publish(tick, arrays, job, open_session, knobs, available_kib, access)
 
+    def after_tuning(self) -> None:
+        """After the tuner's step of a tick, in the sampler's thread: when it wrote (boost put
+        back for making the sync slower, with the effect it measured), what boost's estimate is
+        made of changed with it; read it again now, not a tick later, so the page never offers
+        the boost the box has just taken back."""
+        if not self.written_since_publish:
+            return
+        evidence = self._evidence(self.snapshot.arrays, self.snapshot.job)
+        with self.writes:
+            session = journal.open_session(self.conn)
+            snapshot = self.snapshot
+            arrays = [
+                replace(a, boost=self._boost(a, evidence.get(a.name), session))
+                for a in snapshot.arrays
+            ]
+            self.boost_evidence = evidence
+            self.snapshot = replace(snapshot, arrays=tuple(arrays))
+
+    def _evidence(self, arrays: Sequence[ArrayNow], job: Job) -> dict[str, forecasts.BoostEvidence]:
+        """What the journal holds of boost's gain, for each array whose run has a forecast."""
+        return {
+            a.name: forecasts.boost_evidence(
+                self.conn,
+                a.name,
+                (p.name for p in job.phases if p.name != a.name),
+                self.diagnoses.get(a.name),
+            )
+            for a in arrays
+            if a.run is not None and a.forecast is not None
+        }
+
     def _judged(
         self,
         state: ArrayNow,
@@ -135,23 +164,32 @@ class SnapshotBuilder:
         session: Session | None,
         judged: bool,
     ) -> ArrayNow:
-        """The array with boost's estimate beside its forecast, for the session the journal
-        holds now, and its verdicts' advice judged beside that estimate: the one verdict the
-        page, the API, /metrics and a push show. `judged` False: a write came after this tick
-        read the kernel, so its verdicts were judged on the knobs before it: none until the
-        next tick."""
-        estimate = None
-        if evidence is not None and state.forecast is not None:
-            tuned_by = session.preset if session is not None else None
-            untuned = (
-                effects.untuned_speed(self.conn, session.id, state.name)
-                if session is not None and tuned_by != forecasts.BOOST_PRESET
-                else None
-            )
-            estimate = self._estimate(state.forecast, evidence, tuned_by, untuned)
+        """The array with boost's estimate and its verdicts' advice judged beside that estimate:
+        the one verdict the page, the API, /metrics and a push show. `judged` False: a write
+        came after this tick read the kernel, so its verdicts were judged on the knobs before
+        it: none until the next tick."""
+        estimate = self._boost(state, evidence, session)
         found = state.diagnosis if judged else None
         verdicts = found.beside_boost(forecasts.offered_gain(estimate)) if found else None
         return replace(state, boost=estimate, diagnosis=verdicts)
+
+    def _boost(
+        self,
+        state: ArrayNow,
+        evidence: forecasts.BoostEvidence | None,
+        session: Session | None,
+    ) -> BoostEstimate | None:
+        """Boost's estimate beside the array's forecast, for the session the journal holds now
+        (a preset other than boost: scaled from the pace before it)."""
+        if evidence is None or state.forecast is None:
+            return None
+        tuned_by = session.preset if session is not None else None
+        untuned = (
+            effects.untuned_speed(self.conn, session.id, state.name)
+            if session is not None and tuned_by != forecasts.BOOST_PRESET
+            else None
+        )
+        return self._estimate(state.forecast, evidence, tuned_by, untuned)
 
     def _estimate(
         self,
