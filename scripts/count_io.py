@@ -1,13 +1,15 @@
 """Count the SQL statements and the kernel-file reads of one boost press, one dashboard load and one
 sampler tick, over the tests' syncing box.
 
-    PYTHONPATH=. python scripts/count_io.py [--statements] [--callers]
+    PYTHONPATH=. python scripts/count_io.py [--statements] [--callers] [--past-runs N]
 
 SQLite's trace callback sees every statement each connection runs; the host's open() is wrapped,
 so every /proc or /sys file the kernel layer opens is counted. The app runs in this process on the
 clock of scripts/api_answers.py (ticks only when this script takes one), so each figure is one
 action's own work and nothing a background tick did. --statements prints each statement and each
 file read; --callers also prints, under each, the app's functions it was run or read from.
+--past-runs N gives the box a history of N finished checks of md0, each boosted and measured,
+as a NAS that has run for months has (the page lists the last twenty).
 """
 
 import argparse
@@ -93,10 +95,47 @@ class Counts:
                     print(f"            {count} from {where}")
 
 
+def add_past_runs(database: Path, count: int, now: float) -> None:
+    """`count` finished checks of md0, a day apart, each with boost applied during it (an apply
+    event, its ended session and op, and its measured effect)."""
+    conn = sqlite3.connect(database)
+    with conn:
+        for k in range(count, 0, -1):
+            started = now - k * 86400.0
+            run = conn.execute(
+                "INSERT INTO runs (array, action, started, finished, outcome, total_blocks)"
+                " VALUES ('md0', 'check', ?, ?, 'completed', 2000000)",
+                (started, started + 3600),
+            ).lastrowid
+            session = conn.execute(
+                "INSERT INTO tuning_sessions (started, preset, arrays, ended, end_reason)"
+                " VALUES (?, 'boost', '[\"md0\"]', ?, 'operations finished')",
+                (started + 60, started + 3600),
+            ).lastrowid
+            op = conn.execute(
+                "INSERT INTO tuning_ops (session_id, kind, preset, started, finished, state)"
+                " VALUES (?, 'apply', 'boost', ?, ?, 'done')",
+                (session, started + 60, started + 60),
+            ).lastrowid
+            conn.execute(
+                "INSERT INTO events (ts, array, run_id, kind, detail)"
+                " VALUES (?, 'md0', ?, 'apply', '{\"preset\": \"boost\"}')",
+                (started + 60, run),
+            )
+            conn.execute(
+                "INSERT INTO tuning_effects (op_id, array, run_id, preset, applied_at,"
+                " before_kb_s, after_kb_s, ratio, measured_at)"
+                " VALUES (?, 'md0', ?, 'boost', ?, 100000, 150000, 1.5, ?)",
+                (op, run, started + 60, started + 1000),
+            )
+    conn.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--statements", action="store_true", help="print each statement")
     parser.add_argument("--callers", action="store_true", help="and where each comes from")
+    parser.add_argument("--past-runs", type=int, default=0, help="finished runs in its history")
     args = parser.parse_args()
     show = args.statements or args.callers
     counts = Counts()
@@ -125,6 +164,7 @@ def main() -> None:
 
         for done in range(2000, 12000, 2000):
             tick(done * 50)
+        add_past_runs(settings.db, args.past_runs, clock.now)
         client.post("/login", data={"password": PASSWORD}, follow_redirects=False)
         csrf = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/account").text)
         assert csrf is not None

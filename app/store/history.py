@@ -2,7 +2,7 @@
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from app.records import LastSample
@@ -252,15 +252,21 @@ FROM_UNTUNED = (
 )
 
 
-def measured_ratios(conn: sqlite3.Connection, run_id: int) -> dict[str, float]:
-    """Each preset's latest effect measured from the untuned pace during a run (speed after /
-    before), by preset."""
+def measured_ratios(
+    conn: sqlite3.Connection, run_ids: Sequence[int]
+) -> dict[int, dict[str, float]]:
+    """Each run's presets' latest effect measured from the untuned pace during it (speed after /
+    before), by run and preset: every run the page lists in one statement."""
+    marks = ", ".join("?" * len(run_ids))
     rows = conn.execute(
-        "SELECT preset, ratio FROM tuning_effects WHERE run_id = ? AND measured_at IS NOT NULL "
-        f"AND ratio > 0 AND {FROM_UNTUNED} ORDER BY applied_at",
-        (run_id,),
+        f"SELECT run_id, preset, ratio FROM tuning_effects WHERE run_id IN ({marks})"
+        f" AND measured_at IS NOT NULL AND ratio > 0 AND {FROM_UNTUNED} ORDER BY applied_at",
+        tuple(run_ids),
     ).fetchall()
-    return {row["preset"]: float(row["ratio"]) for row in rows}
+    found: dict[int, dict[str, float]] = {run_id: {} for run_id in run_ids}
+    for run_id, preset, ratio in rows:
+        found[run_id][preset] = float(ratio)
+    return found
 
 
 def last_sync_pace(conn: sqlite3.Connection, array: str) -> tuple[str, float] | None:
@@ -342,23 +348,31 @@ def last_event_id(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0])
 
 
-def events(
-    conn: sqlite3.Connection, run_id: int, kinds: tuple[str, ...] | None = None
-) -> list[EventBody]:
-    """A run's events, oldest first; only those of `kinds` when given."""
-    if kinds is None:
-        rows = conn.execute(
-            "SELECT id, ts, array, run_id, kind, detail FROM events WHERE run_id = ? ORDER BY ts",
-            (run_id,),
-        ).fetchall()
-    else:
-        rows = conn.execute(
-            # Without INDEXED BY, SQLite walks all of the run's events in ts order to skip a sort.
-            "SELECT id, ts, array, run_id, kind, detail FROM events INDEXED BY events_by_run_kind "
-            f"WHERE run_id = ? AND kind IN ({', '.join('?' * len(kinds))}) ORDER BY ts",
-            (run_id, *kinds),
-        ).fetchall()
+def events(conn: sqlite3.Connection, run_id: int) -> list[EventBody]:
+    """A run's events, oldest first."""
+    rows = conn.execute(
+        "SELECT id, ts, array, run_id, kind, detail FROM events WHERE run_id = ? ORDER BY ts",
+        (run_id,),
+    ).fetchall()
     return [_event(r) for r in rows]
+
+
+def events_of_kinds(
+    conn: sqlite3.Connection, run_ids: Sequence[int], kinds: tuple[str, ...]
+) -> dict[int, list[EventBody]]:
+    """The events of `kinds` of each run, oldest first, by run: every run the page lists in one
+    statement."""
+    rows = conn.execute(
+        # Without INDEXED BY, SQLite walks all of the runs' events in ts order to skip a sort.
+        "SELECT id, ts, array, run_id, kind, detail FROM events INDEXED BY events_by_run_kind "
+        f"WHERE run_id IN ({', '.join('?' * len(run_ids))})"
+        f" AND kind IN ({', '.join('?' * len(kinds))}) ORDER BY ts",
+        (*run_ids, *kinds),
+    ).fetchall()
+    found: dict[int, list[EventBody]] = {run_id: [] for run_id in run_ids}
+    for row in rows:
+        found[row["run_id"]].append(_event(row))
+    return found
 
 
 def events_between(

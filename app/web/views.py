@@ -192,7 +192,7 @@ def card(
     chart = None
     if run is not None:
         drawn = progress_picture(conn, run) if picture and running else None
-        events = history.events(conn, run.id, MARKER_EVENTS)
+        events = history.events_of_kinds(conn, [run.id], MARKER_EVENTS)[run.id]
         chart = RunChart(view.name, run, _markers(events, summaries(boost.tuning.effects)), drawn)
     return ArrayCard(
         array=view,
@@ -296,23 +296,27 @@ def past_runs(conn: db.Connection, charted: list[ArrayCard]) -> list[PastRun]:
     """The newest runs, each with the presets applied during it and their measured effect; a
     run charted on a card brings its markers (its events are read once)."""
     marked = {c.chart.run.id: c.chart.markers for c in charted if c.chart is not None}
+    runs = history.runs(conn, limit=PAST_RUNS)
+    # Every run's applies and auto-tune steps (for the presets of a run no card charts) and
+    # measured ratios, each in one statement for all the runs.
+    unmarked = [run.id for run in runs if run.id not in marked]
+    tunings = history.events_of_kinds(conn, unmarked, ("apply", "autotune")) if unmarked else {}
+    ratios = history.measured_ratios(conn, [run.id for run in runs]) if runs else {}
     return [
-        _with_tuning(conn, run, marked[run.id] if run.id in marked else _tunings(conn, run.id))
-        for run in history.runs(conn, limit=PAST_RUNS)
+        _with_tuning(
+            run,
+            marked[run.id] if run.id in marked else _markers(tunings[run.id], {}),
+            ratios[run.id],
+        )
+        for run in runs
     ]
 
 
-def _tunings(conn: db.Connection, run_id: int) -> list[Marker]:
-    """A run's applies and auto-tune steps, for the presets of a run no card charts."""
-    events = history.events(conn, run_id, ("apply", "autotune"))
-    return _markers(events, {})
-
-
-def _with_tuning(conn: db.Connection, run: Run, markers: list[Marker]) -> PastRun:
+def _with_tuning(run: Run, markers: list[Marker], ratios: dict[str, float]) -> PastRun:
     """The run with the presets applied during it (an auto-tune's steps count as one)."""
     presets = [m.preset for m in markers if m.kind in ("apply", "autotune")]
     named = list(dict.fromkeys(p for p in presets if p))
-    return PastRun(run=run, presets=named, ratios=history.measured_ratios(conn, run.id))
+    return PastRun(run=run, presets=named, ratios=ratios)
 
 
 def past_run(tuner: Tuner, conn: db.Connection, run_id: int) -> PastRunPage | None:
@@ -323,7 +327,8 @@ def past_run(tuner: Tuner, conn: db.Connection, run_id: int) -> PastRunPage | No
         return None
     markers = _markers(run.events, summaries(tuning_view.recent_effects(tuner, conn)))
     chart = RunChart(run.array, run, markers, progress_picture(conn, run))
-    return PastRunPage(past=_with_tuning(conn, run, markers), chart=chart)
+    ratios = history.measured_ratios(conn, [run.id])[run.id]
+    return PastRunPage(past=_with_tuning(run, markers, ratios), chart=chart)
 
 
 def boost_panel(

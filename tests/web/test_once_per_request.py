@@ -4,6 +4,7 @@ cards share what was read."""
 
 import re
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ from httpx import Response
 from app.config import Settings
 from app.main import create_app
 from app.store import db
+from scripts.count_io import add_past_runs
 from tests.kernel_tree import KernelTree, syncing_box
 
 PASSWORD = "an owner's password"
@@ -92,3 +94,35 @@ def test_a_made_up_cookie_is_not_an_owner_and_its_connection_is_closed_at_once(
     for conn in connections:
         with pytest.raises(sqlite3.ProgrammingError):
             conn.execute("SELECT 1")
+
+
+def test_a_dashboards_questions_do_not_grow_with_the_past_runs_it_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The past runs' presets and measured ratios are read for all of them at once: a page that
+    lists twelve runs asks what one that lists three does (it asked twice more for each run)."""
+    tree = KernelTree(tmp_path / "kernel")
+    syncing_box(tree)
+    opened: list[list[str]] = []
+    connect = db.connect_for_request
+
+    def traced(path: Path) -> sqlite3.Connection:
+        conn = connect(path)
+        opened.append([])
+        conn.set_trace_callback(opened[-1].append)
+        return conn
+
+    monkeypatch.setattr(db, "connect_for_request", traced)
+    monkeypatch.setenv("MDBOOST_ALLOWED_HOSTS", "testserver")
+    settings = Settings(proc_root=tree.proc, sys_root=tree.sys, db=tmp_path / "db.sqlite")
+    asked = []
+    with TestClient(create_app(settings)) as client:
+        for runs in (3, 9):
+            add_past_runs(settings.db, runs, time.time() - 86400.0 * len(asked) * 3)
+            opened.clear()
+            page = client.get("/")
+            assert page.status_code == 200
+            assert page.text.count("md0 check") == 3 + 9 * len(asked)
+            assert page.text.count("×1.5") == page.text.count("md0 check")
+            asked.append(len(opened[0]))
+    assert asked[0] == asked[1]
