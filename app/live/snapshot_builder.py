@@ -165,7 +165,7 @@ class SnapshotBuilder:
         judged: bool,
     ) -> ArrayNow:
         """The array with boost's estimate and its verdicts' advice judged beside that estimate:
-        the one verdict the page, the API, /metrics and a push show. `judged` False: a write
+        the one verdict the page, the API and a push show. `judged` False: a write
         came after this tick read the kernel, so its verdicts were judged on the knobs before
         it: none until the next tick."""
         estimate = self._boost(state, evidence, session)
