@@ -258,9 +258,11 @@ class Tuner:
         """Boost is for the owner's whole job: pressed during md2 of an SHR expansion, it is
         applied to md3 as md3's phase starts (in the same session: md3's originals are what the
         kernel holds then), so the policy's "operations finished" revert waits for the job."""
-        session = journal.open_session(self.applier.conn)
         running = snapshot.job.running
-        if session is None or session.preset != BOOST_PRESET or running is None:
+        if snapshot.preset != BOOST_PRESET or running is None:
+            return  # as the tick, or a write since, left the journal: no boost to follow
+        session = journal.open_session(self.applier.conn)  # which arrays it holds, and still on
+        if session is None or session.preset != BOOST_PRESET:
             return
         if running.name not in session.arrays:
             self._boost_onto(tick, running.name, "following the job")
