@@ -42,15 +42,20 @@ _SPAN = """
 """
 
 
-def _neighbour_event(conn: sqlite3.Connection, array: str, ts: float, after: bool) -> float | None:
-    op, order = (">", "ASC") if after else ("<", "DESC")
-    row = conn.execute(
-        "SELECT ts FROM events WHERE array = ? AND kind IN ('apply', 'revert', 'autotune') "
-        f"AND ts {op} ? "
-        f"ORDER BY ts {order} LIMIT 1",
-        (array, ts),
-    ).fetchone()
-    return float(row[0]) if row else None
+def _neighbours(
+    conn: sqlite3.Connection, array: str, ts: float
+) -> tuple[float | None, float | None]:
+    """The array's tuning changes (apply, revert, auto-tune step) just before and just after
+    `ts`, in one statement; None where there is none."""
+    row = conn.execute(_NEIGHBOURS, {"array": array, "ts": ts}).fetchone()
+    return row[0], row[1]
+
+
+_CHANGES = "SELECT ts FROM events WHERE array = :array AND kind IN ('apply', 'revert', 'autotune')"
+_NEIGHBOURS = f"""
+    SELECT ({_CHANGES} AND ts < :ts ORDER BY ts DESC LIMIT 1),
+           ({_CHANGES} AND ts > :ts ORDER BY ts ASC LIMIT 1)
+"""
 
 
 def _measure(conn: sqlite3.Connection, effect: sqlite3.Row, window_s: float, now: float) -> Effect:
@@ -61,8 +66,7 @@ def _measure(conn: sqlite3.Connection, effect: sqlite3.Row, window_s: float, now
     complete = effect["measured_at"] is not None
     over = effect["over"]
     if not complete and effect["run_id"] is not None:
-        previous = _neighbour_event(conn, effect["array"], applied, after=False)
-        following = _neighbour_event(conn, effect["array"], applied, after=True)
+        previous, following = _neighbours(conn, effect["array"], applied)
         before_start = max(applied - window_s, previous or 0.0)
         after_start = applied + SETTLE_S
         after_end = min(after_start + window_s, following or float("inf"))
