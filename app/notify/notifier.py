@@ -163,7 +163,11 @@ class Notifier:
             return observation.TickFacts(now, None, tick.error or "no data")
         conn = self.conn
         snapshot = self.snapshot_builder.snapshot
-        seen = [_array_now(conn, array, tick, snapshot) for array in tick.parsed.arrays]
+        arrays = tick.parsed.arrays
+        last = history.last_samples(conn, [array.name for array in arrays])
+        seen = [
+            _array_now(last.get(array.name, NO_SAMPLE), array, tick, snapshot) for array in arrays
+        ]
         open_ids = {a.run_id for a in seen if a.run_id is not None}
         before = (self.state or {}).get("arrays", {})
         gone = [m["run_id"] for m in before.values() if m.get("run_id") not in (None, *open_ids)]
@@ -237,9 +241,9 @@ class Notifier:
 
 
 def _array_now(
-    conn: db.Connection, array: mdstat.Array, tick: Tick, snapshot: Snapshot
+    sample: LastSample, array: mdstat.Array, tick: Tick, snapshot: Snapshot
 ) -> observation.ArrayFacts:
-    sample = history.last_sample(conn, array.name) or NO_SAMPLE
+    """The array as mdstat shows it this tick, beside its newest stored `sample`."""
     missing = sample.degraded if sample.degraded is not None else array.missing
     return observation.ArrayFacts(
         name=array.name,

@@ -319,13 +319,20 @@ def finished_run(conn: sqlite3.Connection, run_id: int) -> Run | None:
     return Run(**_run_fields(row)) if row else None
 
 
-def last_sample(conn: sqlite3.Connection, array: str) -> LastSample | None:
-    row = conn.execute(
-        "SELECT run_id, action, done_blocks, total_blocks, percent, degraded, mismatch_cnt"
-        " FROM samples WHERE array = ? ORDER BY ts DESC LIMIT 1",
-        (array,),
-    ).fetchone()
-    return LastSample(**dict(row)) if row else None
+def last_samples(conn: sqlite3.Connection, arrays: Sequence[str]) -> dict[str, LastSample]:
+    """Each array's newest sample, by array (none for an array never sampled): one statement,
+    one index seek per array."""
+    if not arrays:
+        return {}
+    names = ", ".join("(?)" for _ in arrays)
+    rows = conn.execute(
+        f"WITH named(array) AS (VALUES {names})"
+        " SELECT s.array, s.run_id, s.action, s.done_blocks, s.total_blocks, s.percent,"
+        " s.degraded, s.mismatch_cnt FROM named JOIN samples s ON s.id = ("
+        "SELECT id FROM samples WHERE array = named.array ORDER BY ts DESC LIMIT 1)",
+        tuple(arrays),
+    )
+    return {row[0]: LastSample(*row[1:]) for row in rows}
 
 
 def _event(row: sqlite3.Row) -> EventBody:

@@ -182,3 +182,17 @@ def test_keep_days_deletes_older_samples_and_keeps_runs_and_the_rollup_right(con
     assert between.fetchone()[0] > 0
     assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2
     assert stored_rollup(conn) == rollup_from_samples(conn)
+
+
+def test_the_newest_sample_of_each_array_in_one_statement(conn):
+    conn.executemany(
+        "INSERT INTO samples (ts, array, state, percent, degraded) VALUES (?, ?, 'active', ?, 0)",
+        [(1.0, "md2", 10.0), (3.0, "md2", 30.0), (2.0, "md2", 20.0), (5.0, "md0", None)],
+    )
+    asked: list[str] = []
+    conn.set_trace_callback(asked.append)
+    found = history.last_samples(conn, ["md2", "md0", "md9"])
+    conn.set_trace_callback(None)
+    assert {name: s.percent for name, s in found.items()} == {"md2": 30.0, "md0": None}
+    assert len(asked) == 1
+    assert history.last_samples(conn, []) == {}
