@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from app.records import JournaledKnob, TuningOp
-from app.shapes.tuning import Session
+from app.shapes.tuning import Restored, Session
 from app.store import db, history
 from app.store.originals import Originals
 
@@ -233,7 +233,7 @@ def finish_revert(
     session_id: int,
     op_id: int | None,
     reason: str,
-    restored: list[dict[str, Any]],
+    restored: Sequence[Restored],
     errors: list[str],
     started: float,
     now: float,
@@ -246,7 +246,9 @@ def finish_revert(
         if op_id is None:
             op_id = _insert_revert(conn, session_id, reason, started)
         state = "failed" if errors else "done"
-        changes = restored + [{"key": key, "gone": True} for key in gone]
+        # What was put back as the API's answer shows it ("from", not from_), then what is gone.
+        changes = [r.model_dump(by_alias=True) for r in restored]
+        changes += [{"key": key, "gone": True} for key in gone]
         conn.execute(
             "UPDATE tuning_ops SET state = ?, finished = ?, changes = ?, error = ? WHERE id = ?",
             (state, now, json.dumps(changes), "; ".join(errors) or reason, op_id),

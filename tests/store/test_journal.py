@@ -1,7 +1,9 @@
 """The tuning journal in SQLite: originals kept once per session, ops and their outcome, events."""
 
+import json
 import sqlite3
 
+from app.shapes.tuning import Restored
 from app.store import journal
 from app.tuning.planning.knob_plan import KnobChange
 
@@ -67,3 +69,22 @@ def test_a_failed_revert_leaves_the_session_open(conn: sqlite3.Connection) -> No
     journal.finish_revert(conn, session, None, "requested", [], ["EINVAL"], 20.0, 21.0)
     assert journal.open_session(conn) is not None
     assert len(journal.session_knobs(conn, session)) == 1
+
+
+def test_a_revert_journals_what_it_put_back_as_the_api_shows_it(conn: sqlite3.Connection) -> None:
+    changes = [
+        change("stripe_cache_size@md2", "256", "4096"),
+        change("read_ahead_kb@md3", "384", "32768"),
+    ]
+    session, _ = applied(conn, "boost", ["md2", "md3"], changes, 10.0)
+    op = journal.begin_revert(conn, session, "requested", 20.0)
+    put_back = [Restored(key="stripe_cache_size@md2", from_="4096", to="256")]
+    journal.finish_revert(
+        conn, session, op, "requested", put_back, [], 20.0, 21.0, ["read_ahead_kb@md3"]
+    )
+    (kept,) = conn.execute("SELECT changes FROM tuning_ops WHERE id = ?", (op,)).fetchone()
+    assert json.loads(kept) == [
+        {"key": "stripe_cache_size@md2", "from": "4096", "to": "256"},
+        {"key": "read_ahead_kb@md3", "gone": True},
+    ]
+    assert journal.open_session(conn) is None

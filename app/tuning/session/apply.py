@@ -356,15 +356,13 @@ class Applier:
                 ", ".join(gone),
             )
         self._crash_point("revert_after_write")
-        # The journal keeps what was put back as the answer shows it.
-        journaled = [r.model_dump(by_alias=True) for r in restored]
         try:
             op_id = journal.finish_revert(
                 self.conn,
                 session.id,
                 op_id,
                 reason,
-                journaled,
+                restored,
                 errors,
                 started,
                 self.clock(),
@@ -375,7 +373,7 @@ class Applier:
                 errors.append(f"and the tuning journal cannot be written ({error})")
             else:
                 self.unrecorded = UnrecordedRevert(
-                    session.id, op_id, reason, journaled, gone, started, self.clock()
+                    session.id, op_id, reason, restored, gone, started, self.clock()
                 )
                 log.error("reverted %d knobs, but cannot journal it: %s", len(restored), error)
                 raise JournalUnavailable(unrecorded_message(self.unrecorded, str(error))) from None

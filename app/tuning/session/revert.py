@@ -3,7 +3,6 @@ floors, a vanished array or disk); and a revert the journal could not record yet
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from app.kernel.host import Host
 from app.kernel.knobs import read_knob
@@ -11,6 +10,7 @@ from app.live import array_view
 from app.md import mdstat
 from app.md.knobs import CATALOGUE, Knob, md_floor
 from app.records import JournaledKnob
+from app.shapes.tuning import Restored
 from app.store import db, journal
 from app.tuning.planning.knob_plan import KnobChange
 
@@ -24,7 +24,7 @@ class UnrecordedRevert:
     session_id: int
     op_id: int | None  # None: even the revert's start could not be journaled
     reason: str
-    restored: list[dict[str, Any]]
+    restored: list[Restored]
     gone: list[str]
     started: float
     finished: float
