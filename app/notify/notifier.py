@@ -179,7 +179,9 @@ class Notifier:
                 ended[run_id] = observation.RunEnd(
                     run.id, run.array, run.action, outcome, run.started, run.finished
                 )
-        session = journal.open_session(conn)
+        # The present (this tick's, or a write's since) says whether a session is open; its
+        # arrays are read only then.
+        session = journal.open_session(conn) if snapshot.session_id is not None else None
         boost = (session.id, tuple(session.arrays)) if session else None
         drift_seen = (self.state or {}).get("drift_seen", 0)
         # The newest event first, and then only the events up to it: most ticks add none, and

@@ -12,7 +12,8 @@ from app.notify import destinations
 from app.notify.delivery import Deliverer, DeliveryRules
 from app.notify.notifier import Notifier
 from app.simulator import Simulator
-from app.store import db, history
+from app.store import db, history, journal
+from app.tuning.planning.knob_plan import KnobChange
 from tests.kernel_tree import RESHAPE_TOTAL, mdstat_text, progress, raid1, raid5, syncing_box
 from tests.notify.receivers import HttpReceiver
 
@@ -232,3 +233,23 @@ def test_the_notifier_sees_each_drift_and_slower_event_once(box, tmp_path: Path)
     notifier.on_tick(sampler.sample_once())
     again = notifier.observe(sampler.sample_once())
     assert (again.drift, again.slower, again.last_event_id) == ((), (), 4)
+
+
+def test_the_notifier_sees_the_session_the_present_shows(box, tmp_path: Path):
+    """Whether a session is open comes from the present the tick built: its arrays are read
+    only then, for the "boost left on" message."""
+    settings = Settings(proc_root=box.proc, sys_root=box.sys, db=tmp_path / "mdboost.db")
+    conn = db.connect(settings.db)
+    db.migrate(conn, settings.migrations_dir)
+    clock = lambda: 1_700_000_000.0  # noqa: E731
+    sampler = Sampler(Host(settings.proc_root, settings.sys_root), conn, clock)
+    notifier = Notifier(db.connect(settings.db), sampler.host, clock, settings)
+    tick = sampler.sample_once()
+    notifier.on_tick(tick)
+    assert notifier.observe(tick).boost_session is None
+    cache = KnobChange("stripe_cache_size@md2", "stripe_cache_size", "md2", "", "256", "4096", "")
+    session, op = journal.begin_apply(conn, "boost", ["md2"], [cache], clock())
+    journal.finish_apply(conn, session, op, "boost", ["md2"], [cache], clock())
+    tick = sampler.sample_once()
+    notifier.on_tick(tick)
+    assert notifier.observe(tick).boost_session == (session, ("md2",))
