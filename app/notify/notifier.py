@@ -101,11 +101,17 @@ class Notifier:
             composed = [self._compose(event, obs.now) for event in found]
             if not composed and state == self.state:
                 return []  # nothing new to queue or remember: an idle tick writes nothing
-            with db.write_transaction(self.conn):
-                targets = stored.active_destination_ids(self.conn)
-                for message in composed:
-                    outbox.enqueue(self.conn, message, targets, obs.now, self.wall_clock())
+            targets: list[int] = []
+            if not composed:
+                # The detector's memory alone (progress moved): one upsert, a transaction of
+                # its own, where the destinations were read and a transaction opened each tick.
                 stored.save_detector_state(self.conn, json.dumps(state))
+            else:
+                with db.write_transaction(self.conn):
+                    targets = stored.active_destination_ids(self.conn)
+                    for message in composed:
+                        outbox.enqueue(self.conn, message, targets, obs.now, self.wall_clock())
+                    stored.save_detector_state(self.conn, json.dumps(state))
         except db.Error as error:
             log.warning("notify: cannot queue this tick's events, next tick retries: %s", error)
             return []

@@ -256,7 +256,8 @@ def detector_state(conn: sqlite3.Connection) -> str | None:
 
 
 def save_detector_state(conn: sqlite3.Connection, state: str) -> None:
-    """Inside the caller's transaction, with the messages the state's events queued."""
+    """Inside the caller's transaction, with the messages the state's events queued; alone, one
+    statement is its own transaction."""
     conn.execute(
         "INSERT INTO notify_state (id, state) VALUES (1, ?)"
         " ON CONFLICT (id) DO UPDATE SET state = excluded.state",
