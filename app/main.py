@@ -93,7 +93,7 @@ def create_app(
         snapshot_builder = app.state.snapshot_builder = SnapshotBuilder(
             app.state.host, conn, tuner.lock, tuner.boost_max_kb_s
         )
-        tuner.applier.on_write = snapshot_builder.after_write
+        tuner.attach(snapshot_builder)
         # Backoffs run on the app's clock, unless the demo's clock runs faster than real time.
         wall = time.time if sim is not None else app.state.clock
         notifier = Notifier.open(app.state.host, app.state.clock, settings, snapshot_builder, wall)

@@ -235,7 +235,7 @@ def bench_session_tick(work: Path, ticks: int = 500) -> list[Figure]:
     sampling = sampler.Sampler(host, conn, clock)
     tuner = Tuner.open(host, clock, settings)
     present = SnapshotBuilder(host, conn, tuner.lock)
-    tuner.applier.on_write = present.after_write
+    tuner.attach(present)
     block = max(ticks // 8, 5)
     cpu_ms: dict[bool, list[float]] = {False: [], True: []}
     for boosted in itertools.islice(itertools.cycle((False, True, True, False)), 8):

@@ -19,6 +19,7 @@ from app.md.disks import MemberDisk
 from app.md.mdstat import Array, MdStat
 from app.planner.layout import Pool
 from app.shapes.arrays import Run
+from app.shapes.tuning import TuningState
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,9 @@ class KnobNow:
     drift: bool  # someone else changed it since mdboost wrote it
 
 
+NOT_TUNED = TuningState(kind="off", preset=None, label="Not tuned", detail=None)
+
+
 @dataclass(frozen=True)
 class Job:
     """The owner's unit of work now: its phases in order and its finish (each phase's estimate
@@ -85,6 +89,9 @@ class Job:
     # Unix seconds the last phase ended while phases are still to come: DSM begins the next
     # array a little later, and until then md shows the pool idle. None while a phase runs.
     between_since: float | None = None
+    # What is tuned now, as the tuner left it at its last tick or action (one state for the
+    # switch, the headline, the API and a push): app/tuning/tuner.py publishes it.
+    tuned: TuningState = field(default_factory=lambda: NOT_TUNED)
 
     @property
     def running(self) -> PoolMember | None:

@@ -24,7 +24,7 @@ from app.live.tick import Tick
 from app.md.access import KnobAccess
 from app.md.attributes import ArraySysfs
 from app.md.mdstat import Array, MdStat
-from app.shapes.tuning import Session
+from app.shapes.tuning import Session, TuningState
 from app.store import db, effects, history, journal
 
 
@@ -113,6 +113,7 @@ class SnapshotBuilder:
             self.snapshot.job,
             tick.ts,
         )
+        job = replace(job, tuned=self.snapshot.job.tuned)  # the tuner's to change (tuned())
         self.diagnoses = dict(tick.diagnoses)
         evidence = self._evidence(arrays, job)
         available_kib = tick.mem_available_kib
@@ -234,17 +235,20 @@ class SnapshotBuilder:
             disk_rotational=dict(tick.disk_rotational),
         )
 
-    def after_write(self, open_session: Session | None, knobs: list[KnobNow]) -> None:
+    def after_write(
+        self, open_session: Session | None, knobs: list[KnobNow], tuned: TuningState
+    ) -> None:
         """An apply, a revert or an auto-tune step has just written (the applier holds
-        `writes`): the session and its knobs as the write read them back, at once, so the page
-        is right the second after the owner acts.
+        `writes`): the session and its knobs as the write read them back, and what is tuned
+        now, at once, so the page is right the second after the owner acts.
         A knob this write left alone keeps what the last tick read."""
         snapshot = self.snapshot
         same = open_session is not None and snapshot.session_id == open_session.id
         seen = {k.key: k.current for k in snapshot.knobs} if same else {}
         now = [k if k.current is not None else _read_before(k, seen.get(k.key)) for k in knobs]
         # The verdicts were judged on the knobs before this write: the next tick judges again.
-        arrays, job = tuple(replace(a, diagnosis=None) for a in snapshot.arrays), snapshot.job
+        arrays = tuple(replace(a, diagnosis=None) for a in snapshot.arrays)
+        job = replace(snapshot.job, tuned=tuned)
         self.written_since_publish = True
         if snapshot.session_id is not None and open_session is None:
             arrays = tuple(self._reverted(state) for state in arrays)
@@ -266,6 +270,13 @@ class SnapshotBuilder:
             session_id=open_session.id if open_session else None,
             knobs=tuple(now),
         )
+
+    def tuned(self, state: TuningState) -> None:
+        """What is tuned now, as the tuner found it after its tick or an action that wrote
+        nothing (an auto-tune started, a sweep ended, a schedule's window changed hands)."""
+        snapshot = self.snapshot
+        if snapshot.job.tuned != state:
+            self.snapshot = replace(snapshot, job=replace(snapshot.job, tuned=state))
 
     def _reverted(self, state: ArrayNow) -> ArrayNow:
         """Right after a revert: the forecast at the pace before tuning, not the tuned pace the

@@ -259,6 +259,13 @@ def _tuning_families(snapshot: Snapshot) -> Iterator[Metric]:
         preset.add_metric([snapshot.preset], 1)
     if snapshot.session_started is not None:
         started.add_metric([], snapshot.session_started)
+    state = GaugeMetricFamily(
+        "mdboost_tuning_state_info",
+        "Always 1: what is tuned now, as the page's switch says it (off, boost, auto-tuning, "
+        "auto-tuned, schedule, preset).",
+        labels=["state"],
+    )
+    state.add_metric([snapshot.job.tuned.kind], 1)
     knob_labels = ["knob", "target", "unit"]
     value = GaugeMetricFamily(
         "mdboost_tuning_knob_value",
@@ -284,4 +291,4 @@ def _tuning_families(snapshot: Snapshot) -> Iterator[Metric]:
             if text is not None and text.isdigit():
                 family.add_metric(labels, int(text) * scale)
         drift.add_metric([knob.knob, knob.target or ""], 1.0 if knob.drift else 0.0)
-    yield from (active, preset, started, value, desired, drift)
+    yield from (active, preset, started, state, value, desired, drift)

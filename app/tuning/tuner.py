@@ -9,8 +9,9 @@ from app.kernel.host import Host
 from app.live import array_view
 from app.live.forecasts import BOOST_PRESET
 from app.live.snapshot import Snapshot
+from app.live.snapshot_builder import SnapshotBuilder
 from app.live.tick import Tick
-from app.shapes.tuning import Session, Sweep, TuningDone
+from app.shapes.tuning import Session, Sweep, TuningDone, TuningState
 from app.store import db, journal
 from app.tuning.autotune.runner import AutoTuner
 from app.tuning.errors import TuningError
@@ -23,6 +24,7 @@ from app.tuning.schedule.scheduler import Scheduler
 from app.tuning.session.apply import Applier, JournalUnavailable
 from app.tuning.session.policy import Policy
 from app.tuning.session.reconcile import Recovery, boot_of_last_write, reconcile, recover
+from app.tuning.state import tuning_state
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +66,38 @@ class Tuner:
         self.stopping = False  # mdboost is stopping: no tick may apply anything any more
         self.operation = self.applier.operation
         self.lock = self.applier.lock
+        self.present: SnapshotBuilder | None = None  # where what is tuned is published (attach)
 
     @classmethod
     def open(cls, host: Host, clock: Callable[[], float], settings: Settings) -> "Tuner":
         """A tuner with its own database connection and the presets from disk."""
         found, errors = presets.load_all(settings.presets_dir, settings.data_dir)
         return cls(host, db.connect(settings.db), clock, settings, found, errors)
+
+    def attach(self, present: SnapshotBuilder) -> None:
+        """Publish into the present: each write's read-back with the state it leaves, and the
+        state after each tick and action, so every view reads what is tuned from the Job."""
+        self.present = present
+        self.applier.on_write = lambda session, knobs: present.after_write(
+            session, knobs, self.tuned_now(session.preset if session else None)
+        )
+
+    def tuned_now(self, preset: str | None) -> TuningState:
+        """What is tuned with `preset`'s session open (None: none is); the caller holds the lock
+        (the sweep and the schedules are read on the tuner's connection, when they matter)."""
+        return tuning_state(
+            preset,
+            self.autotuner.running is not None,
+            lambda: self.autotuner.view(self.conn),
+            lambda: self.scheduler.view(self.conn, self.clock()),
+        )
+
+    def publish_tuned(self) -> None:
+        """The state after a change that may have written nothing (a sweep started or ended, a
+        schedule added or removed); the caller holds the lock. The session is the present's:
+        every write published it already."""
+        if self.present is not None:
+            self.present.tuned(self.tuned_now(self.present.snapshot.preset))
 
     def preset(self, name: str) -> Preset:
         preset = self.presets.get(name)
@@ -109,6 +137,7 @@ class Tuner:
                 self.policy.pressed.add(result.op_id)
             self.autotuner.cancel(f"{name} was applied by hand during the sweep")
             self.scheduler.note_manual()
+            self.publish_tuned()
             return result
 
     def revert(self, reason: str = "requested", wait: bool = False) -> TuningDone:
@@ -118,6 +147,7 @@ class Tuner:
             self.autotuner.cancel(f"reverted by hand during the sweep ({reason})")
             result = self.applier.revert_locked(reason)
             self.scheduler.note_manual()
+            self.publish_tuned()
             return result
 
     def autotune(self, array_name: str | None = None) -> Sweep:
@@ -127,6 +157,7 @@ class Tuner:
                 result = self.autotuner.start(self.latest, array_name)
                 self.policy.stop_measuring("auto-tune was started by hand")
                 self.scheduler.note_manual()
+                self.publish_tuned()
             except db.Error as error:  # its record cannot be written: a full disk, most likely
                 raise JournalUnavailable(
                     f"auto-tune did not start: the tuning journal cannot be written ({error})"
@@ -200,6 +231,7 @@ class Tuner:
             self._measured_without(tick)
             self.scheduler.on_tick(tick.any_running, tick.clock_step != 0)
             self.autotuner.on_tick(tick)
+            self.publish_tuned()
         finally:
             self.lock.release()
 

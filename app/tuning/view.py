@@ -20,13 +20,10 @@ from app.shapes.tuning import (
     SessionKnob,
     SlowerFinding,
     Sweep,
-    TuningState,
     TuningStatus,
 )
 from app.store import db, effects
 from app.store.slower import SlowerPreset
-from app.tuning.autotune.record import setting_label
-from app.tuning.autotune.writes import PRESET as AUTOTUNE_PRESET
 from app.tuning.planning.knob_plan import member_disks
 from app.tuning.planning.presets import PresetError
 from app.tuning.session.policy import slower_sentence
@@ -81,7 +78,7 @@ def status(
     )
     sweep = found.sweep
     return TuningStatus(
-        state=tuning_state(session, sweep, found.schedules),
+        state=snapshot.job.tuned,
         active=session is not None,
         preset=session.preset if session else None,
         session=session,
@@ -155,41 +152,6 @@ def presets(tuner: Tuner) -> Presets:
 
 def preset_error(error: PresetError) -> PresetErrorBody:
     return PresetErrorBody(file=error.file, key=error.key, message=error.message)
-
-
-def tuning_state(session: Session | None, sweep: Sweep | None, schedule: Schedules) -> TuningState:
-    """What is tuned now, the one notion the switch, the headline, the run list, /metrics and
-    the API show: "off", "boost", "auto-tuning" (a sweep measures), "auto-tuned" (what
-    a sweep kept), "schedule" (a schedule's window applied its preset) or "preset" (one applied
-    by hand), from the journal's open session, the latest sweep and the schedules.
-
-    A running sweep is "auto-tuning" from its first second: its first step measures the values
-    it found, before it writes anything (so before a session opens)."""
-    if sweep is not None and sweep.state == "running":
-        label = f"Auto-tune is measuring {sweep.array}"
-        detail = (
-            f"{sweep.now.label} now, step {sweep.now.step} of {sweep.now.steps}"
-            if sweep.now
-            else None
-        )
-        preset = session.preset if session else None
-        return TuningState(kind="auto-tuning", preset=preset, label=label, detail=detail)
-    if session is None:
-        return TuningState(kind="off", preset=None, label="Not tuned", detail=None)
-    preset = session.preset
-    if preset == "boost":
-        return TuningState(kind="boost", preset=preset, label="Boosted", detail=None)
-    if preset == AUTOTUNE_PRESET and sweep is not None:
-        kept = sweep.chosen or {}
-        detail = ", ".join(setting_label(k, int(v)) for k, v in kept.items()) or None
-        return TuningState(kind="auto-tuned", preset=preset, label="Auto-tuned", detail=detail)
-    windows = [e for e in schedule.schedules if e.applied and e.preset == preset]
-    if windows:
-        detail = f"{windows[0].start}–{windows[0].end}"
-        return TuningState(
-            kind="schedule", preset=preset, label=f"Schedule: {preset}", detail=detail
-        )
-    return TuningState(kind="preset", preset=preset, label=f"Preset {preset}", detail=None)
 
 
 def _knobs(conn: db.Connection, session: Session, snapshot: Snapshot) -> list[SessionKnob]:

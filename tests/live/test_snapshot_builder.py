@@ -209,7 +209,7 @@ def test_the_instant_after_a_revert_the_finish_is_the_untuned_paces(tree, tmp_pa
     clock = Clock()
     tuner = make_tuner(tree, tmp_path, clock)
     snapshot_builder = SnapshotBuilder(tuner.host, tuner.conn, tuner.lock)
-    tuner.applier.on_write = snapshot_builder.after_write
+    tuner.attach(snapshot_builder)
     s = make_sampler(tree, tuner.conn, clock)
     done = 100_000_000
 
@@ -261,7 +261,7 @@ def test_the_verdict_is_judged_beside_the_estimate_the_tick_made_and_after_a_rev
     clock = Clock()
     tuner = make_tuner(tree, tmp_path, clock)
     snapshot_builder = SnapshotBuilder(tuner.host, tuner.conn, tuner.lock)
-    tuner.applier.on_write = snapshot_builder.after_write
+    tuner.attach(snapshot_builder)
     s = make_sampler(tree, tuner.conn, clock)
     done = 100_000_000
 
@@ -302,7 +302,8 @@ def test_the_verdict_is_judged_beside_the_estimate_the_tick_made_and_after_a_rev
     statements: list[str] = []
     tuner.conn.set_trace_callback(statements.append)
     reads = len(statements)
-    after_write = snapshot_builder.after_write
+    after_write = tuner.applier.on_write
+    assert after_write is not None
 
     def counted(*args: Any) -> None:
         nonlocal reads

@@ -9,6 +9,7 @@ from app.kernel import mdstat_parse
 from app.kernel.host import Host
 from app.live.snapshot import ArrayNow, Job, KnobNow, MemberIO, Snapshot
 from app.metrics.exposition import render
+from app.shapes.tuning import TuningState
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
 from tests.metrics.snapshots import KERNEL_STATES, kernel_snapshot
 
@@ -193,8 +194,11 @@ def test_tuning_preset_knobs_in_base_units_and_drift():
             "speed_limit_min", "speed_limit_min", None, "KiB/s", "1000", "50000", "50000", False
         ),
     )
-    found = samples(Snapshot(preset="boost", session_started=1234.5, knobs=knobs))
+    boosted = Job(tuned=TuningState(kind="boost", preset="boost", label="Boosted", detail=None))
+    found = samples(Snapshot(preset="boost", session_started=1234.5, knobs=knobs, job=boosted))
     assert found["mdboost_tuning_active"] == 1
+    assert found['mdboost_tuning_state_info{state="boost"}'] == 1
+    assert 'mdboost_tuning_state_info{state="off"}' not in found
     assert found['mdboost_tuning_preset_info{preset="boost"}'] == 1
     assert found["mdboost_tuning_session_start_timestamp_seconds"] == 1234.5
     tuned = {k: v for k, v in found.items() if k.startswith("mdboost_tuning_knob")}

@@ -49,7 +49,7 @@ class WithPresent(Nas):
     def tick(self) -> Tick:
         if self.present is None:
             self.present = SnapshotBuilder(self.tuner.host, self.tuner.conn, self.tuner.lock)
-            self.tuner.applier.on_write = self.present.after_write
+            self.tuner.attach(self.present)
             self.shown = []
         tick = self.sampler.sample_once()
         self.present.update(tick)

@@ -48,7 +48,8 @@ def user_preset(tmp_path: Path, name: str, body: str) -> None:
 
 def status(tuner: Tuner) -> dict:
     """GET /api/tuning's answer after a sampler tick: what the kernel holds comes from the
-    present that tick left; this tick reads the kernel and stores nothing."""
+    present that tick left, what is tuned from the tuner's publishing into it; this tick reads
+    the kernel and stores nothing."""
     parsed = array_view.current(tuner.host)
     tick = Tick(
         parsed=parsed,
@@ -61,6 +62,14 @@ def status(tuner: Tuner) -> dict:
         global_limits=tuner.host.read_global_speed_limits(),
     )
     snapshot_builder = SnapshotBuilder(tuner.host, tuner.conn)
+    tuner.attach(snapshot_builder)
     snapshot_builder.update(tick)
+    # As the tuner's own tick ends: what is tuned, into the present, unless an apply holds the
+    # lock (the tick skips it then, and the apply publishes as it ends).
+    if tuner.lock.acquire(blocking=False):
+        try:
+            tuner.publish_tuned()
+        finally:
+            tuner.lock.release()
     body = tuning_view.status(tuner, tuner.conn, snapshot_builder.snapshot)
     return body.model_dump(mode="json", by_alias=True)

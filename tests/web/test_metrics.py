@@ -71,3 +71,21 @@ def test_with_read_requires_login_a_scraper_sends_the_bearer_token(client):
     assert client.get("/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 401
     answer = client.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
     assert answer.status_code == 200 and "mdboost_md_info" in answer.text
+
+
+@pytest.mark.parametrize("client", [{"demo": True, "demo_open": True}], indirect=True)
+def test_the_tuning_state_is_the_switchs_from_the_second_the_owner_presses(client):
+    """/metrics and GET /api/tuning read what is tuned from the one Job, published by the write
+    itself: no tick runs between the press and the reads (one tick an hour here)."""
+
+    def scraped() -> list[str]:
+        lines = client.get("/metrics").text.splitlines()
+        return [line for line in lines if line.startswith("mdboost_tuning_state_info{")]
+
+    assert scraped() == ['mdboost_tuning_state_info{state="off"} 1.0']
+    assert client.post("/api/boost", json={"on": True}).status_code == 200
+    assert client.get("/api/tuning").json()["state"]["kind"] == "boost"
+    assert scraped() == ['mdboost_tuning_state_info{state="boost"} 1.0']
+    assert client.post("/api/boost", json={"on": False}).status_code == 200
+    assert client.get("/api/tuning").json()["state"]["kind"] == "off"
+    assert scraped() == ['mdboost_tuning_state_info{state="off"} 1.0']
