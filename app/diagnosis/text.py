@@ -92,6 +92,11 @@ def todo(verdict: str, n: dict[str, Any]) -> str:
                 f"Boost could still make them about ×{ratio(offered)} faster: md's larger "
                 "requests move more for each second the disks are busy."
             )
+        if n.get("boost_unknown"):
+            return (
+                "Boost may still help: md's larger requests move more for each second the "
+                "disks are busy. Its gain here is estimated once the pace is known."
+            )
         return "Nothing to tune: this is about as fast as these disks go."
     raise ValueError(f"unknown verdict {verdict!r}")
 

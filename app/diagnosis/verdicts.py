@@ -53,13 +53,16 @@ class Diagnosis:
     def primary(self) -> Verdict | None:
         return self.verdicts[0] if self.verdicts else None
 
-    def beside_boost(self, offered: float | None) -> "Diagnosis":
+    def beside_boost(self, offered: float | None, boost_off: bool = False) -> "Diagnosis":
         """These verdicts with their advice judged beside boost's estimate for this run
-        (`offered`: its gain, 1.0 when it would not help; None: no estimate is offered)."""
-        if offered is None:
+        (`offered`: its gain, 1.0 when it would not help; None: no estimate is offered, either
+        because boost is on or, with `boost_off`, because its gain is not known yet: then the
+        advice never says there is nothing to tune while the page offers boost)."""
+        if offered is None and not boost_off:
             return self
+        judged = {"boost_ratio": offered} if offered is not None else {"boost_unknown": True}
         verdicts = tuple(
-            replace(v, sentence=text.sentence(v.verdict, {**v.numbers, "boost_ratio": offered}))
+            replace(v, sentence=text.sentence(v.verdict, {**v.numbers, **judged}))
             for v in self.verdicts
         )
         return replace(self, verdicts=verdicts)

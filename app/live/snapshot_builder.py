@@ -171,7 +171,9 @@ class SnapshotBuilder:
         it: none until the next tick."""
         estimate = self._boost(state, evidence, session)
         found = state.diagnosis if judged else None
-        verdicts = found.beside_boost(forecasts.offered_gain(estimate)) if found else None
+        offered = forecasts.offered_gain(estimate)
+        boost_off = session is None or session.preset != forecasts.BOOST_PRESET
+        verdicts = found.beside_boost(offered, boost_off) if found else None
         return replace(state, boost=estimate, diagnosis=verdicts)
 
     def _boost(

@@ -160,7 +160,7 @@ def test_at_the_disks_limit(box: Box) -> None:
 def test_the_disks_limit_beside_a_boost_estimate_never_says_nothing_to_tune(box: Box) -> None:
     """The disks at their limit, and boost's estimate for the run x1.3 (larger requests): the
     advice names boost's gain; beside no gain (1.0) or none offered (boost is on), nothing to
-    tune; and a verdict that says boost raises the pace says so only while boost would."""
+    tune (boost off with no estimate yet: boost may help); and a verdict that says boost raises the pace says so only while boost would."""
     for disk in box.disks.values():
         disk.busy = 0.97
     tracker = tracker_for(box)
@@ -177,6 +177,11 @@ def test_the_disks_limit_beside_a_boost_estimate_never_says_nothing_to_tune(box:
     for no_gain in (1.0, 1.1, None):
         primary = at_the_limit.beside_boost(no_gain).primary
         assert primary is not None and "Nothing to tune" in primary.sentence, no_gain
+    # Boost off and no estimate yet (the pace is not known): the page offers boost, and the
+    # advice must not say there is nothing to tune beside it.
+    unknown = at_the_limit.beside_boost(None, boost_off=True).primary
+    assert unknown is not None and "Nothing to tune" not in unknown.sentence
+    assert unknown.sentence.endswith("Its gain here is estimated once the pace is known.")
     assert text.todo("held_by_max", {"boost_ratio": 1.05}).startswith("Boost is not expected")
     assert text.todo("held_by_max", {"boost_ratio": 5.0}) == "Boost raises it."
 
