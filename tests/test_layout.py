@@ -458,3 +458,34 @@ def test_the_history_check_finds_issue_numbers_and_design_notes(tmp_path: Path) 
         "migrations/0001_c.sql",
         "static/app.js",
     ]
+
+
+# A fact of the kernel judged once a tick has one caller of its rule: the tick (the sampler's
+# readings); before a tick exists (a plan, a revert at start-up) the kernel is read for it.
+JUDGED_ONCE_A_TICK = {
+    "is_failed": {"app/live/tick.py", "app/live/array_view.py"},
+    "effective_limits": {"app/live/tick.py"},
+}
+
+
+def callers_of(name: str, root: Path = APP) -> set[str]:
+    found = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            called = node.func if isinstance(node, ast.Call) else None
+            named = getattr(called, "id", None) or getattr(called, "attr", None)
+            if named == name:
+                found.add(str(path.relative_to(root.parent)))
+    return found
+
+
+@pytest.mark.parametrize("rule", sorted(JUDGED_ONCE_A_TICK))
+def test_a_fact_judged_once_a_tick_has_its_rule_called_by_the_tick_alone(rule: str) -> None:
+    assert callers_of(rule) == JUDGED_ONCE_A_TICK[rule]
+
+
+def test_the_caller_check_finds_a_second_caller(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "a.py").write_text("x = failure.is_failed(array, None)\n")
+    (tmp_path / "app" / "b.py").write_text("def is_failed():\n    return is_failed()\n")
+    assert callers_of("is_failed", tmp_path / "app") == {"app/a.py", "app/b.py"}

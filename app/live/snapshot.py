@@ -51,6 +51,7 @@ class ArrayNow:
     # The finish if boost were applied now, while it is not; None while boost is on (or the
     # run has no estimate to scale).
     boost: BoostEstimate | None = None
+    failed: bool = False  # md has given up on it, as the tick judged (Tick.failed)
 
     @property
     def name(self) -> str:

@@ -92,6 +92,7 @@ class SnapshotBuilder:
                     run,
                     *tick.speed_limits(array.name),
                     tick.diagnoses.get(array.name),
+                    failed=array.name in tick.failed(),
                 )
             )
         self.progress = progress  # runs that ended are forgotten

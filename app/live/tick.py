@@ -7,6 +7,7 @@ from app.diagnosis.verdicts import Diagnosis, VerdictChange
 from app.forecast import physics
 from app.md.attributes import ArraySysfs, EffectiveLimits, effective_limits
 from app.md.disks import DiskStat, MemberDisk
+from app.md.failure import is_failed
 from app.md.mdstat import MdStat
 
 
@@ -49,6 +50,22 @@ class Tick:
     written: int = 0
     finished_runs: list[FinishedRun] = field(default_factory=list)
     error: str | None = None
+    _failed: tuple[str, ...] | None = field(default=None, repr=False)  # failed() works it out
+
+    def failed(self) -> tuple[str, ...]:
+        """The arrays md has given up on, as this tick read them, in mdstat's order: judged once
+        (app/md/failure.py), then the tuner, the present and a push read it."""
+        if self._failed is None:
+            arrays = self.parsed.arrays if self.parsed is not None else ()
+            found = [(a, self.sysfs.get(a.name)) for a in arrays]
+            self._failed = tuple(
+                a.name
+                for a, sysfs in found
+                if is_failed(
+                    a, sysfs.array_state if sysfs else None, sysfs.degraded if sysfs else None
+                )
+            )
+        return self._failed
 
     def speed_limits(self, array: str) -> EffectiveLimits:
         """The array's (min, max) in effect, worked out once (the sampler does it for every

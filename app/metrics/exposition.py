@@ -14,7 +14,7 @@ from prometheus_client.metrics_core import Metric
 
 from app.forecast.model import Forecast
 from app.forecast.pool import PoolForecast
-from app.live.array_view import is_failed, role_of
+from app.live.array_view import role_of
 from app.live.snapshot import ArrayNow, Snapshot
 from app.md.attributes import effective_limit
 from app.md.mdstat import Array
@@ -144,14 +144,7 @@ def _array_families(snapshot: Snapshot) -> Iterator[Metric]:
             [name],
             sysfs.degraded if sysfs is not None and sysfs.degraded is not None else array.missing,
         )
-        failed.add_metric(
-            [name],
-            1.0
-            if is_failed(
-                array, sysfs.array_state if sysfs else None, sysfs.degraded if sysfs else None
-            )
-            else 0.0,
-        )
+        failed.add_metric([name], 1.0 if now.failed else 0.0)
         _add_forecast(finish, [name], now.forecast)
         for member in now.members:
             busy.add_metric([name, member.member], member.busy_ratio)

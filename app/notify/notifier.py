@@ -269,11 +269,7 @@ def _array_now(
         mismatch_cnt=sample.mismatch_cnt,
         queued=array.queued,
         verdict=_verdict(snapshot, array.name),
-        failed=array_view.is_failed(
-            array,
-            sysfs.array_state if (sysfs := tick.sysfs.get(array.name)) else None,
-            sysfs.degraded if sysfs else None,
-        ),
+        failed=array.name in tick.failed(),
     )
 
 

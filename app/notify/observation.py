@@ -35,7 +35,7 @@ class ArrayFacts:
     queued: bool  # resync=DELAYED / PENDING
     # What holds the run back, as shown on the page (app/diagnosis): verdict, since, sentence.
     verdict: tuple[str, float, str] | None = None
-    # md has given up on it (app.live.array_view.is_failed: the word, the counts, sysfs array_state)
+    # md has given up on it (app.md.failure.is_failed: the word, the counts, sysfs array_state)
     failed: bool = False
 
     @property

@@ -185,7 +185,7 @@ class Simulator:
             capacity *= 1.05  # seeds: 192 KiB -> 32 MiB read-ahead "helped a little"
         if self.slow_disk is not None:
             capacity *= layout.SLOW_SHARE
-        return (capacity, *self.effective_limits())
+        return (capacity, *self.simulated_limits())
 
     def _speed_kb_s(self, capacity: float, limit_min: int, limit_max: int) -> float:
         capacity_kb_s = self._capacity_kb_s(capacity) * self.rng.lognormvariate(0, 0.08)
@@ -226,7 +226,7 @@ class Simulator:
         cache = self.tree.read_int(f"sys/block/{self.reshaping}/md/stripe_cache_size", 256)
         return min(max(cache / 16, 8.0), 256.0), self.slow_disk
 
-    def effective_limits(self) -> tuple[int, int]:
+    def simulated_limits(self) -> tuple[int, int]:
         """The reshaping array's min/max KiB/s: its local value when set, else the global one."""
         glob_min = self.tree.read_int("proc/sys/dev/raid/speed_limit_min", 1000)
         glob_max = self.tree.read_int("proc/sys/dev/raid/speed_limit_max", 200000)
@@ -250,7 +250,7 @@ class Simulator:
     def write_status(self) -> None:
         """Rewrite mdstat and the read-only sysfs files for the current state, each atomically."""
         s = self.state
-        self.effective_limits()  # normalise "system" writes the way md does
+        self.simulated_limits()  # normalise "system" writes the way md does
         reshaping = not self.finished
         done = int(s.done_blocks)
         total = self.total_blocks

@@ -243,7 +243,7 @@ class Tuner:
         owed = self.policy.measuring
         if owed is None or tick.parsed is None or tick.ts is None:
             return
-        md, failed = tick.parsed, array_view.failed_in(tick)
+        md, failed = tick.parsed, tick.failed()
         syncing = [a for a in owed.arrays if (x := md.array(a)) is not None and x.syncing]
         session = journal.open_session(self.conn)
         if any(a in failed for a in owed.arrays):

@@ -7,10 +7,10 @@ from pathlib import Path
 from app.kernel import mdstat_parse
 from app.kernel.host import ARRAY_NAME, Host
 from app.live import array_view
-from app.live.snapshot import ArrayNow
-from app.md import mdstat
+from app.md import failure, mdstat
 from tests import PROJECT_ROOT
 from tests.kernel_tree import KernelTree, mdstat_text, raid1
+from tests.present import array_now
 
 BROKEN_FIXTURE = PROJECT_ROOT / "tests" / "fixtures" / "kernel" / "raid5-broken"
 # What a 5.4..6.11 kernel prints for the same array: mdstat still says "active".
@@ -23,7 +23,7 @@ ACTIVE_BUT_FAILED = (
 def view_of(array: mdstat.Array, host: Host) -> dict:
     """The view of an array as the sampler's tick would read it."""
     sysfs = host.read_array_sysfs(array.name) if ARRAY_NAME.fullmatch(array.name) else None
-    return array_view.array_view(ArrayNow(array, sysfs))
+    return array_view.array_view(array_now(array, sysfs))
 
 
 def test_the_kernel_fixture_is_failed_critical_and_keeps_its_sysfs(
@@ -84,7 +84,7 @@ def test_too_few_working_members_is_failed_whatever_sysfs_says() -> None:
     for seconds (the member faulty,blocked); sysfs may be unreadable. The counts decide then."""
     array = mdstat_parse.parse(ACTIVE_BUT_FAILED).arrays[0]
     for array_state in (None, "write-pending", "clean", "active"):
-        assert array_view.is_failed(array, array_state) is True, array_state
+        assert failure.is_failed(array, array_state) is True, array_state
 
 
 def test_one_missing_member_of_a_raid5_or_two_of_a_raid6_is_degraded_not_failed() -> None:
@@ -102,18 +102,18 @@ def test_one_missing_member_of_a_raid5_or_two_of_a_raid6_is_degraded_not_failed(
     )
     raid1_last = first("md0 : active raid1 vda[0]\n      10 blocks [2/1] [U_]\n")
     raid1_none = first("md0 : active raid1 vda[0](F)\n      10 blocks [2/0] [__]\n")
-    assert [array_view.is_failed(a, "write-pending") for a in (raid5, raid6, raid1_last)] == [
+    assert [failure.is_failed(a, "write-pending") for a in (raid5, raid6, raid1_last)] == [
         False
     ] * 3
-    assert array_view.is_failed(raid6_gone, "clean") and array_view.is_failed(raid1_none, None)
+    assert failure.is_failed(raid6_gone, "clean") and failure.is_failed(raid1_none, None)
 
 
 def test_sysfs_degraded_counts_where_mdstat_shows_no_counts() -> None:
     array = mdstat.Array(
         "md0", "active", False, False, "raid5", "1.2", 10, 64, (), 3, None, None, None, None
     )
-    assert array_view.is_failed(array, "write-pending", degraded=2) is True
-    assert array_view.is_failed(array, "write-pending", degraded=1) is False
+    assert failure.is_failed(array, "write-pending", degraded=2) is True
+    assert failure.is_failed(array, "write-pending", degraded=1) is False
 
 
 def test_a_faulty_member_fails_a_raid0_or_linear() -> None:
@@ -123,8 +123,8 @@ def test_a_faulty_member_fails_a_raid0_or_linear() -> None:
     whole = mdstat_parse.parse(
         "md0 : active raid0 vdb[1] vda[0]\n      10 blocks 64k chunks\n"
     ).arrays[0]
-    assert array_view.is_failed(raid0, None) and not array_view.is_failed(whole, "clean")
-    assert array_view.is_failed(whole, "broken")  # its member disk vanished: sysfs knows after I/O
+    assert failure.is_failed(raid0, None) and not failure.is_failed(whole, "clean")
+    assert failure.is_failed(whole, "broken")  # its member disk vanished: sysfs knows after I/O
 
 
 def raid10(copies: str, status: str) -> mdstat.Array:
@@ -136,30 +136,30 @@ def test_a_raid10_fails_when_one_copy_set_is_gone_whatever_the_count() -> None:
     # md's _enough(): near-copies pair neighbouring slots; far- and offset-copies shift by one.
     # Two of four members gone is harmless or fatal depending on which two.
     assert [
-        array_view.is_failed(raid10("2 near-copies", status), "write-pending")
+        failure.is_failed(raid10("2 near-copies", status), "write-pending")
         for status in ("_U_U", "U__U", "__UU", "UU__", "U_U_")
     ] == [False, False, True, True, False]
     assert [
-        array_view.is_failed(raid10(copies, "_U_U"), None)
+        failure.is_failed(raid10(copies, "_U_U"), None)
         for copies in ("2 far-copies", "2 offset-copies")
     ] == [False, False]
-    assert array_view.is_failed(raid10("2 far-copies", "U__U"), None)
-    assert array_view.is_failed(raid10("2 far-copies", "_UU_"), None)  # the set wrapping 3 -> 0
+    assert failure.is_failed(raid10("2 far-copies", "U__U"), None)
+    assert failure.is_failed(raid10("2 far-copies", "_UU_"), None)  # the set wrapping 3 -> 0
     # Three members, two near copies: sets (0,1), (2,0), (1,2); any two gone is fatal.
     assert [
-        array_view.is_failed(raid10("2 near-copies", status), None)
+        failure.is_failed(raid10("2 near-copies", status), None)
         for status in ("U__", "_U_", "UU_", "_UU")
     ] == [True, True, False, False]
     # Three copies on four members survive any two missing.
-    assert not array_view.is_failed(raid10("3 near-copies", "__UU"), None)
+    assert not failure.is_failed(raid10("3 near-copies", "__UU"), None)
 
 
 def test_a_raid10_without_its_copies_is_judged_by_the_word_only() -> None:
     wrapped = mdstat_parse.parse(
         "md0 : active raid10 vdb[1] vda[0]\n      10 blocks super 1.2 [4/2] [__UU]\n"
     ).arrays[0]
-    assert wrapped.near_copies is None and not array_view.is_failed(wrapped, "write-pending")
-    assert array_view.is_failed(wrapped, "broken")
+    assert wrapped.near_copies is None and not failure.is_failed(wrapped, "write-pending")
+    assert failure.is_failed(wrapped, "broken")
 
 
 def test_failed_names_reads_sysfs_degraded_too(tree: KernelTree) -> None:

@@ -12,6 +12,7 @@ from app.metrics.exposition import render
 from app.shapes.tuning import TuningState
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
 from tests.metrics.snapshots import KERNEL_STATES, kernel_snapshot
+from tests.present import array_now
 
 KIB = 1024
 
@@ -106,7 +107,7 @@ def test_kernels_without_per_array_limits_follow_the_global_ones(tree: KernelTre
     tree.mdstat(mdstat_text(raid1()))
     host = Host(tree.proc, tree.sys)
     array = mdstat_parse.parse(host.read_mdstat() or "").arrays[0]
-    snapshot = Snapshot((ArrayNow(array, host.read_array_sysfs("md0")),), 10000, 200000)
+    snapshot = Snapshot((array_now(array, host.read_array_sysfs("md0")),), 10000, 200000)
     found = samples(snapshot)
     assert found['mdboost_md_speed_limit_min_bytes_per_second{device="md0",source="system"}'] == (
         10000 * KIB
@@ -127,13 +128,13 @@ def test_repair_is_told_apart_from_resync(tree: KernelTree):
 def snapshot_of(tree: KernelTree, **fields: object) -> Snapshot:
     host = Host(tree.proc, tree.sys)
     parsed = mdstat_parse.parse(host.read_mdstat() or "")
-    arrays = tuple(ArrayNow(a, host.read_array_sysfs(a.name)) for a in parsed.arrays)
+    arrays = tuple(array_now(a, host.read_array_sysfs(a.name)) for a in parsed.arrays)
     return Snapshot(arrays, *host.read_global_speed_limits(), **fields)  # type: ignore[arg-type]
 
 
 def reshaping(**fields: object) -> ArrayNow:
     array = kernel_snapshot("raid5-reshape").arrays[0]
-    return ArrayNow(array.array, array.sysfs, **fields)  # type: ignore[arg-type]
+    return array_now(array.array, array.sysfs, **fields)
 
 
 def test_forecast_bounds_only_when_there_is_a_number():

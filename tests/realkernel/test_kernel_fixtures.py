@@ -19,7 +19,8 @@ from kernel_states import (
 from app.kernel.host import Host
 from app.kernel.mdstat_parse import parse
 from app.live import array_view
-from app.live.snapshot import ArrayNow
+from app.md import failure
+from tests.present import array_now
 
 STATES = state_dirs()
 RENDERED = rendered_dirs()
@@ -72,11 +73,11 @@ def test_failed_arrays_read_as_failed_on_every_kernel(generation: str, tmp_path:
         host = Host(root / "proc", root / "sys")
         md = array_view.current(host)
         assert array_view.failed_names(md, host) == [name], (generation, state)
-        view = array_view.array_view(ArrayNow(md.arrays[0], host.read_array_sysfs(name)))
+        view = array_view.array_view(array_now(md.arrays[0], host.read_array_sysfs(name)))
         assert (view.failed, view.severity) == (True, "critical"), (generation, state)
         # and from mdstat alone (sysfs unreadable) where the counts tell: the raid5
         if state == "raid5-two-failed":
-            assert array_view.is_failed(md.arrays[0], None)
+            assert failure.is_failed(md.arrays[0], None)
 
 
 def test_what_differs_between_the_kernels() -> None:

@@ -5,7 +5,6 @@ from app.config import Settings
 from app.forecast import physics
 from app.kernel.host import ARRAY_NAME, Host
 from app.kernel.knobs import read_knob
-from app.live.array_view import failed_in
 from app.live.tick import Tick
 from app.md import mdstat
 from app.md.knobs import CATALOGUE, RAID_WITH_STRIPE_CACHE, md_floor, stripe_cache_mib
@@ -43,7 +42,7 @@ def pick_array(
         raise AutoTuneRefused(
             f"{array.name} runs no resync, recovery or reshape: nothing to measure on"
         )
-    if array.name in failed_in(tick):
+    if array.name in tick.failed():
         raise AutoTuneRefused(f"{array.name} has failed: mdboost never tunes a failed array")
     sysfs = tick.sysfs.get(array.name)
     return array, sysfs.raid_disks if sysfs else None

@@ -91,10 +91,10 @@ class Policy:
         if hours is not None and applier.clock() - open_session.started >= hours * 3600:
             return f"MDBOOST_BOOST_HOURS={hours:g} elapsed"
         if tick is not None and tick.parsed is not None:
-            md, failed_now = tick.parsed, array_view.failed_in(tick)
+            md, failed_now = tick.parsed, tick.failed()
         else:
             md = array_view.current(applier.host)
-            failed_now = array_view.failed_names(md, applier.host)
+            failed_now = tuple(array_view.failed_names(md, applier.host))
         tuned = open_session.arrays
         # Whatever the settings: never keep a boost on an array md has given up on.
         if failed := [a for a in failed_now if a in tuned]:
