@@ -96,8 +96,13 @@ class Tuner:
         """The state after a change that may have written nothing (a sweep started or ended, a
         schedule added or removed); the caller holds the lock. The session is the present's:
         every write published it already."""
-        if self.present is not None:
-            self.present.tuned(self.tuned_now(self.present.snapshot.preset))
+        if self.present is None:
+            return
+        shown = self.present.snapshot
+        # A revert done in the kernel whose record waits for room: the journal still holds the
+        # session, the kernel its originals; nothing is tuned.
+        unrecorded = shown.session_id is not None and self.applier.awaiting_record(shown.session_id)
+        self.present.tuned(self.tuned_now(None if unrecorded else shown.preset))
 
     def preset(self, name: str) -> Preset:
         preset = self.presets.get(name)

@@ -134,6 +134,7 @@ def test_a_full_disk_reverts_the_kernel_first_and_journals_when_space_returns(tr
     assert tree.snapshot() == before  # the kernel first, whatever the journal says
     shown = status(tuner)
     assert shown["active"] is False and shown["unrecorded_revert"] is True
+    assert shown["state"]["kind"] == "off"  # the kernel holds the originals: nothing is tuned
     with pytest.raises(JournalUnavailable, match="nothing was changed"):
         tuner.apply("boost")  # no apply whose originals cannot be journaled first
     with pytest.raises(JournalUnavailable, match="still"):
