@@ -241,15 +241,18 @@ def _tuning_families(snapshot: Snapshot) -> Iterator[Metric]:
     active = GaugeMetricFamily(
         "mdboost_tuning_active", "1 while a tuning preset (boost) is applied, else 0."
     )
-    active.add_metric([], 1.0 if snapshot.preset is not None else 0.0)
+    # What is tuned, as the Job holds it: the page's notion, also while a revert's record waits
+    # for disk space (the journal's session is still open then, the kernel holds its originals).
+    applied = snapshot.job.tuned.preset
+    active.add_metric([], 1.0 if applied is not None else 0.0)
     preset = GaugeMetricFamily(
         "mdboost_tuning_preset_info", "Always 1: the applied preset.", labels=["preset"]
     )
     started = GaugeMetricFamily(
         "mdboost_tuning_session_start_timestamp_seconds", "Unix time the applied preset was set."
     )
-    if snapshot.preset is not None:
-        preset.add_metric([snapshot.preset], 1)
+    if applied is not None:
+        preset.add_metric([applied], 1)
     if snapshot.session_started is not None:
         started.add_metric([], snapshot.session_started)
     state = GaugeMetricFamily(

@@ -1,5 +1,7 @@
 """mdboost's own series on captured kernel trees and built snapshots; promtool on the output."""
 
+from dataclasses import replace
+
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -13,6 +15,8 @@ from app.shapes.tuning import TuningState
 from tests.kernel_tree import KernelTree, mdstat_text, raid1, raid5
 from tests.metrics.snapshots import KERNEL_STATES, kernel_snapshot
 from tests.present import array_now
+
+BOOSTED = TuningState(kind="boost", preset="boost", label="Boosted", detail=None)
 
 KIB = 1024
 
@@ -195,8 +199,9 @@ def test_tuning_preset_knobs_in_base_units_and_drift():
             "speed_limit_min", "speed_limit_min", None, "KiB/s", "1000", "50000", "50000", False
         ),
     )
-    boosted = Job(tuned=TuningState(kind="boost", preset="boost", label="Boosted", detail=None))
-    found = samples(Snapshot(preset="boost", session_started=1234.5, knobs=knobs, job=boosted))
+    found = samples(
+        Snapshot(preset="boost", session_started=1234.5, knobs=knobs, job=Job(tuned=BOOSTED))
+    )
     assert found["mdboost_tuning_active"] == 1
     assert found['mdboost_tuning_state_info{state="boost"}'] == 1
     assert 'mdboost_tuning_state_info{state="off"}' not in found
@@ -259,7 +264,10 @@ def full_snapshot() -> Snapshot:
     return Snapshot(
         (reshaping(forecast=ok, members=members), *kernel_snapshot("raid5-degraded").arrays),
         last_success=1000.0,
-        job=two_phases(PoolForecast("ok", eta=9000.0, low=8000.0, high=12000.0, phase=1, phases=2)),
+        job=replace(
+            two_phases(PoolForecast("ok", eta=9000.0, low=8000.0, high=12000.0, phase=1, phases=2)),
+            tuned=BOOSTED,
+        ),
         preset="boost",
         session_started=900.0,
         knobs=(
