@@ -134,13 +134,26 @@ def test_an_shr_expansion_a_finished_run_and_nothing_left_to_boost(
         status, _ = box.request("POST", "/api/presets/boost/apply", {})
         assert status == 200
 
+        def measured_on(run_id: int | None) -> list[dict]:
+            """Boost's effects on the run measured from the untuned pace: what its list shows
+            (the latest of them), as opposed to another apply still measuring in that run."""
+            return [
+                e
+                for e in box.get("/api/tuning")["effects"]
+                if e["run_id"] == run_id
+                and e["preset"] == "boost"
+                and e["complete"]
+                and e["ratio"]
+                and e["over"] is None
+            ]
+
         def md2_done_and_measured() -> bool:
             runs = runs_of(box)
-            effects = box.get("/api/tuning")["effects"]
+            md2 = runs.get("md2", {})
             return (
-                runs.get("md2", {}).get("outcome") == "completed"
+                md2.get("outcome") == "completed"
                 and "md3" in runs
-                and any(e["complete"] and e["ratio"] for e in effects)
+                and bool(measured_on(md2.get("id")))
             )
 
         wait_for(md2_done_and_measured, 240, "md2's reshape to end with its boost measured")
@@ -157,7 +170,7 @@ def test_an_shr_expansion_a_finished_run_and_nothing_left_to_boost(
         assert pool["status"] == "ok" and pool["phase"] == 2
         assert in_first_screen(page, "#headline")
         md2 = runs_of(box)["md2"]
-        effect = next(e for e in box.get("/api/tuning")["effects"] if e["run_id"] == md2["id"])
+        effect = max(measured_on(md2["id"]), key=lambda e: e["applied_at"])
         day = time.strftime("%a %d %b", time.gmtime(md2["finished"]))
         expected = (
             f"Finished {day} after {duration(md2['duration_s'])}, boosted ×{ratio(effect['ratio'])}"
@@ -200,12 +213,13 @@ def test_an_shr_expansion_a_finished_run_and_nothing_left_to_boost(
         page.get_by_role("link", name="Its chart and changes").click()
         expect(page).to_have_url(re.compile(r"/runs/\d+$"))
         md3 = runs_of(box)["md3"]
-        effect = next(e for e in box.get("/api/tuning")["effects"] if e["run_id"] == md3["id"])
+        measured = measured_on(md3["id"])
         outcome = page.locator("#run-outcome")
         expect(outcome).to_contain_text("boosted")
         # A gain is quoted only when measured from the untuned pace: md2's session
         # may still hold md3's knobs when md3's boost comes, and then "×1" would be no gain.
-        if effect["over"] is None and effect["ratio"]:
+        if measured:
+            effect = max(measured, key=lambda e: e["applied_at"])
             expect(outcome).to_contain_text(f"boosted ×{ratio(effect['ratio'])}")
         else:
             assert "×" not in outcome.inner_text()
