@@ -114,12 +114,14 @@ class SnapshotBuilder:
             self.snapshot.job,
             tick.ts,
         )
-        job = replace(job, tuned=self.snapshot.job.tuned)  # the tuner's to change (tuned())
         self.diagnoses = dict(tick.diagnoses)
         evidence = self._evidence(arrays, job)
         available_kib = tick.mem_available_kib
         access = self._knob_access(tick.parsed)
         with self.writes:
+            # What is tuned is the tuner's to change, under this lock: read before it, an apply
+            # finishing meanwhile would be published over with the state from before it.
+            job = replace(job, tuned=self.snapshot.job.tuned)
             open_session = journal.open_session(self.conn)
             knobs = knob_states(self.host, self.conn, open_session) if open_session else []
             judged = not self.written_since_publish

@@ -1,5 +1,6 @@
 """SnapshotBuilder: the Snapshot /metrics shows, rebuilt after each sampler tick from what the tick read."""
 
+import threading
 from typing import Any
 
 import pytest
@@ -240,6 +241,53 @@ def test_the_instant_after_a_revert_the_finish_is_the_untuned_paces(tree, tmp_pa
     tick(30_000, 3)  # md's average still at the boosted pace
     after = md2_forecast()
     assert after.status == "settling" and after.speed_blocks_s == pytest.approx(6_000, rel=0.1)
+
+
+class HeldAtTheDoor:
+    """The builder's `writes` lock, with a door before it: a tick that reaches it waits there
+    until the test opens it, so an apply can finish exactly while the tick is half built."""
+
+    def __init__(self, lock: threading.Lock) -> None:
+        self.lock = lock
+        self.reached = threading.Event()
+        self.open = threading.Event()
+
+    def __enter__(self) -> None:
+        self.reached.set()
+        assert self.open.wait(30), "the test never opened the door"
+        self.lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+def test_an_apply_that_ends_while_a_tick_is_built_stays_published(tree, tmp_path):
+    """Seen in CI: the owner pressed "Apply boost" while the sampler was building its tick; the
+    tick published the state from before the press over it, and the switch read "Boost is off"
+    over a boosted kernel until something else changed."""
+    syncing_box(tree)
+    clock = Clock()
+    tuner = make_tuner(tree, tmp_path, clock)
+    door = HeldAtTheDoor(tuner.lock)
+    snapshot_builder = SnapshotBuilder(tuner.host, tuner.conn, door)  # type: ignore[arg-type]
+    tuner.attach(snapshot_builder)
+    tick = make_sampler(tree, tuner.conn, clock).sample_once()
+    door.open.set()
+    snapshot_builder.update(tick)
+    assert snapshot_builder.snapshot.job.tuned.kind == "off"
+    door.open.clear()
+    clock.now += TICK_S
+    tick = make_sampler(tree, tuner.conn, clock).sample_once()
+    building = threading.Thread(target=snapshot_builder.update, args=(tick,))
+    building.start()
+    assert door.reached.wait(30)
+    tuner.apply("boost")
+    assert snapshot_builder.snapshot.job.tuned.kind == "boost"
+    door.open.set()
+    building.join(30)
+    assert not building.is_alive()
+    assert snapshot_builder.snapshot.job.tuned.kind == "boost"
+    assert snapshot_builder.snapshot.preset == "boost"
 
 
 def at_the_disks_limit(now: float) -> Diagnosis:
