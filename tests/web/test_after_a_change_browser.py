@@ -128,7 +128,7 @@ def auto_tune(page: Page, box: Server) -> None:
     # Its first step measures the values found and writes nothing: still, the sentence names it.
     headline = page.locator("#headline .boost-line")
     expect(headline).to_contain_text("Auto-tune is measuring md2", timeout=AT_ONCE_MS)
-    assert "Boost can speed it up" not in headline.inner_text()
+    assert "Boost may speed it up" not in headline.inner_text()
 
     def swept() -> bool:
         sweep = box.get("/api/tuning")["autotune"]
@@ -164,7 +164,7 @@ def replay_boost_autotune_boost_revert(page: Page, box: Server, shots: str) -> N
     expect(page.get_by_role("switch")).to_have_text("Auto-tuned")
     headline = page.locator("#headline")
     expect(headline).to_contain_text(f"Auto-tuned: kept {state['detail']}")
-    assert "Boost can speed it up" not in headline.inner_text()
+    assert "Boost may speed it up" not in headline.inner_text()
     assert "Preset auto-tune is active" not in page.locator("#boost").inner_text()
     screenshot(page, f"{shots}-auto-tuned.png")
 

@@ -23,6 +23,8 @@ def test_a_running_reshape_is_said_in_one_sentence_with_boost_right_below(tree, 
     # DSM's layout (md0 system, md1 swap): md2 is named as Storage Manager names it.
     assert "Storage pool (md2) is growing onto the new disk: 23.4 % done ." in said
     assert "No finish time yet:" in said  # one sample: the forecast is still measuring
+    # No pace, so no estimate to offer: boost is offered without a promise.
+    assert "Boost may speed it up: its gain here is estimated once the pace is known." in said
     assert "Your data is safe: every disk is working." in said
     assert html.index('id="headline"') < html.index('id="boost"') < html.index('id="arrays-h"')
     assert 'role="switch"' in html.split('id="boost"', 1)[1].split("</section>", 1)[0]
