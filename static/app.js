@@ -451,14 +451,32 @@
     return true;
   }
 
+  // A poll that leaves while a change is on its way may be answered before the change is
+  // written: its answer is then the newest and wins over the change's, and a panel drawn from it
+  // ("off", nothing measured) polls no more, so it stays wrong. Polls wait for the change's answer.
+  let changing = 0;
+  function isPoll(elt) {
+    const trigger = elt && elt.getAttribute ? elt.getAttribute("hx-trigger") : null;
+    return /^\s*every\b/.test(trigger || "");
+  }
+
   document.addEventListener("htmx:beforeRequest", (event) => {
-    const { xhr, target } = event.detail;
+    const { xhr, target, elt, requestConfig } = event.detail;
+    if (changing > 0 && isPoll(elt)) {
+      event.preventDefault(); // the next one leaves 5 s later, after the change
+      return;
+    }
+    const change = Boolean(requestConfig) && requestConfig.verb !== "get";
+    if (change) changing++;
     const number = ++sent;
     claim(target, number);
     // readystatechange comes before load, where htmx swaps, even when the element that sent
-    // the request has left the page (its own events then reach no listener here).
+    // the request has left the page (its own events then reach no listener here). DONE comes
+    // after an error or an abort too, so a change that failed holds no poll back.
     xhr.addEventListener("readystatechange", () => {
-      if (xhr.readyState === XMLHttpRequest.DONE) answering = number;
+      if (xhr.readyState !== XMLHttpRequest.DONE) return;
+      answering = number;
+      if (change) changing--;
     });
   });
 

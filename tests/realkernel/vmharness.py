@@ -718,7 +718,7 @@ def hold_to_cores(pid: int, cores: float) -> None:
 
 
 def _boot_outcome(proc: subprocess.Popen[bytes], console: Path) -> str:
-    """"ready" once /init says "VM: ready" within READY_TIMEOUT_S; otherwise how the boot
+    """How the boot went: "ready" once /init says "VM: ready" within READY_TIMEOUT_S, else how it
     failed. Both failures are the emulator's, never md's, and a second boot gets past them: a
     boot hung for good on a loaded host, and (seen in CI on 6.12 under TCG) a panic in the
     scheduler's start-up, before any of the scenario ran."""

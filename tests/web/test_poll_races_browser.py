@@ -123,3 +123,47 @@ def test_a_card_poll_answered_after_a_revert_does_not_bring_the_boosted_sentence
     )  # as drawn once the answer was handled
     expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
     assert console.errors == []
+
+
+def test_a_poll_due_while_a_change_is_on_its_way_waits_for_the_changes_answer(
+    page: Page, server: Server
+):
+    """The revert is held before it reaches the server and the panel's next poll falls due: a
+    poll that left then would be answered "boost on" and, being the newer request, win over the
+    revert's answer; the panel would read "on" over the reverted kernel. Polls wait for the
+    change's answer, then go on. The page's clock is Playwright's, so the poll falls due when
+    the test says."""
+    page.clock.install()
+    # Counted in the page as each request is sent, inside the timer that sends it.
+    page.add_init_script(
+        """(() => {
+            window.sent = [];
+            const open = XMLHttpRequest.prototype.open;
+            const send = XMLHttpRequest.prototype.send;
+            XMLHttpRequest.prototype.open = function (method, url, ...rest) {
+                this.said = method + " " + new URL(url, location.href).pathname;
+                return open.call(this, method, url, ...rest);
+            };
+            XMLHttpRequest.prototype.send = function (...args) {
+                window.sent.push(this.said);
+                return send.apply(this, args);
+            };
+        })()"""
+    )
+    console = boosted_and_polling(page, server)
+    page.evaluate("() => { window.sent = []; }")
+    held: list[Route] = []
+    page.route("**/ui/revert", lambda route: held.append(route))
+    page.get_by_role("button", name="Revert to the original values").click()
+    pump_until(page, lambda: held, "the revert to leave the page")
+    page.clock.run_for(12_000)  # two poll intervals
+    assert page.evaluate("() => window.sent") == ["POST /ui/revert"]
+    assert server.get("/api/tuning")["active"] is True  # the revert has not reached the server
+    held[0].continue_()
+    expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false", timeout=2_000)
+    assert server.get("/api/tuning")["active"] is False
+    # The card still polls: polls go on once the change is answered.
+    page.clock.run_for(6_000)
+    assert "GET /ui/arrays/md2" in page.evaluate("() => window.sent")
+    expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
+    assert console.errors == []
