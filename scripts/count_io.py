@@ -173,6 +173,11 @@ def main() -> None:
             tick(600_000)
         with counts.of("one dashboard load (GET /)", show):
             assert client.get("/").status_code == 200
+        polled = {"hx-request": "true"}
+        with counts.of("one card poll (GET /ui/arrays/md2)", show):
+            assert client.get("/ui/arrays/md2", headers=polled).status_code == 200
+        with counts.of("one boost panel poll (GET /ui/boost)", show):
+            assert client.get("/ui/boost", headers=polled).status_code == 200
         before = tree.snapshot()
         pressed = {**SAME_SITE, "hx-request": "true"}
         with counts.of("one boost press (POST /ui/boost on)", show):
@@ -182,6 +187,8 @@ def main() -> None:
         tick(700_000)
         with counts.of("one tick while boosted", show):
             tick(800_000)
+        with counts.of("one boost panel poll while boosted", show):
+            assert client.get("/ui/boost", headers=polled).status_code == 200
         with counts.of("one boost press (POST /ui/boost off)", show):
             answer = client.post("/ui/boost", data={**form, "on": "false"}, headers=pressed)
             assert answer.status_code == 200, answer.text

@@ -57,6 +57,7 @@ class SnapshotBuilder:
         # makes the estimate from it, with no SQL on this connection from the writer's thread.
         self.boost_evidence: dict[str, forecasts.BoostEvidence] = {}
         self.diagnoses: dict[str, Diagnosis] = {}  # the last tick's, as judged on its knobs
+        self.reverted_since_publish = False
 
     def update(self, tick: Tick) -> None:
         if tick.parsed is None or tick.ts is None:
@@ -125,8 +126,14 @@ class SnapshotBuilder:
             open_session = journal.open_session(self.conn)
             knobs = knob_states(self.host, self.conn, open_session) if open_session else []
             judged = not self.written_since_publish
+            if self.reverted_since_publish and open_session is None:
+                # A revert came while this tick was built: its forecasts, made at the tuned pace
+                # before the revert's event was stored, would undo the revert's read-back.
+                arrays = [self._reverted(a) for a in arrays]
+                by_name = {a.name: a.forecast for a in arrays}
+                job = jobs.refreshed(job, by_name, self.kernel_release)
             arrays = [self._judged(a, evidence.get(a.name), open_session, judged) for a in arrays]
-            self.written_since_publish = False
+            self.written_since_publish = self.reverted_since_publish = False
             self.boost_evidence = evidence
             self._publish(tick, arrays, job, open_session, knobs, available_kib, access)
 
@@ -256,6 +263,7 @@ class SnapshotBuilder:
         job = replace(snapshot.job, tuned=tuned)
         self.written_since_publish = True
         if snapshot.session_id is not None and open_session is None:
+            self.reverted_since_publish = True
             arrays = tuple(self._reverted(state) for state in arrays)
             by_name = {a.name: a.forecast for a in arrays}
             job = jobs.refreshed(job, by_name, self.kernel_release)
@@ -289,7 +297,8 @@ class SnapshotBuilder:
         boost's gain; the next tick's revert regime takes over from there."""
         progress = self.progress.get(state.run.id) if state.run else None
         untuned = progress.untuned if progress is not None else None
-        if state.forecast is not None and untuned is not None:
+        # Once: a forecast already in the revert's regime is at the untuned pace.
+        if state.forecast is not None and untuned is not None and state.forecast.regime != "revert":
             state = replace(state, forecast=model.reverted(state.forecast, untuned))
         evidence = self.boost_evidence.get(state.name)
         if state.forecast is None or evidence is None:

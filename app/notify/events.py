@@ -237,14 +237,16 @@ def _slow_reason(
 
 
 def _boost_left_on(obs: TickFacts, state: State, events: list[Event]) -> None:
-    """The tuning session is still open while none of the arrays it tuned runs anything."""
+    """The tuning session is still open while none of the arrays it tuned runs anything and
+    its job has no phase running or to come."""
     session = obs.boost_session
     if session is None:
         state["boost_left_on"] = None
         return
     session_id, tuned = session
     running = {a.name for a in obs.arrays or () if a.action is not None}
-    if tuned and not running & set(tuned) and state["boost_left_on"] != session_id:
+    left_on = tuned and not running & set(tuned) and not obs.session_needed
+    if left_on and state["boost_left_on"] != session_id:
         state["boost_left_on"] = session_id
         events.append(
             Event("boost_left_on", f"session:{session_id}:left-on", detail={"arrays": list(tuned)})

@@ -189,6 +189,7 @@ class Notifier:
         # arrays are read only then.
         session = journal.open_session(conn) if snapshot.session_id is not None else None
         boost = (session.id, tuple(session.arrays)) if session else None
+        needed = session is not None and snapshot.job.goes_on_for(session.arrays)
         drift_seen = (self.state or {}).get("drift_seen", 0)
         # The newest event first, and then only the events up to it: most ticks add none, and
         # one added meanwhile waits for the next tick rather than falling behind drift_seen.
@@ -217,7 +218,7 @@ class Notifier:
             if e.kind == "slower"
         )
         return observation.TickFacts(
-            now, tuple(seen), None, ended, boost, drift, slower, last_event
+            now, tuple(seen), None, ended, boost, drift, slower, last_event, needed
         )
 
     @property

@@ -85,6 +85,9 @@ class TickFacts:
     drift: tuple[Drift, ...] = ()  # drift events newer than the state's drift_seen
     slower: tuple[Slower, ...] = ()  # 'slower' events newer than it
     last_event_id: int = 0  # newest tuning event id (the baseline on a first start)
+    # The open session's job goes on (a phase of it runs or is to come): between two phases of
+    # an expansion boost is kept for the next one on purpose, not left on.
+    session_needed: bool = False
 
 
 @dataclass(frozen=True)

@@ -258,12 +258,15 @@ class Tuner:
         elif session is not None and session.id != owed.session_id:
             self.policy.stop_measuring(f"{session.preset} was applied meanwhile")
         elif session is None and tick.ts >= owed.back_at:
-            self.policy.measuring = None  # once, whatever comes of it
+            # Once, whatever comes of it; forgotten after the apply, not before: a page read
+            # between the two would find neither the window nor boost, and draw "off".
             try:
                 self.applier.apply(owed.preset, self.plan(owed.preset, syncing))
             except (PlanError, TuningError) as error:
                 log.error("%s was not applied again after measuring: %s", owed.preset, error)
                 return
+            finally:
+                self.policy.measuring = None
             log.info(
                 "%s applied again to %s after measuring the pace without it", owed.preset, syncing
             )

@@ -290,6 +290,58 @@ def test_an_apply_that_ends_while_a_tick_is_built_stays_published(tree, tmp_path
     assert snapshot_builder.snapshot.preset == "boost"
 
 
+def test_a_revert_that_ends_while_a_tick_is_built_keeps_the_untuned_finish(tree, tmp_path):
+    """The tick read md2 at boost's 30 MB/s and made its forecast; the owner reverted before it
+    published. The finish the revert drew (at the 6 MB/s before boost) stays: the tick's
+    boosted finish is not published over it for five seconds."""
+    syncing_box(tree)
+    clock = Clock()
+    tuner = make_tuner(tree, tmp_path, clock)
+    door = HeldAtTheDoor(tuner.lock)
+    door.open.set()
+    snapshot_builder = SnapshotBuilder(tuner.host, tuner.conn, door)  # type: ignore[arg-type]
+    tuner.attach(snapshot_builder)
+    s = make_sampler(tree, tuner.conn, clock)
+    done = 100_000_000
+
+    def read(speed: int) -> Any:
+        nonlocal done
+        done += int(speed * TICK_S)
+        tree.mdstat(mdstat_text(raid5(progress=progress("reshape", done, RESHAPE_TOTAL)), raid1()))
+        tick = s.sample_once()
+        clock.now += TICK_S  # a write comes between two ticks
+        return tick
+
+    def md2_forecast():
+        return next(a for a in snapshot_builder.snapshot.arrays if a.array.name == "md2").forecast
+
+    for _ in range(20):
+        snapshot_builder.update(read(6_000))
+    tuner.apply("boost")
+    for _ in range(20):
+        snapshot_builder.update(read(30_000))
+    boosted = md2_forecast()
+    assert boosted.speed_blocks_s > 25_000, boosted
+    door.open.clear()
+    door.reached.clear()
+    building = threading.Thread(target=snapshot_builder.update, args=(read(30_000),))
+    building.start()
+    assert door.reached.wait(30)
+    tuner.revert("requested")
+    at_once = md2_forecast()
+    assert at_once.regime == "revert" and at_once.speed_blocks_s == pytest.approx(6_000, rel=0.1)
+    door.open.set()
+    building.join(30)
+    assert not building.is_alive()
+    published = md2_forecast()
+    assert published.regime == "revert", published
+    assert published.speed_blocks_s == pytest.approx(6_000, rel=0.1), published
+    assert published.eta > boosted.eta + 1000
+    job = snapshot_builder.snapshot.job
+    assert job.forecast is not None and job.forecast.eta is not None
+    assert job.forecast.eta >= published.eta - 1
+
+
 def at_the_disks_limit(now: float) -> Diagnosis:
     """md2's members all 97 % busy: the verdict whose advice depends on boost's estimate."""
     numbers = {"busy_min": 0.97, "busy_max": 0.97, "kib_s": 6000.0}

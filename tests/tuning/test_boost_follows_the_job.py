@@ -8,6 +8,7 @@ from app.config import Settings
 from app.kernel.host import Host
 from app.live.sampler import Sampler
 from app.live.snapshot_builder import SnapshotBuilder
+from app.notify.notifier import Notifier
 from app.simulator.box import Simulator
 from app.store import db, journal
 from app.tuning.planning import presets
@@ -109,7 +110,16 @@ def test_boost_holds_through_the_idle_gap_between_two_phases(tmp_path: Path) -> 
     tree = tmp_path / "tree"
     sim = Simulator(tree, speedup=10, seed=1, start_percent=99.8, wall=wall, phase_gap_s=300)
     conn, tuner, sampler, builder = _watching(sim, tree, tmp_path)
-    tick = _ticker(wall, sampler, builder, tuner)
+    settings = Settings(proc_root=tree / "proc", sys_root=tree / "sys", db=tmp_path / "mdboost.db")
+    notifier = Notifier.open(tuner.host, sim.clock, settings, builder, wall)
+    told: list[str] = []
+
+    def tick() -> None:  # _ticker's, and the pushes it would send, as the app's tick hook does
+        wall.now += 5.0
+        sampled = sampler.sample_once()
+        builder.update(sampled)
+        tuner.on_tick(sampled, builder.snapshot)
+        told.extend(m.kind for m in notifier.on_tick(sampled))
 
     tick()
     assert builder.snapshot.job.to_come == ("md3",)
@@ -127,6 +137,8 @@ def test_boost_holds_through_the_idle_gap_between_two_phases(tmp_path: Path) -> 
             # the whole job's finish as planned at md2's end, with no phase named running
             assert job.forecast is not None and job.forecast.phase is None
     assert gap_ticks >= 4
+    # Boost is on for the job, which goes on: no "boost is still on, revert it" push.
+    assert "boost_left_on" not in told, told
     tick()  # md3's phase is running: boost follows it
     session = journal.open_session(conn)
     assert session is not None and session.preset == "boost"

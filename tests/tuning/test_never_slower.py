@@ -198,6 +198,28 @@ def test_a_boost_pressed_as_the_reshape_begins_that_speeds_it_up_ends_on(
     assert status(nas.tuner)["active"] is True
 
 
+def test_the_window_is_forgotten_only_once_boost_is_back(box: KernelTree, tmp_path: Path):
+    """A page read while the re-apply writes finds boost being measured: were the window
+    forgotten first, it would find neither the window nor a session and draw "off"."""
+    nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), **SETTINGS)
+    press_as_the_reshape_begins(nas)
+    back_at = status(nas.tuner)["measuring_without"]["back_at"]  # attaches a present
+    assert nas.at_originals()
+    seen: list[object] = []
+    publish = nas.tuner.applier.on_write
+    assert publish is not None
+
+    def on_write(session, knobs) -> None:
+        seen.append(nas.tuner.policy.measuring)
+        publish(session, knobs)
+
+    nas.tuner.applier.on_write = on_write
+    nas.run(back_at - nas.clock.now + never_slower.SETTLE_S + WINDOW_S + 2 * TICK_S)
+    assert seen and all(window is not None for window in seen), seen
+    assert status(nas.tuner)["measuring_without"] is None
+    assert nas.knob(STRIPE_CACHE) == 16384
+
+
 def test_the_owners_off_while_measuring_cancels_the_reapply(box: KernelTree, tmp_path: Path):
     nas = Nas(box, tmp_path, by_cache(REAL_KERNEL), **SETTINGS)
     press_as_the_reshape_begins(nas)

@@ -79,9 +79,13 @@ def test_idle_healthy_arrays_collapse_and_a_degraded_one_stands_out(tree: Kernel
 
 
 def test_polling_trigger_only_while_an_operation_runs(tree: KernelTree, client):
+    """The running card and the boost panel poll (what is tuned changes without a press too);
+    an idle box with nothing tuned polls nothing."""
     boxes(tree, raid5("md2", RESHAPE))
     after_a_tick(client)
-    assert client.get("/").text.count(POLLING) == 1
+    page = client.get("/").text
+    assert page.count(POLLING) == 2
+    assert POLLING in page.split('id="boost"', 1)[1].split(">", 1)[0]
     assert POLLING in client.get("/ui/arrays/md2").text
     boxes(tree, raid5("md2"))
     after_a_tick(client)
