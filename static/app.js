@@ -480,6 +480,37 @@
     });
   });
 
+  // htmx swaps nothing when a change gets no answer (a phone's Wi-Fi) or an error status, so a
+  // tap on Revert would look ignored: say so beside the button, and let the next tap try again.
+  function sayNotDone(event, sentence) {
+    const form = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form");
+    const verb = event.detail.requestConfig && event.detail.requestConfig.verb;
+    if (!form || !form.isConnected || !verb || verb === "get") return;
+    let said = form.querySelector(".not-done");
+    if (!said) {
+      said = document.createElement("p");
+      said.className = "alert not-done";
+      said.setAttribute("role", "alert");
+      form.prepend(said);
+    }
+    said.textContent = sentence;
+  }
+
+  document.addEventListener("htmx:sendError", (event) =>
+    sayNotDone(event, "No answer from mdboost: is the NAS reachable? It may not have been done; try again."),
+  );
+  document.addEventListener("htmx:responseError", (event) => {
+    let sentence = `Not done: mdboost answered ${event.detail.xhr.status}. Try again.`;
+    try {
+      const body = JSON.parse(event.detail.xhr.responseText);
+      const found = body && body.detail && (body.detail.message || body.detail);
+      if (typeof found === "string") sentence = `Not done: ${found.replace(/\.?$/, ".")}`;
+    } catch {
+      // an HTML or empty error page: the status says enough
+    }
+    sayNotDone(event, sentence);
+  });
+
   for (const name of ["htmx:beforeSwap", "htmx:oobBeforeSwap"]) {
     document.addEventListener(name, (event) => {
       if (event.detail.shouldSwap && !claim(event.detail.target, answering)) event.detail.shouldSwap = false;

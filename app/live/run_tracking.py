@@ -17,6 +17,9 @@ log = logging.getLogger(__name__)
 # in the time since the last sample; half as much again allows for md's pace rising near the end
 # (a check's last stripes run faster than its first) without calling an owner's stop "completed".
 REACHABLE_SLACK = 1.5
+# A sync whose pace was within this share of its max limit was held by it: raise the limit and it
+# can go as fast as the new one allows.
+HELD_BY_MAX = 0.8
 
 
 def track(
@@ -27,14 +30,15 @@ def track(
     run: OpenRun | None,
     now: float,
     finished: list[FinishedRun],
+    max_kb_s: float | None = None,
 ) -> int | None:
     """The run this sample belongs to: the open one, else a new one when a sync runs (None when
     none does); ends the open run when the array went idle, changed action or restarted.
-    `degraded` is the members this tick finds missing."""
+    `degraded` is the members this tick finds missing; `max_kb_s` its effective max limit now."""
     sync = array.sync if array.syncing else None
     if sync is None:
         if run is not None:
-            outcome = _outcome_when_idle(conn, host, run, degraded, now)
+            outcome = _outcome_when_idle(conn, host, run, degraded, now, max_kb_s)
             finish(conn, run, outcome, now, finished)
         return None
     if run is not None:
@@ -67,7 +71,12 @@ def _restarted(conn: Connection, run: OpenRun, sync: mdstat.Sync) -> bool:
 
 
 def _outcome_when_idle(
-    conn: Connection, host: Host, run: OpenRun, degraded: int | None, now: float
+    conn: Connection,
+    host: Host,
+    run: OpenRun,
+    degraded: int | None,
+    now: float,
+    max_kb_s: float | None,
 ) -> str:
     """Completed or interrupted. md has no "finished" flag: ask what md keeps per action, else
     judge from the last sample, which on a real kernel can be far below 100 % when a short
@@ -80,16 +89,23 @@ def _outcome_when_idle(
         text = host.read(host.md_attr_path(run.array, attr))
         if text is not None:
             return "completed" if text.strip() == "none" else "interrupted"
+    if run.action in ("check", "repair") and ARRAY_NAME.fullmatch(run.array):
+        # md_do_sync() keeps where a stopped check got to in sync_min, for the next one to go on
+        # from, and puts it back to 0 when one ends at the end; 0 also follows a check stopped
+        # before its first checkpoint, so only a position says anything.
+        text = host.read(host.md_attr_path(run.array, "sync_min"))
+        if text is not None and text.strip().isdigit() and int(text) > 0:
+            return "interrupted"
     last = run_log.newest_progress(conn, run.id)
     if last is None or not last.total_blocks or last.done_blocks is None:
         return "completed"
     remaining = last.total_blocks - last.done_blocks
-    reachable = _pace(conn, run, last) * max(now - last.ts, 0.0) * REACHABLE_SLACK
+    reachable = _pace(conn, run, last, max_kb_s) * max(now - last.ts, 0.0) * REACHABLE_SLACK
     done = remaining <= 0.01 * last.total_blocks or reachable >= remaining
     return "completed" if done else "interrupted"
 
 
-def _pace(conn: Connection, run: OpenRun, last: SampledProgress) -> float:
+def _pace(conn: Connection, run: OpenRun, last: SampledProgress, max_kb_s: float | None) -> float:
     """How fast the run went, in blocks a second: the faster of md's speed= in the last sample and
     the run's own average. md's speed= averages over its last few marks, so in the first seconds
     of a short check it reads a fraction of the pace the check then ends at."""
@@ -98,4 +114,9 @@ def _pace(conn: Connection, run: OpenRun, last: SampledProgress) -> float:
     if first is not None and first.done_blocks is not None and last.ts > first.ts:
         done = (last.done_blocks or 0) - first.done_blocks
         average = max(done, 0) / (last.ts - first.ts)
-    return max(last.speed_kb_s or 0.0, average)
+    pace = max(last.speed_kb_s or 0.0, average)
+    held = last.speed_max_kb_s
+    if held and max_kb_s and max_kb_s > held and pace >= HELD_BY_MAX * held:
+        # Held by its max limit, which has been raised since (a check crawled, then let go).
+        return max(pace, max_kb_s)
+    return pace

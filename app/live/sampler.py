@@ -342,6 +342,7 @@ class Sampler:
                         run,
                         pending.now,
                         tick.finished_runs,
+                        sample.speed_max_kb_s,
                     )
                     sample = sample._replace(run_id=run_id)
                     if self.idle.keep(sample):

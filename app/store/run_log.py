@@ -105,7 +105,7 @@ def oldest_progress(conn: Connection, run_id: int) -> SampledProgress | None:
 
 def _progress(conn: Connection, run_id: int, order: str) -> SampledProgress | None:
     row = conn.execute(
-        "SELECT ts, done_blocks, total_blocks, speed_kb_s FROM samples"
+        "SELECT ts, done_blocks, total_blocks, speed_kb_s, speed_max_kb_s FROM samples"
         f" WHERE run_id = ? AND done_blocks IS NOT NULL ORDER BY ts {order} LIMIT 1",
         (run_id,),
     ).fetchone()

@@ -150,10 +150,14 @@ class Tuner:
         with self.applier.exclusive(wait):
             self.policy.stop_measuring(f"reverted by hand ({reason})")
             self.autotuner.cancel(f"reverted by hand during the sweep ({reason})")
-            result = self.applier.revert_locked(reason)
-            self.scheduler.note_manual()
-            self.publish_tuned()
-            return result
+            try:
+                result = self.applier.revert_locked(reason)
+                self.scheduler.note_manual()
+                return result
+            finally:
+                # Also when the revert's record could not be written: the kernel holds the
+                # originals then, and the page must not say the boost is still on.
+                self.publish_tuned()
 
     def autotune(self, array_name: str | None = None) -> Sweep:
         """A person starts a sweep on the running sync (from the sampler's last tick)."""

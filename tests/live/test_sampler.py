@@ -295,6 +295,39 @@ def test_a_check_is_judged_by_its_own_pace_when_mds_speed_lags(tree, conn, secon
     assert runs(conn) == [("md2", "check", outcome)]
 
 
+def test_a_check_held_by_its_max_limit_can_end_at_the_raised_one(tree, conn):
+    """Seen on a real kernel: a check crawling at a 1 MB/s max was let go to 20 MB/s and ended
+    before the next tick; judged at the crawl's pace it was saved as interrupted."""
+    clock = ManualClock()
+    s = make_sampler(tree, conn, clock)
+    tree.write("proc/sys/dev/raid/speed_limit_max", "1000")
+    tree.md("md2", sync_action="check", sync_speed_max="1000 (system)")
+    for done in (10_000, 15_000):
+        tree.mdstat(mdstat_text(raid5(progress=progress("check", done, 1_000_000, 1_000))))
+        s.sample_once()
+        clock.now += 5
+    tree.write("proc/sys/dev/raid/speed_limit_max", "200000")
+    idle(tree)
+    tree.md("md2", sync_speed_max="200000 (system)")
+    s.sample_once()
+    assert runs(conn) == [("md2", "check", "completed")]
+
+
+def test_a_check_md_kept_the_position_of_is_interrupted(tree, conn):
+    """md keeps where a stopped check got to in sync_min (sectors), to go on from there; a check
+    that ends at the end puts it back to 0. Its pace could have finished it, yet it was stopped."""
+    clock = ManualClock()
+    s = make_sampler(tree, conn, clock)
+    tree.mdstat(mdstat_text(raid5(progress=progress("check", 600_000, 1_000_000, 200_000))))
+    tree.md("md2", sync_action="check", sync_min="0")
+    s.sample_once()
+    clock.now += 5
+    idle(tree)
+    tree.md("md2", sync_min="1400000")
+    s.sample_once()
+    assert runs(conn) == [("md2", "check", "interrupted")]
+
+
 def test_md_says_whether_a_resync_or_reshape_finished(tree, conn):
     clock = ManualClock()
     s = make_sampler(tree, conn, clock)

@@ -89,9 +89,17 @@ def test_samples_and_runs_land_in_sqlite(facts: dict[str, Any]) -> None:
     assert facts["md0_samples_points"] >= 2
 
 
-def test_runs_that_finished_are_marked_completed(facts: dict[str, Any]) -> None:
+def test_runs_that_finished_are_marked_completed_and_the_one_stopped_interrupted(
+    facts: dict[str, Any],
+) -> None:
+    """md0's second check was stopped by hand past md's first checkpoint: md kept where it got
+    to in sync_min, and only that run is interrupted."""
     outcomes = [(a, action, outcome) for a, action, outcome, _ in facts["sqlite"]["runs"]]
-    assert all(outcome == "completed" for *_, outcome in outcomes), outcomes
+    stopped = [o for o in outcomes if o[2] != "completed"]
+    assert stopped == [("md0", "check", "interrupted")], outcomes
+    checks = [o for o in outcomes if o[:2] == ("md0", "check")]
+    assert checks == [("md0", "check", "completed"), ("md0", "check", "interrupted")], outcomes
+    assert int(facts["stopped_check_sync_min"]) > 0
 
 
 def test_boost_changes_the_kernel_values_and_speed_rises(facts: dict[str, Any]) -> None:

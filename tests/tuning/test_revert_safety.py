@@ -6,6 +6,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.config import Settings
+from app.live.sampler import Sampler
+from app.live.snapshot_builder import SnapshotBuilder
 from app.main import create_app
 from app.tuning.session.apply import JournalUnavailable, TuningFailed, write_order
 from tests.kernel_tree import KernelTree, act_like_md, idle_box, mdstat_text, raid1, syncing_box
@@ -146,6 +148,22 @@ def test_a_full_disk_reverts_the_kernel_first_and_journals_when_space_returns(tr
     assert ended["ended"] is not None and ended["end_reason"] == "requested"
     assert status(tuner)["unrecorded_revert"] is False
     assert tuner.apply("boost").ok is True
+
+
+def test_a_revert_whose_record_waits_for_room_shows_at_once_as_not_tuned(tree, small_disk):
+    """The answer to that revert (a 503) comes with the kernel at its originals: the present
+    says so before any tick, never "boost on" over an untuned kernel."""
+    syncing_box(tree)
+    tuner = make_tuner(tree, small_disk.path)
+    present = SnapshotBuilder(tuner.host, tuner.conn, tuner.lock)
+    tuner.attach(present)
+    present.update(Sampler(tuner.host, tuner.conn, tuner.clock).sample_once())
+    tuner.apply("boost")
+    assert present.snapshot.job.tuned.kind == "boost"
+    small_disk.fill()
+    with pytest.raises(JournalUnavailable, match="database or disk is full"):
+        tuner.revert()
+    assert present.snapshot.job.tuned.kind == "off"
 
 
 def test_on_a_full_disk_the_server_answers_503_and_sigterm_still_reverts(

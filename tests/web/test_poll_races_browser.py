@@ -167,3 +167,33 @@ def test_a_poll_due_while_a_change_is_on_its_way_waits_for_the_changes_answer(
     assert "GET /ui/arrays/md2" in page.evaluate("() => window.sent")
     expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
     assert console.errors == []
+
+
+def test_a_revert_that_gets_no_answer_or_an_error_says_not_done_beside_the_button(
+    page: Page, server: Server
+):
+    """htmx swaps nothing on a lost answer or an error status: the tap would look ignored. The
+    page says so beside the button, and the next tap goes through."""
+    console = boosted_and_polling(page, server)
+    revert = page.get_by_role("button", name="Revert to the original values")
+    page.route("**/ui/revert", lambda route: route.abort("connectionreset"))
+    revert.click()
+    said = page.locator("#boost .not-done")
+    expect(said).to_have_text(
+        "No answer from mdboost: is the NAS reachable? It may not have been done; try again."
+    )
+    page.unroute("**/ui/revert")
+    busy = '{"detail": "mdboost is busy: try again in 2 s"}'
+    page.route(
+        "**/ui/revert",
+        lambda route: route.fulfill(status=503, content_type="application/json", body=busy),
+    )
+    revert.click()
+    expect(said).to_have_text("Not done: mdboost is busy: try again in 2 s.")
+    assert server.get("/api/tuning")["active"] is True  # neither reached the server
+    page.unroute("**/ui/revert")
+    revert.click()
+    expect(page.get_by_role("switch")).to_have_attribute("aria-checked", "false")
+    assert server.get("/api/tuning")["active"] is False
+    # The browser and htmx log the two failed requests; the page's own code threw nothing.
+    assert [e for e in console.errors if e.startswith("pageerror")] == []

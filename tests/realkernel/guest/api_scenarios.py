@@ -180,6 +180,26 @@ def run_free() -> None:
     set_speed_limits(1000, 20000)
 
 
+def past_first_checkpoint(md: str) -> bool:
+    """sync_completed shows md's checkpoint (curr_resync_completed), not its position."""
+    done = md_path(md, "sync_completed").read_text().split("/")[0].strip()
+    return done.isdigit() and int(done) > 0
+
+
+def stop_a_check_midway() -> None:
+    """A check stopped by hand past md's first checkpoint: md keeps where it got to in sync_min,
+    and mdboost saves the run as interrupted. sync_min goes back to 0 for what follows."""
+    crawl()
+    md_path("md0", "sync_action").write_text("check\n")
+    wait_for(lambda: api_action("md0") == "check", "the API to show md0's second check", 30)
+    wait_for(lambda: past_first_checkpoint("md0"), "md0's check past md's first checkpoint", 120)
+    md_path("md0", "sync_action").write_text("idle\n")
+    wait_idle("md0")
+    wait_run_finished("md0", "check", 2)
+    record("stopped_check_sync_min", md_path("md0", "sync_min").read_text().strip())
+    md_path("md0", "sync_min").write_text("0\n")
+
+
 def raid5_small() -> None:
     vda, vdb, vdc = DISKS[:3]
     wipe([vda, vdb, vdc])
@@ -209,6 +229,7 @@ def raid5_small() -> None:
     run_free()
     wait_idle("md0")
     wait_run_finished("md0", "check")
+    stop_a_check_midway()
 
     sh("mdadm", "/dev/md0", "--fail", vdc)
     wait_for(lambda: "(F)" in mdstat_block("md0"), "vdc (F)")
