@@ -178,7 +178,6 @@ class SampledProgress:
     done_blocks: int | None  # 1 KiB blocks
     total_blocks: int | None
     speed_kb_s: float | None
-    speed_max_kb_s: float | None = None  # the effective max limit then
 
 
 # ---- schedules

@@ -20,6 +20,7 @@ REACHABLE_SLACK = 1.5
 # A sync whose pace was within this share of its max limit was held by it: raise the limit and it
 # can go as fast as the new one allows.
 HELD_BY_MAX = 0.8
+HELD_WITHIN_S = 600.0  # how far back before the last sample a held pace still counts
 
 
 def track(
@@ -115,8 +116,10 @@ def _pace(conn: Connection, run: OpenRun, last: SampledProgress, max_kb_s: float
         done = (last.done_blocks or 0) - first.done_blocks
         average = max(done, 0) / (last.ts - first.ts)
     pace = max(last.speed_kb_s or 0.0, average)
-    held = last.speed_max_kb_s
-    if held and max_kb_s and max_kb_s > held and pace >= HELD_BY_MAX * held:
-        # Held by its max limit, which has been raised since (a check crawled, then let go).
-        return max(pace, max_kb_s)
+    if max_kb_s:
+        # Held by a max limit that has been raised since (a check crawled, then was let go): it
+        # can end at the new one, though md's speed= still lags at the old one for some seconds.
+        held = run_log.held_by_max_kb_s(conn, run.id, last.ts - HELD_WITHIN_S, HELD_BY_MAX)
+        if held is not None and max_kb_s > held:
+            return max(pace, max_kb_s)
     return pace
