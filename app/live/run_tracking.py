@@ -17,10 +17,7 @@ log = logging.getLogger(__name__)
 # in the time since the last sample; half as much again allows for md's pace rising near the end
 # (a check's last stripes run faster than its first) without calling an owner's stop "completed".
 REACHABLE_SLACK = 1.5
-# A sync whose pace was within this share of its max limit was held by it: raise the limit and it
-# can go as fast as the new one allows.
-HELD_BY_MAX = 0.8
-HELD_WITHIN_S = 600.0  # how far back before the last sample a held pace still counts
+RAISED_WITHIN_S = 600.0  # how far back before the last sample a lower max limit still counts
 
 
 def track(
@@ -117,9 +114,9 @@ def _pace(conn: Connection, run: OpenRun, last: SampledProgress, max_kb_s: float
         average = max(done, 0) / (last.ts - first.ts)
     pace = max(last.speed_kb_s or 0.0, average)
     if max_kb_s:
-        # Held by a max limit that has been raised since (a check crawled, then was let go): it
-        # can end at the new one, though md's speed= still lags at the old one for some seconds.
-        held = run_log.held_by_max_kb_s(conn, run.id, last.ts - HELD_WITHIN_S, HELD_BY_MAX)
-        if held is not None and max_kb_s > held:
+        # A max limit raised since (a check crawled, then was let go): the run may have ended at
+        # the new one, while md's speed= and the run's average still told of the old one.
+        lowest = run_log.lowest_max_kb_s(conn, run.id, last.ts - RAISED_WITHIN_S)
+        if lowest is not None and max_kb_s > lowest:
             return max(pace, max_kb_s)
     return pace

@@ -103,15 +103,14 @@ def oldest_progress(conn: Connection, run_id: int) -> SampledProgress | None:
     return _progress(conn, run_id, "ASC")
 
 
-def held_by_max_kb_s(conn: Connection, run_id: int, since: float, share: float) -> float | None:
-    """The max limit of the run's newest sample from `since` on whose pace was `share` of it or
-    more: the limit that held the run then."""
+def lowest_max_kb_s(conn: Connection, run_id: int, since: float) -> float | None:
+    """The lowest effective max limit of the run's samples from `since` on."""
     row = conn.execute(
-        "SELECT speed_max_kb_s FROM samples WHERE run_id = ? AND ts >= ? AND speed_max_kb_s > 0"
-        " AND speed_kb_s >= ? * speed_max_kb_s ORDER BY ts DESC LIMIT 1",
-        (run_id, since, share),
+        "SELECT MIN(speed_max_kb_s) FROM samples"
+        " WHERE run_id = ? AND ts >= ? AND speed_max_kb_s > 0",
+        (run_id, since),
     ).fetchone()
-    return float(row[0]) if row else None
+    return float(row[0]) if row and row[0] is not None else None
 
 
 def _progress(conn: Connection, run_id: int, order: str) -> SampledProgress | None:

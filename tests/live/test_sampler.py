@@ -296,22 +296,22 @@ def test_a_check_is_judged_by_its_own_pace_when_mds_speed_lags(tree, conn, secon
 
 
 @pytest.mark.parametrize("lagging", [False, True])
-def test_a_check_held_by_its_max_limit_can_end_at_the_raised_one(tree, conn, lagging):
-    """Seen on a real kernel: a check crawling at a 1 MB/s max was let go to 20 MB/s and ended
-    before the next tick, or the one after, whose speed= still read the crawl's pace; judged at
-    the crawl's pace it was saved as interrupted."""
+def test_a_check_under_a_max_limit_raised_since_can_end_at_the_new_one(tree, conn, lagging):
+    """Seen on a real kernel: a check crawling under a 1 MB/s max (md's speed= still climbing
+    towards it) was let go to 20 MB/s and ended before the next tick, or the one after, whose
+    speed= still read the crawl's pace; judged at that pace it was saved as interrupted."""
     clock = ManualClock()
     s = make_sampler(tree, conn, clock)
     tree.write("proc/sys/dev/raid/speed_limit_max", "1000")
     tree.md("md2", sync_action="check", sync_speed_max="1000 (system)")
-    for done in (10_000, 15_000):
-        tree.mdstat(mdstat_text(raid5(progress=progress("check", done, 1_000_000, 1_000))))
+    for done, speed in ((2_000, 300), (7_000, 600)):
+        tree.mdstat(mdstat_text(raid5(progress=progress("check", done, 1_000_000, speed))))
         s.sample_once()
         clock.now += 5
     tree.write("proc/sys/dev/raid/speed_limit_max", "200000")
     tree.md("md2", sync_action="check", sync_speed_max="200000 (system)")
     if lagging:  # a tick after the raise: md's speed= still averages the crawl
-        tree.mdstat(mdstat_text(raid5(progress=progress("check", 25_000, 1_000_000, 1_200))))
+        tree.mdstat(mdstat_text(raid5(progress=progress("check", 17_000, 1_000_000, 900))))
         s.sample_once()
         clock.now += 5
     idle(tree)
