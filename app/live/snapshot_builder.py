@@ -129,9 +129,8 @@ class SnapshotBuilder:
             if self.reverted_since_publish and open_session is None:
                 # A revert came while this tick was built: its forecasts, made at the tuned pace
                 # before the revert's event was stored, would undo the revert's read-back.
-                arrays = [self._reverted(a) for a in arrays]
-                by_name = {a.name: a.forecast for a in arrays}
-                job = jobs.refreshed(job, by_name, self.kernel_release)
+                reverted, job = self._after_revert(arrays, job)
+                arrays = list(reverted)
             arrays = [self._judged(a, evidence.get(a.name), open_session, judged) for a in arrays]
             self.written_since_publish = self.reverted_since_publish = False
             self.boost_evidence = evidence
@@ -264,9 +263,7 @@ class SnapshotBuilder:
         self.written_since_publish = True
         if snapshot.session_id is not None and open_session is None:
             self.reverted_since_publish = True
-            arrays = tuple(self._reverted(state) for state in arrays)
-            by_name = {a.name: a.forecast for a in arrays}
-            job = jobs.refreshed(job, by_name, self.kernel_release)
+            arrays, job = self._after_revert(arrays, job)
         elif open_session is not None and (
             open_session.preset == forecasts.BOOST_PRESET or not same
         ):
@@ -290,6 +287,14 @@ class SnapshotBuilder:
         snapshot = self.snapshot
         if snapshot.job.tuned != state:
             self.snapshot = replace(snapshot, job=replace(snapshot.job, tuned=state))
+
+    def _after_revert(
+        self, arrays: Sequence[ArrayNow], job: Job
+    ) -> tuple[tuple[ArrayNow, ...], Job]:
+        """The arrays' forecasts at the pace before tuning, and the job's finish made of them."""
+        reverted = tuple(self._reverted(state) for state in arrays)
+        by_name = {a.name: a.forecast for a in reverted}
+        return reverted, jobs.refreshed(job, by_name, self.kernel_release)
 
     def _reverted(self, state: ArrayNow) -> ArrayNow:
         """Right after a revert: the forecast at the pace before tuning, not the tuned pace the
